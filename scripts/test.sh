@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Runs every check tperf has, the same way on a laptop and in CI:
+#   gcc        g++ RelWithDebInfo build with -Werror (build/) and its tests
+#   asan       g++ AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/) and its tests
+#   clang      clang-14 build of everything with -Werror (build-fuzz/) and its tests
+#   fuzz       the perf.data reader fuzzer over the shared corpus, then a bounded mutation run
+# Ends with one line "N passed, N failed" (ctest results of all suites plus the fuzz steps) and
+# exits 1 when anything failed or did not build.
+#
+# Knobs: TPERF_FUZZ_SECONDS (mutation time, default 60), TPERF_SHARED (default ../shared),
+# JOBS (default nproc).
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd)
+JOBS=${JOBS:-$(nproc)}
+FUZZ_SECONDS=${TPERF_FUZZ_SECONDS:-60}
+SHARED=${TPERF_SHARED:-$ROOT/../shared}
+START=$SECONDS
+
+passed=0
+failed=0
+declare -a summary=()
+
+note() { summary+=("$(printf '%-28s %s' "$1" "$2")"); }
+elapsed() { echo "$(($SECONDS - $1))s"; }
+
+# setup.sh installs what is missing; without it nothing below can work.
+if ! bash scripts/setup.sh </dev/null; then
+  echo "test.sh: scripts/setup.sh failed"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+# build NAME DIR [cmake args...]: configure and build with Ninja; the log is printed only on failure.
+build() {
+  local name=$1 dir=$2 t0=$SECONDS
+  shift 2
+  echo "== $name: configure + build in $dir"
+  mkdir -p "$dir"
+  if cmake -S "$ROOT" -B "$dir" -G Ninja "$@" >"$dir/configure.log" 2>&1 &&
+     ninja -C "$dir" -j "$JOBS" >"$dir/build.log" 2>&1; then
+    echo "   built in $(elapsed $t0)"
+    return 0
+  fi
+  cat "$dir/configure.log"
+  [[ -f "$dir/build.log" ]] && tail -n 200 "$dir/build.log"
+  echo "   BUILD FAILED: $name"
+  failed=$((failed + 1))
+  note "$name" "build FAILED"
+  return 1
+}
+
+# run_ctest NAME DIR: runs the suite and adds its counts to the totals.
+run_ctest() {
+  local name=$1 dir=$2 t0=$SECONDS log="$2/ctest.log" rc
+  echo "== $name: ctest in $dir"
+  ctest --test-dir "$dir" --output-on-failure -j "$JOBS" </dev/null 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  local line
+  line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)
+  if [[ -n "$line" ]]; then
+    local f t
+    f=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
+    t=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"$line")
+    passed=$((passed + t - f))
+    failed=$((failed + f))
+    note "$name" "$((t - f)) passed, $f failed ($(elapsed $t0))"
+  elif ((rc != 0)); then
+    failed=$((failed + 1))
+    note "$name" "ctest FAILED with status $rc"
+  else
+    note "$name" "no tests"
+  fi
+}
+
+# check NAME CMD...: one pass/fail step counted like a test.
+check() {
+  local name=$1 t0=$SECONDS
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+    note "$name" "passed ($(elapsed $t0))"
+  else
+    failed=$((failed + 1))
+    note "$name" "FAILED ($(elapsed $t0))"
+  fi
+}
+
+SANITIZER_ENV=(
+  ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  LSAN_OPTIONS=report_objects=1
+)
+if command -v llvm-symbolizer-14 >/dev/null; then
+  SANITIZER_ENV+=(ASAN_SYMBOLIZER_PATH="$(command -v llvm-symbolizer-14)")
+fi
+
+# (a) g++, warnings are errors.
+if build gcc build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPERF_WERROR=ON; then
+  run_ctest gcc build
+fi
+
+# (b) g++ with ASan + UBSan; -O1 keeps it quick while assertions stay on.
+if build asan build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" "-DCMAKE_C_FLAGS_DEBUG=-O1 -g" \
+    -DTPERF_SANITIZE=ON -DTPERF_WERROR=ON; then
+  export "${SANITIZER_ENV[@]}"
+  run_ctest asan build-asan
+  unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
+fi
+
+# (c) + (d) clang-14: everything warning-free, its tests, and the fuzzer.
+fuzz_replay() {
+  local fuzzer=$1
+  local -a inputs=()
+  mapfile -t inputs < <(find "$SHARED/corpus" "$ROOT/fuzz/corpus" -type f ! -name '*.md' 2>/dev/null | sort)
+  if ((${#inputs[@]} == 0)); then
+    echo "   no corpus found under $SHARED/corpus"
+    return 1
+  fi
+  echo "   replaying ${#inputs[@]} corpus files"
+  # Given files (not directories), libFuzzer runs each one once and stops at the first crash.
+  "$fuzzer" -rss_limit_mb=4096 -timeout=60 "${inputs[@]}" >"$ROOT/build-fuzz/fuzz-replay.log" 2>&1
+  local rc=$?
+  ((rc == 0)) || tail -n 80 "$ROOT/build-fuzz/fuzz-replay.log"
+  return $rc
+}
+
+fuzz_mutate() {
+  local fuzzer=$1 work="$ROOT/build-fuzz/fuzz-work" artifacts="$ROOT/build-fuzz/fuzz-artifacts"
+  mkdir -p "$work" "$artifacts"
+  local -a seeds=()
+  for d in "$SHARED/corpus/linux-perf-data" "$SHARED/corpus/quipper/testdata" "$SHARED/corpus/quipper/fuzz-crashers" \
+      "$ROOT/fuzz/corpus"; do
+    [[ -d "$d" ]] && seeds+=("$d")
+  done
+  echo "   mutating for ${FUZZ_SECONDS}s (new inputs in $work, crashes in $artifacts)"
+  # The first directory receives what the fuzzer finds; the others are read-only seeds.
+  "$fuzzer" -max_total_time="$FUZZ_SECONDS" -max_len=262144 -timeout=30 -rss_limit_mb=4096 \
+      -dict="$ROOT/fuzz/perfdata.dict" -artifact_prefix="$artifacts/" -print_final_stats=1 \
+      "$work" "${seeds[@]}" </dev/null >"$ROOT/build-fuzz/fuzz-mutate.log" 2>&1
+  local rc=$?
+  if ((rc == 0)); then
+    grep -E '^(stat::number_of_executed_units|stat::new_units_added|Done )' "$ROOT/build-fuzz/fuzz-mutate.log"
+  else
+    tail -n 80 "$ROOT/build-fuzz/fuzz-mutate.log"
+    ls "$artifacts"
+  fi
+  return $rc
+}
+
+if CC=clang-14 CXX=clang++-14 build clang build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPERF_WERROR=ON \
+    -DTPERF_FUZZ=ON; then
+  run_ctest clang build-fuzz
+  FUZZER=$ROOT/build-fuzz/perfdata_reader_fuzzer
+  export "${SANITIZER_ENV[@]}"
+  echo "== fuzz: corpus replay"
+  check "fuzz corpus replay" fuzz_replay "$FUZZER"
+  echo "== fuzz: mutation"
+  check "fuzz mutation ${FUZZ_SECONDS}s" fuzz_mutate "$FUZZER"
+  unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
+fi
+
+echo
+echo "== summary (total $(elapsed $START))"
+for line in "${summary[@]}"; do echo "   $line"; done
+echo "$passed passed, $failed failed"
+((failed == 0))

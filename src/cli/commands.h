@@ -1,0 +1,42 @@
+// The subcommands of the tperf binary. Each add_*_command registers its options on the app and
+// a callback that stores the command's exit status in `status`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace tperf::cli {
+
+void add_dump_command(CLI::App& app, int& status);
+void add_header_command(CLI::App& app, int& status);
+void add_stats_command(CLI::App& app, int& status);
+void add_convert_command(CLI::App& app, int& status);
+
+// Runs `body`, turning the errors every command can meet into a one-line message on stderr
+// ("tperf CMD: PATH: offset 0x..: what") and exit status 2.
+int run_guarded(const char* command, const std::string& path, const std::function<int()>& body);
+
+}  // namespace tperf::cli
+
+namespace tperf::perfdata {
+class Reader;
+}
+
+namespace tperf::cli {
+
+// After a command has read a file to the end: prints the reader's warnings, then the damage it
+// stepped over (errors, malformed feature sections) as "tperf CMD: PATH: offset 0x..: what".
+// Returns 2 when the file was damaged, else 0.
+int report_reader_problems(const char* command, const perfdata::Reader& reader);
+
+// Input-file option shared by the commands that read perf.data: positional FILE or -i FILE,
+// default "perf.data", "-" for standard input.
+struct InputOption {
+  std::string path = "perf.data";
+  std::string positional;
+  void add_to(CLI::App& cmd);
+  const std::string& get() const { return positional.empty() ? path : positional; }
+};
+
+}  // namespace tperf::cli

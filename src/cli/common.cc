@@ -1,0 +1,51 @@
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+#include "perfdata/error.h"
+#include "perfdata/reader.h"
+
+namespace tperf::cli {
+
+void InputOption::add_to(CLI::App& cmd) {
+  cmd.add_option("-i,--input", path, "input file, directory or - for stdin (default perf.data)");
+  cmd.add_option("file", positional, "input file (same as -i)");
+}
+
+int report_reader_problems(const char* command, const perfdata::Reader& reader) {
+  std::fflush(stdout);
+  for (const auto& w : reader.warnings()) fmt::print(stderr, "tperf {}: {}: warning: {}\n", command, reader.path(), w);
+  int status = 0;
+  for (const auto& e : reader.errors()) {
+    fmt::print(stderr, "tperf {}: {}: {}\n", command, reader.path(), e.what());
+    status = 2;
+  }
+  for (const auto& w : reader.features().warnings) {
+    fmt::print(stderr, "tperf {}: {}: {}\n", command, reader.path(), w);
+    status = 2;
+  }
+  return status;
+}
+
+int run_guarded(const char* command, const std::string& path, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const perfdata::FormatError& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "tperf {}: {}: {}\n", command, path, e.what());
+  } catch (const perfdata::IoError& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "tperf {}: {}\n", command, e.what());
+  } catch (const std::bad_alloc&) {
+    std::fflush(stdout);
+    fmt::print(stderr, "tperf {}: {}: out of memory\n", command, path);
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "tperf {}: {}: {}\n", command, path, e.what());
+  }
+  return 2;
+}
+
+}  // namespace tperf::cli

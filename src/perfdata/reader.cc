@@ -1,0 +1,968 @@
+#include "perfdata/reader.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+namespace tperf::perfdata {
+
+namespace {
+
+constexpr size_t kChunk = 2 << 20;                   // bytes read from the file at a time
+constexpr uint64_t kMaxPayloadInMemory = 64 << 20;   // larger AUX/tracing payloads are skipped, not held
+constexpr uint64_t kMaxFeatureSize = 256 << 20;
+constexpr size_t kMaxDecompressedChunk = 256 << 20;  // guards against a zstd bomb in one record
+constexpr uint64_t kNoEnd = std::numeric_limits<uint64_t>::max();
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// A sliding window over a file or a pipe. For a seekable file any offset can be asked for; for a
+// pipe offsets must not go backwards past the start of the window.
+class Window {
+ public:
+  Window(int fd, bool seekable, std::string name) : fd_(fd), seekable_(seekable), name_(std::move(name)) {}
+  Window(const Window&) = delete;
+  Window& operator=(const Window&) = delete;
+
+  // Makes [off, off+n) available. Returns nullptr when the file ends first; *avail then says how
+  // many bytes there were.
+  const uint8_t* get(uint64_t off, size_t n, size_t* avail) {
+    if (off >= buf_off_ && off - buf_off_ <= buf_len_ && n <= buf_len_ - (off - buf_off_)) {
+      *avail = n;
+      return buf_.data() + (off - buf_off_);
+    }
+    if (seekable_) {
+      fill_seekable(off, n);
+    } else {
+      fill_stream(off, n);
+    }
+    size_t have = (off >= buf_off_ && off - buf_off_ <= buf_len_) ? buf_len_ - static_cast<size_t>(off - buf_off_) : 0;
+    if (have < n) {
+      *avail = have;
+      return nullptr;
+    }
+    *avail = n;
+    return buf_.data() + (off - buf_off_);
+  }
+
+  // Releases the buffer space of bytes before `off` (pipe mode: they can never be asked for again).
+  bool seekable() const { return seekable_; }
+
+ private:
+  void fill_seekable(uint64_t off, size_t n) {
+    size_t cap = std::max(kChunk, n);
+    if (buf_.size() < cap) buf_.resize(cap);
+    // Keep the part of the window that overlaps the request to save a re-read.
+    buf_off_ = off;
+    buf_len_ = 0;
+    while (buf_len_ < cap) {
+      ssize_t got = ::pread(fd_, buf_.data() + buf_len_, cap - buf_len_, static_cast<off_t>(off + buf_len_));
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        throw IoError(fmt::format("{}: read at offset {:#x}: {}", name_, off + buf_len_, errno_text(errno)));
+      }
+      if (got == 0) break;
+      buf_len_ += static_cast<size_t>(got);
+      if (buf_len_ >= n && buf_len_ >= cap / 2) break;
+    }
+  }
+
+  void fill_stream(uint64_t off, size_t n) {
+    if (off < buf_off_) {
+      throw IoError(fmt::format("{}: cannot go back to offset {:#x} in a pipe", name_, off));
+    }
+    // Drop what lies before `off`.
+    uint64_t drop = std::min<uint64_t>(off - buf_off_, buf_len_);
+    if (drop > 0) {
+      std::memmove(buf_.data(), buf_.data() + drop, buf_len_ - static_cast<size_t>(drop));
+      buf_len_ -= static_cast<size_t>(drop);
+      buf_off_ += drop;
+    }
+    // Skip bytes not yet read that lie before `off`.
+    char sink[65536];
+    while (buf_off_ < off) {
+      size_t want = static_cast<size_t>(std::min<uint64_t>(off - buf_off_, sizeof sink));
+      ssize_t got = ::read(fd_, sink, want);
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        throw IoError(fmt::format("{}: read: {}", name_, errno_text(errno)));
+      }
+      if (got == 0) return;
+      buf_off_ += static_cast<uint64_t>(got);
+    }
+    size_t cap = std::max(kChunk, n);
+    if (buf_.size() < cap) buf_.resize(cap);
+    while (buf_len_ < n) {
+      ssize_t got = ::read(fd_, buf_.data() + buf_len_, cap - buf_len_);
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        throw IoError(fmt::format("{}: read: {}", name_, errno_text(errno)));
+      }
+      if (got == 0) break;
+      buf_len_ += static_cast<size_t>(got);
+    }
+  }
+
+  int fd_;
+  bool seekable_;
+  std::string name_;
+  std::vector<uint8_t> buf_;
+  uint64_t buf_off_ = 0;
+  size_t buf_len_ = 0;
+};
+
+struct ZstdDctx {
+  ZSTD_DCtx* ctx = nullptr;
+  ZstdDctx() = default;
+  ZstdDctx(const ZstdDctx&) = delete;
+  ZstdDctx& operator=(const ZstdDctx&) = delete;
+  ~ZstdDctx() {
+    if (ctx) ZSTD_freeDCtx(ctx);
+  }
+};
+
+uint64_t load_u64(const uint8_t* p, bool swap) { return load<uint64_t>(p, swap); }
+
+}  // namespace
+
+// One sequence of records: the data section of the main file, or one data.N file of a directory.
+struct Stream {
+  Stream(int fd_in, bool own_fd, bool seekable, std::string name_in, uint64_t start, uint64_t end_in, uint32_t index)
+      : fd(fd_in), owns_fd(own_fd), name(std::move(name_in)), win(fd_in, seekable, name), pos(start), end(end_in),
+        file_index(index) {}
+  ~Stream() {
+    if (owns_fd && fd >= 0) ::close(fd);
+  }
+
+  int fd;
+  bool owns_fd;
+  std::string name;
+  Window win;
+  uint64_t pos;
+  uint64_t end;  // kNoEnd: up to EOF
+  uint32_t file_index;
+  bool done = false;
+
+  // Records unpacked from COMPRESSED(2) records: one zstd stream per data file.
+  ZstdDctx zstd;
+  std::vector<uint8_t> dbuf;
+  size_t dpos = 0;
+  size_t dlen = 0;
+  uint64_t dstream_off = 0;     // stream offset of dbuf[dpos]
+  uint64_t compressed_at = 0;   // file offset of the compressed record the data came from
+
+  // One record read ahead, for merging several streams by time.
+  bool has_pending = false;
+  Record pending;
+  uint64_t pending_time = 0;
+};
+
+// Where the stream functions report what they met.
+struct Diagnostics {
+  std::vector<std::string>& warnings;
+  std::vector<FormatError>& errors;
+};
+
+struct Reader::Impl {
+  std::vector<std::unique_ptr<Stream>> streams;
+  Options options;
+  int main_fd = -1;
+  bool owns_main_fd = false;
+  bool seekable = false;
+  uint64_t file_size = 0;
+  bool merging = false;       // directory: streams merged by time
+  Stream* last = nullptr;     // stream whose pending record was returned last (merge mode)
+  uint64_t last_time = 0;
+
+  ~Impl() {
+    streams.clear();
+    if (owns_main_fd && main_fd >= 0) ::close(main_fd);
+  }
+};
+
+Reader::~Reader() = default;
+
+uint64_t ReaderStats::count(uint32_t type) const {
+  if (type < by_type.size()) return by_type[type];
+  auto it = other_types.find(type);
+  return it == other_types.end() ? 0 : it->second;
+}
+
+const char* record_type_name(uint32_t type) {
+  switch (type) {
+    case kRecordMmap: return "MMAP";
+    case kRecordLost: return "LOST";
+    case kRecordComm: return "COMM";
+    case kRecordExit: return "EXIT";
+    case kRecordThrottle: return "THROTTLE";
+    case kRecordUnthrottle: return "UNTHROTTLE";
+    case kRecordFork: return "FORK";
+    case kRecordRead: return "READ";
+    case kRecordSample: return "SAMPLE";
+    case kRecordMmap2: return "MMAP2";
+    case kRecordAux: return "AUX";
+    case kRecordItraceStart: return "ITRACE_START";
+    case kRecordLostSamples: return "LOST_SAMPLES";
+    case kRecordSwitch: return "SWITCH";
+    case kRecordSwitchCpuWide: return "SWITCH_CPU_WIDE";
+    case kRecordNamespaces: return "NAMESPACES";
+    case kRecordKsymbol: return "KSYMBOL";
+    case kRecordBpfEvent: return "BPF_EVENT";
+    case kRecordCgroup: return "CGROUP";
+    case kRecordTextPoke: return "TEXT_POKE";
+    case kRecordAuxOutputHwId: return "AUX_OUTPUT_HW_ID";
+    case kRecordCallchainDeferred: return "CALLCHAIN_DEFERRED";
+    case kRecordHeaderAttr: return "ATTR";
+    case kRecordHeaderEventType: return "EVENT_TYPE";
+    case kRecordHeaderTracingData: return "TRACING_DATA";
+    case kRecordHeaderBuildId: return "BUILD_ID";
+    case kRecordFinishedRound: return "FINISHED_ROUND";
+    case kRecordIdIndex: return "ID_INDEX";
+    case kRecordAuxtraceInfo: return "AUXTRACE_INFO";
+    case kRecordAuxtrace: return "AUXTRACE";
+    case kRecordAuxtraceError: return "AUXTRACE_ERROR";
+    case kRecordThreadMap: return "THREAD_MAP";
+    case kRecordCpuMap: return "CPU_MAP";
+    case kRecordStatConfig: return "STAT_CONFIG";
+    case kRecordStat: return "STAT";
+    case kRecordStatRound: return "STAT_ROUND";
+    case kRecordEventUpdate: return "EVENT_UPDATE";
+    case kRecordTimeConv: return "TIME_CONV";
+    case kRecordHeaderFeature: return "FEATURE";
+    case kRecordCompressed: return "COMPRESSED";
+    case kRecordFinishedInit: return "FINISHED_INIT";
+    case kRecordCompressed2: return "COMPRESSED2";
+    case kRecordBpfMetadata: return "BPF_METADATA";
+    case kRecordSchedstatCpu: return "SCHEDSTAT_CPU";
+    case kRecordSchedstatDomain: return "SCHEDSTAT_DOMAIN";
+    default: return "UNKNOWN";
+  }
+}
+
+namespace {
+
+bool is_simpleperf_type(uint32_t type) { return type >= kRecordSimpleperfFirst && type < kRecordSimpleperfFirst + 256; }
+
+// The smallest size (header included) a record of this type can have; shorter ones are damage.
+uint16_t min_record_size(uint32_t type) {
+  switch (type) {
+    case kRecordMmap: return 8 + 32;
+    case kRecordLost: return 8 + 16;
+    case kRecordComm: return 8 + 8;
+    case kRecordExit:
+    case kRecordFork: return 8 + 24;
+    case kRecordThrottle:
+    case kRecordUnthrottle: return 8 + 24;
+    case kRecordRead: return 8 + 16;
+    case kRecordMmap2: return 8 + 64;
+    case kRecordAux: return 8 + 24;
+    case kRecordItraceStart: return 8 + 8;
+    case kRecordLostSamples: return 8 + 8;
+    case kRecordSwitchCpuWide: return 8 + 8;
+    case kRecordNamespaces: return 8 + 16;
+    case kRecordKsymbol: return 8 + 16;
+    case kRecordBpfEvent: return 8 + 16;
+    case kRecordCgroup: return 8 + 8;
+    case kRecordTextPoke: return 8 + 12;
+    case kRecordAuxOutputHwId: return 8 + 8;
+    case kRecordCallchainDeferred: return 8 + 16;
+    case kRecordHeaderAttr: return 8 + kAttrSizeVer0;
+    case kRecordHeaderTracingData: return 8 + 4;
+    case kRecordIdIndex: return 8 + 8;
+    case kRecordAuxtrace: return 8 + 40;
+    case kRecordThreadMap: return 8 + 8;
+    case kRecordCpuMap: return 8 + 2;
+    case kRecordEventUpdate: return 8 + 16;
+    case kRecordTimeConv: return 8 + 24;
+    case kRecordHeaderFeature: return 8 + 8;
+    case kRecordCompressed2: return 8 + 8;
+    default: return 8;
+  }
+}
+
+bool is_known_type(uint32_t type) {
+  if (type >= 1 && type < kRecordKernelMax) return true;
+  if (type >= kRecordHeaderAttr && type < kRecordToolMax) return true;
+  return false;
+}
+
+void read_exact_at(int fd, void* dst, size_t n, uint64_t off, const std::string& name, const char* what) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t got = ::pread(fd, static_cast<uint8_t*>(dst) + done, n - done, static_cast<off_t>(off + done));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw IoError(fmt::format("{}: read {} at offset {:#x}: {}", name, what, off + done, errno_text(errno)));
+    }
+    if (got == 0) {
+      throw FormatError(off + done, fmt::format("file ends inside the {} ({} of {} bytes present)", what, done, n));
+    }
+    done += static_cast<size_t>(got);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Reader> Reader::open(const std::string& path, Options options) {
+  if (path == "-") return from_fd(STDIN_FILENO, "<stdin>", options);
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    throw IoError(fmt::format("{}: {}", path, errno_text(errno)));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    std::string header_file = path + "/data";
+    int fd = ::open(header_file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      throw IoError(fmt::format("{}: not a perf.data directory ({}: {})", path, header_file, errno_text(errno)));
+    }
+    std::unique_ptr<Reader> r;
+    try {
+      r = from_fd(fd, header_file, options);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    r->impl_->owns_main_fd = true;
+    r->directory_ = true;
+    r->path_ = path;
+    // data.N files, in N order.
+    std::vector<std::pair<unsigned long, std::string>> parts;
+    if (DIR* d = ::opendir(path.c_str())) {
+      while (dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n.rfind("data.", 0) != 0 || n.size() == 5) continue;
+        char* endp = nullptr;
+        unsigned long idx = std::strtoul(n.c_str() + 5, &endp, 10);
+        if (*endp != '\0') continue;
+        parts.emplace_back(idx, path + "/" + n);
+      }
+      ::closedir(d);
+    }
+    std::sort(parts.begin(), parts.end());
+    for (auto& [idx, file] : parts) {
+      int pfd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+      if (pfd < 0) throw IoError(fmt::format("{}: {}", file, errno_text(errno)));
+      r->impl_->streams.push_back(
+          std::make_unique<Stream>(pfd, true, true, file, 0, kNoEnd, static_cast<uint32_t>(idx + 1)));
+    }
+    r->impl_->merging = r->impl_->streams.size() > 1;
+    return r;
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw IoError(fmt::format("{}: {}", path, errno_text(errno)));
+  std::unique_ptr<Reader> r;
+  try {
+    r = from_fd(fd, path, options);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  r->impl_->owns_main_fd = true;
+  return r;
+}
+
+std::unique_ptr<Reader> Reader::from_fd(int fd, const std::string& name, Options options) {
+  std::unique_ptr<Reader> r(new Reader());
+  r->impl_ = std::make_unique<Impl>();
+  Impl& im = *r->impl_;
+  im.options = options;
+  im.main_fd = fd;
+  r->path_ = name;
+
+  struct stat st;
+  if (::fstat(fd, &st) != 0) throw IoError(fmt::format("{}: {}", name, errno_text(errno)));
+  im.seekable = S_ISREG(st.st_mode) || S_ISBLK(st.st_mode);
+  im.file_size = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
+  if (im.seekable) ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+
+  // Both layouts start with the magic and a u64 header size.
+  uint8_t head[16];
+  if (im.seekable) {
+    if (im.file_size < 16) {
+      throw FormatError(0, fmt::format("file is {} bytes, too small for a perf.data header", im.file_size));
+    }
+    read_exact_at(fd, head, 16, 0, name, "file header");
+  } else {
+    size_t got = 0;
+    while (got < 16) {
+      ssize_t n = ::read(fd, head + got, 16 - got);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw IoError(fmt::format("{}: read: {}", name, errno_text(errno)));
+      }
+      if (n == 0) throw FormatError(got, "input ends inside the 16-byte pipe header");
+      got += static_cast<size_t>(n);
+    }
+  }
+  uint64_t magic;
+  std::memcpy(&magic, head, 8);
+  if (magic == kMagicSwapped) {
+    r->swap_ = true;
+  } else if (magic != kMagic) {
+    if (std::memcmp(head, "PERFFILE", 8) == 0) {
+      throw FormatError(0, "perf.data version 1 (magic PERFFILE) is not supported");
+    }
+    throw FormatError(0, "not a perf.data file (bad magic)");
+  }
+  r->header_.magic = kMagic;
+  r->header_.size = load_u64(head + 8, r->swap_);
+
+  if (r->header_.size == kPipeHeaderSize) {
+    r->pipe_ = true;
+    // A pipe-mode file read from disk is still a stream: records run to the end of the file.
+    im.streams.push_back(std::make_unique<Stream>(fd, false, im.seekable, name, kPipeHeaderSize, kNoEnd, 0));
+    return r;
+  }
+  if (!im.seekable) {
+    throw FormatError(8, fmt::format("header size {} on a pipe: only pipe-mode data (perf record -o -) can be "
+                                     "read from a pipe; pass a file-mode perf.data as a file",
+                                     r->header_.size));
+  }
+  if (r->header_.size < kFileHeaderSize) {
+    throw FormatError(8, fmt::format("header size {} is smaller than 104", r->header_.size));
+  }
+  uint8_t fh[kFileHeaderSize];
+  read_exact_at(fd, fh, sizeof fh, 0, name, "file header");
+  ByteReader h(std::span<const uint8_t>(fh, sizeof fh), r->swap_, 0);
+  h.skip(16);
+  FileHeader& hdr = r->header_;
+  hdr.attr_size = h.u64();
+  hdr.attrs = {h.u64(), h.u64()};
+  hdr.data = {h.u64(), h.u64()};
+  hdr.event_types = {h.u64(), h.u64()};
+  for (int w = 0; w < 4; ++w) {
+    uint64_t bits = h.u64();
+    for (int b = 0; b < 64; ++b) {
+      if (bits & (1ULL << b)) hdr.features.set(static_cast<size_t>(w * 64 + b));
+    }
+  }
+  auto check_section = [&](const FileSection& s, const char* what, uint64_t at) {
+    if (s.offset > im.file_size || s.size > im.file_size - s.offset) {
+      throw FormatError(at, fmt::format("{} section [{:#x}, +{:#x}) lies outside the {}-byte file", what, s.offset,
+                                        s.size, im.file_size));
+    }
+  };
+  check_section(hdr.attrs, "attrs", 24);
+
+  // Attrs: entries of attr_size bytes, each an attr followed by an ids section.
+  if (hdr.attrs.size > 0) {
+    if (hdr.attr_size < kAttrSizeVer0 + 16) {
+      throw FormatError(16, fmt::format("attr_size {} is smaller than 64 + 16", hdr.attr_size));
+    }
+    if (hdr.attrs.size % hdr.attr_size != 0) {
+      r->errors_.emplace_back(24, fmt::format("attrs section size {} is not a multiple of attr_size {}",
+                                              hdr.attrs.size, hdr.attr_size));
+    }
+    uint64_t n = hdr.attrs.size / hdr.attr_size;
+    std::vector<uint8_t> abuf(static_cast<size_t>(hdr.attrs.size));
+    read_exact_at(fd, abuf.data(), abuf.size(), hdr.attrs.offset, name, "attrs section");
+    for (uint64_t i = 0; i < n; ++i) {
+      uint64_t at = hdr.attrs.offset + i * hdr.attr_size;
+      ByteReader e(std::span<const uint8_t>(abuf.data() + i * hdr.attr_size, static_cast<size_t>(hdr.attr_size)),
+                   r->swap_, at);
+      uint32_t asz = peek_attr_size(e);
+      if (asz == 0) asz = kAttrSizeVer0;
+      if (asz > hdr.attr_size - 16) {
+        throw FormatError(at + 4, fmt::format("attr size {} does not fit the {}-byte attr entry", asz,
+                                              hdr.attr_size));
+      }
+      EventAttr ea;
+      ea.attr = decode_attr(e, asz);
+      e.seek(static_cast<size_t>(hdr.attr_size - 16));
+      FileSection ids{e.u64(), e.u64()};
+      if (ids.size % 8 != 0 || ids.offset > im.file_size || ids.size > im.file_size - ids.offset) {
+        throw FormatError(at + hdr.attr_size - 16,
+                          fmt::format("ids section [{:#x}, +{:#x}) of attr {} is outside the file", ids.offset,
+                                      ids.size, i));
+      }
+      std::vector<uint8_t> ibuf(static_cast<size_t>(ids.size));
+      if (!ibuf.empty()) read_exact_at(fd, ibuf.data(), ibuf.size(), ids.offset, name, "event ids");
+      for (size_t k = 0; k + 8 <= ibuf.size(); k += 8) ea.ids.push_back(load_u64(ibuf.data() + k, r->swap_));
+      r->add_attr(std::move(ea));
+    }
+  }
+
+  // Data: a missing or cut data section (perf killed before it rewrote the header) is read
+  // to the end of the file with a warning, so nothing recorded is lost.
+  uint64_t data_end;
+  if (hdr.data.offset > im.file_size) {
+    throw FormatError(40, fmt::format("data section starts at {:#x}, past the end of the {}-byte file",
+                                      hdr.data.offset, im.file_size));
+  }
+  if (hdr.data.size == 0 && im.file_size > hdr.data.offset && hdr.features.none()) {
+    r->warnings_.push_back("data size is 0 in the header (recording not finished?): reading to the end of the file");
+    data_end = im.file_size;
+  } else if (hdr.data.size > im.file_size - hdr.data.offset) {
+    r->errors_.emplace_back(im.file_size, fmt::format("file truncated: the data section claims {:#x} bytes from "
+                                                      "{:#x} but the file ends here",
+                                                      hdr.data.size, hdr.data.offset));
+    data_end = im.file_size;
+  } else {
+    data_end = hdr.data.offset + hdr.data.size;
+  }
+
+  // Feature table at the end of the data section: one section per set bit.
+  size_t nfeat = hdr.features.count();
+  if (nfeat > 0) {
+    uint64_t table = hdr.data.offset + hdr.data.size;
+    if (table > im.file_size || nfeat * 16 > im.file_size - table) {
+      r->errors_.emplace_back(table, fmt::format("feature table ({} entries) lies outside the {}-byte file", nfeat,
+                                                 im.file_size));
+    } else {
+      std::vector<uint8_t> tbuf(nfeat * 16);
+      read_exact_at(fd, tbuf.data(), tbuf.size(), table, name, "feature table");
+      size_t slot = 0;
+      for (unsigned bit = 0; bit < kFeatBits; ++bit) {
+        if (!hdr.features.test(bit)) continue;
+        uint64_t off = load_u64(tbuf.data() + slot * 16, r->swap_);
+        uint64_t size = load_u64(tbuf.data() + slot * 16 + 8, r->swap_);
+        uint64_t slot_at = table + slot * 16;
+        ++slot;
+        if (off > im.file_size || size > im.file_size - off) {
+          r->errors_.emplace_back(slot_at, fmt::format("feature {} section [{:#x}, +{:#x}) lies outside the file",
+                                                       feature_name(bit), off, size));
+          continue;
+        }
+        if (size > kMaxFeatureSize) {
+          r->warnings_.push_back(fmt::format("feature {} at offset {:#x}: {} bytes, too large, skipped",
+                                             feature_name(bit), off, size));
+          continue;
+        }
+        std::vector<uint8_t> payload(static_cast<size_t>(size));
+        if (size) read_exact_at(fd, payload.data(), payload.size(), off, name, "feature section");
+        r->features_.parse(bit, payload, r->swap_, off);
+      }
+    }
+  }
+  r->finish_attrs();
+  im.streams.push_back(std::make_unique<Stream>(fd, false, true, name, hdr.data.offset, data_end, 0));
+  return r;
+}
+
+void Reader::add_attr(EventAttr ea) {
+  uint32_t index = static_cast<uint32_t>(attrs_.size());
+  for (uint64_t id : ea.ids) id_map_[id].attr_index = index;
+  if (ea.name.empty()) ea.name = default_event_name(ea.attr);
+  attrs_.push_back(std::move(ea));
+  const uint64_t t0 = attrs_.front().attr.sample_type;
+  all_same_sample_type_ = std::all_of(attrs_.begin(), attrs_.end(),
+                                      [&](const EventAttr& a) { return a.attr.sample_type == t0; });
+  // perf takes the id position of the first event for all of them.
+  sample_id_pos_ = sample_id_position(t0);
+  trailer_id_pos_ = trailer_id_position(t0);
+}
+
+void Reader::finish_attrs() {
+  // Names from EVENT_DESC, matched by ids (or by position when ids are missing).
+  const auto& desc = features_.event_desc;
+  for (size_t i = 0; i < attrs_.size(); ++i) {
+    const EventDescEntry* match = nullptr;
+    for (const auto& d : desc) {
+      if (!d.ids.empty() && !attrs_[i].ids.empty() && d.ids.front() == attrs_[i].ids.front()) {
+        match = &d;
+        break;
+      }
+    }
+    if (!match && desc.size() == attrs_.size()) match = &desc[i];
+    if (match && !match->name.empty()) attrs_[i].name = match->name;
+  }
+}
+
+int Reader::attr_index_of(const Record& rec) const {
+  if (attrs_.empty()) return -1;
+  if (attrs_.size() == 1) return 0;
+  uint64_t id;
+  auto body = rec.body();
+  if (rec.type == kRecordSample) {
+    if (sample_id_pos_ < 0) return 0;
+    size_t at = static_cast<size_t>(sample_id_pos_) * 8;
+    if (body.size() < at + 8) return -1;
+    id = load_u64(body.data() + at, swap_);
+  } else if (rec.type < kRecordHeaderAttr) {
+    if (trailer_id_pos_ < 0 || !attrs_.front().attr.sample_id_all()) return 0;
+    size_t back = static_cast<size_t>(trailer_id_pos_) * 8;
+    if (body.size() < back) return -1;
+    id = load_u64(body.data() + body.size() - back, swap_);
+  } else {
+    return -1;
+  }
+  if (id == 0) return 0;
+  auto it = id_map_.find(id);
+  return it == id_map_.end() ? -1 : static_cast<int>(it->second.attr_index);
+}
+
+void Reader::decode_sample(const Record& rec, Sample& out) const {
+  int idx = attr_index_of(rec);
+  if (idx < 0) {
+    throw FormatError(rec.offset, attrs_.empty() ? std::string("sample before any event attr")
+                                                 : std::string("sample with an event id no attr has"));
+  }
+  perfdata::decode_sample(rec.body(), swap_, rec.offset + 8, attrs_[static_cast<size_t>(idx)].attr, out);
+}
+
+bool Reader::decode_sample_id(const Record& rec, Sample& out) const {
+  if (rec.type == kRecordSample || rec.type >= kRecordHeaderAttr) return false;
+  int idx = attr_index_of(rec);
+  if (idx < 0) return false;
+  const PerfEventAttr& attr = attrs_[static_cast<size_t>(idx)].attr;
+  if (!attr.sample_id_all()) return false;
+  perfdata::decode_sample_id(rec.body(), swap_, rec.offset + 8, attr, out);
+  return true;
+}
+
+bool Reader::record_time(const Record& rec, uint64_t* time) const {
+  if (rec.type >= kRecordHeaderAttr) return false;
+  int idx = attr_index_of(rec);
+  if (idx < 0) return false;
+  const PerfEventAttr& attr = attrs_[static_cast<size_t>(idx)].attr;
+  const uint64_t t = attr.sample_type;
+  if (!(t & kSampleTime)) return false;
+  auto body = rec.body();
+  size_t at;
+  if (rec.type == kRecordSample) {
+    at = 8 * static_cast<size_t>(std::popcount(t & (kSampleIdentifier | kSampleIp | kSampleTid)));
+  } else {
+    if (!attr.sample_id_all()) return false;
+    size_t trailer = sample_id_trailer_size(attr);
+    if (body.size() < trailer) return false;
+    at = body.size() - trailer + ((t & kSampleTid) ? 8 : 0);
+  }
+  if (body.size() < at + 8) return false;
+  *time = load_u64(body.data() + at, swap_);
+  return true;
+}
+
+void Reader::apply_header_record(const Record& rec) {
+  ByteReader r(rec.body(), swap_, rec.offset + 8);
+  switch (rec.type) {
+    case kRecordHeaderAttr: {
+      uint32_t asz = peek_attr_size(r);
+      if (asz == 0) asz = kAttrSizeVer0;
+      EventAttr ea;
+      ea.attr = decode_attr(r, asz);
+      while (r.remaining() >= 8) ea.ids.push_back(r.u64());
+      add_attr(std::move(ea));
+      break;
+    }
+    case kRecordHeaderFeature: {
+      uint64_t bit = r.u64("feature id");
+      if (bit < kFeatBits) {
+        features_.present.set(static_cast<size_t>(bit));
+        header_.features.set(static_cast<size_t>(bit));
+        features_.parse(static_cast<unsigned>(bit), r.bytes(r.remaining()), swap_, r.offset());
+        if (bit == kFeatEventDesc) finish_attrs();
+      }
+      break;
+    }
+    case kRecordEventUpdate: {
+      uint64_t type = r.u64("event_update type");
+      uint64_t id = r.u64("event_update id");
+      if (type == 2) {  // NAME
+        std::string name(r.cstring());
+        auto it = id_map_.find(id);
+        if (it != id_map_.end()) attrs_[it->second.attr_index].name = name;
+      }
+      break;
+    }
+    case kRecordIdIndex: {
+      uint64_t nr = r.u64("id_index nr");
+      if (nr > r.remaining() / 32) r.fail("id_index entries", static_cast<size_t>(std::min<uint64_t>(nr, 1 << 20) * 32));
+      for (uint64_t i = 0; i < nr; ++i) {
+        uint64_t id = r.u64(), idx = r.u64(), cpu = r.u64(), tid = r.u64();
+        IdInfo& info = id_map_[id];
+        if (idx < attrs_.size()) info.attr_index = static_cast<uint32_t>(idx);
+        info.cpu = static_cast<int32_t>(cpu);
+        info.tid = static_cast<int32_t>(tid);
+      }
+      break;
+    }
+    case kRecordHeaderBuildId: {
+      // Same layout as one BUILD_ID feature entry.
+      std::vector<uint8_t> entry(rec.bytes.begin(), rec.bytes.end());
+      features_.parse(kFeatBuildId, entry, swap_, rec.offset);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+namespace {
+
+// Reads the record at s.pos from the stream's window into rec (no decompressed data involved).
+// Returns false at the end of the stream.
+bool read_raw_record(Stream& s, bool swap, Record& rec, Diagnostics& diag) {
+  if (s.pos >= s.end) return false;
+  size_t avail = 0;
+  const uint8_t* h = s.win.get(s.pos, 8, &avail);
+  if (!h) {
+    if (avail == 0 && s.end == kNoEnd) return false;  // clean end of a stream
+    if (avail == 0) {
+      diag.errors.emplace_back(s.pos, fmt::format("{}: data ends here, before the {:#x} the header promised",
+                                                  s.name, s.end));
+      return false;
+    }
+    throw FormatError(s.pos, fmt::format("file ends inside a record header ({} of 8 bytes)", avail));
+  }
+  if (s.end != kNoEnd && s.end - s.pos < 8) {
+    throw FormatError(s.pos, fmt::format("{} bytes left in the data section, too few for a record header",
+                                         s.end - s.pos));
+  }
+  uint32_t type = load<uint32_t>(h, swap);
+  uint16_t misc = load<uint16_t>(h + 4, swap);
+  uint16_t size = load<uint16_t>(h + 6, swap);
+  if (size < 8) {
+    throw FormatError(s.pos, fmt::format("record of type {} ({}) has size {}, less than its 8-byte header", type,
+                                         record_type_name(type), size));
+  }
+  if (s.end != kNoEnd && size > s.end - s.pos) {
+    throw FormatError(s.pos, fmt::format("record of type {} ({}) with size {} runs past the end of the data at {:#x}",
+                                         type, record_type_name(type), size, s.end));
+  }
+  // Records whose payload follows them, outside header.size.
+  uint64_t extra = 0;
+  if (type == kRecordHeaderTracingData || type == kRecordAuxtrace) {
+    const uint8_t* b = s.win.get(s.pos, size, &avail);
+    if (!b) throw FormatError(s.pos, fmt::format("file ends inside a {}-byte {} record", size, record_type_name(type)));
+    if (type == kRecordHeaderTracingData) {
+      if (size < 12) throw FormatError(s.pos, "TRACING_DATA record too short for its size field");
+      extra = load<uint32_t>(b + 8, swap);
+    } else {
+      if (size < 16) throw FormatError(s.pos, "AUXTRACE record too short for its size field");
+      extra = load<uint64_t>(b + 8, swap);
+    }
+    if (s.end != kNoEnd && extra > s.end - s.pos - size) {
+      throw FormatError(s.pos, fmt::format("{} payload of {:#x} bytes runs past the end of the data at {:#x}",
+                                           record_type_name(type), extra, s.end));
+    }
+  }
+  bool keep_payload = extra > 0 && extra <= kMaxPayloadInMemory;
+  size_t want = size + (keep_payload ? static_cast<size_t>(extra) : 0);
+  const uint8_t* p = s.win.get(s.pos, want, &avail);
+  if (!p && s.end == kNoEnd && !is_known_type(type) && !is_simpleperf_type(type)) {
+    // Not a record at all: bytes after the last record of a stream. Text there is perf's own
+    // messages captured together with `perf record -o -` (seen in real files): harmless.
+    // Anything else is damage; either way everything before it is kept.
+    const uint8_t* junk = s.win.get(s.pos, avail, &avail);
+    bool text = junk && std::all_of(junk, junk + avail, [](uint8_t c) { return c == '\n' || c == '\t' || (c >= 32 && c < 127); });
+    if (text) {
+      diag.warnings.push_back(fmt::format("ignored {} bytes of text after the last record at offset {:#x}", avail,
+                                          s.pos));
+    } else {
+      diag.errors.emplace_back(s.pos, fmt::format("{} bytes at the end of the data do not form a record (type {}, "
+                                                  "size {})",
+                                                  avail, type, size));
+    }
+    s.pos = s.end;
+    return false;
+  }
+  if (!p) {
+    throw FormatError(s.pos, fmt::format("file ends inside a {} record ({} of {} bytes present)",
+                                         record_type_name(type), avail, want));
+  }
+  rec.offset = s.pos;
+  rec.stream_offset = 0;
+  rec.from_compressed = false;
+  rec.file_index = s.file_index;
+  rec.type = type;
+  rec.misc = misc;
+  rec.size = size;
+  rec.bytes = std::span<const uint8_t>(p, size);
+  rec.payload = keep_payload ? std::span<const uint8_t>(p + size, static_cast<size_t>(extra))
+                             : std::span<const uint8_t>();
+  rec.payload_size = extra;
+  if (extra > 0 && !keep_payload && !s.win.seekable()) {
+    // The window moves past the payload lazily on the next get().
+  }
+  s.pos += size + extra;
+  return true;
+}
+
+// Unpacks the zstd bytes of a COMPRESSED(2) record into the stream's decompressed buffer.
+void decompress_into(Stream& s, const Record& rec, bool swap, ReaderStats& stats) {
+  std::span<const uint8_t> src = rec.body();
+  if (rec.type == kRecordCompressed2) {
+    if (src.size() < 8) throw FormatError(rec.offset + 8, "COMPRESSED2 record too short for its data_size");
+    uint64_t data_size = load<uint64_t>(src.data(), swap);
+    if (data_size > src.size() - 8) {
+      throw FormatError(rec.offset + 8, fmt::format("COMPRESSED2 data_size {} exceeds the record's {} bytes",
+                                                    data_size, src.size() - 8));
+    }
+    src = src.subspan(8, static_cast<size_t>(data_size));
+  }
+  stats.compressed_bytes += src.size();
+  if (!s.zstd.ctx) {
+    s.zstd.ctx = ZSTD_createDCtx();
+    if (!s.zstd.ctx) throw std::bad_alloc();
+  }
+  // Move what is left of the previous chunk (a record cut in two) to the front.
+  if (s.dpos > 0) {
+    std::memmove(s.dbuf.data(), s.dbuf.data() + s.dpos, s.dlen - s.dpos);
+    s.dlen -= s.dpos;
+    s.dpos = 0;
+  }
+  if (s.dlen == 0) s.compressed_at = rec.offset;
+  ZSTD_inBuffer in{src.data(), src.size(), 0};
+  while (true) {
+    if (s.dbuf.size() - s.dlen < 65536) {
+      size_t grow = std::max<size_t>(s.dbuf.size(), 1 << 20);
+      if (s.dbuf.size() + grow > kMaxDecompressedChunk) {
+        throw FormatError(rec.offset, fmt::format("compressed record unpacks to more than {} MiB",
+                                                  kMaxDecompressedChunk >> 20));
+      }
+      s.dbuf.resize(s.dbuf.size() + grow);
+    }
+    ZSTD_outBuffer out{s.dbuf.data() + s.dlen, s.dbuf.size() - s.dlen, 0};
+    size_t ret = ZSTD_decompressStream(s.zstd.ctx, &out, &in);
+    if (ZSTD_isError(ret)) {
+      throw FormatError(rec.offset, fmt::format("zstd: {} in {} record", ZSTD_getErrorName(ret),
+                                                record_type_name(rec.type)));
+    }
+    s.dlen += out.pos;
+    stats.decompressed_bytes += out.pos;
+    // Done when all input is consumed and the output buffer was not filled up.
+    if (in.pos == in.size && out.pos < out.size) break;
+  }
+}
+
+// Takes the next complete record out of the decompressed buffer.
+bool take_decompressed(Stream& s, bool swap, Record& rec) {
+  size_t left = s.dlen - s.dpos;
+  if (left < 8) return false;
+  const uint8_t* h = s.dbuf.data() + s.dpos;
+  uint16_t size = load<uint16_t>(h + 6, swap);
+  uint32_t type = load<uint32_t>(h, swap);
+  if (size < 8) {
+    throw FormatError(s.compressed_at, fmt::format("record of type {} with size {} at byte {} of the "
+                                                   "decompressed data",
+                                                   type, size, s.dstream_off));
+  }
+  if (left < size) return false;
+  rec.offset = s.compressed_at;
+  rec.stream_offset = s.dstream_off;
+  rec.from_compressed = true;
+  rec.file_index = s.file_index;
+  rec.type = type;
+  rec.misc = load<uint16_t>(h + 4, swap);
+  rec.size = size;
+  rec.bytes = std::span<const uint8_t>(h, size);
+  rec.payload = {};
+  rec.payload_size = 0;
+  s.dpos += size;
+  s.dstream_off += size;
+  if (s.dpos == s.dlen) {
+    s.dpos = s.dlen = 0;
+  }
+  return true;
+}
+
+}  // namespace
+
+// Next record of one stream, decompressing on the way.
+static bool stream_next(Stream& s, bool swap, bool decompress, Record& rec, ReaderStats& stats, Diagnostics& diag) {
+  if (take_decompressed(s, swap, rec)) return true;
+  if (!read_raw_record(s, swap, rec, diag)) {
+    if (s.dlen - s.dpos > 0) {
+      diag.errors.emplace_back(s.compressed_at, fmt::format("{}: the compressed data ends inside a record ({} bytes "
+                                                            "left over)",
+                                                            s.name, s.dlen - s.dpos));
+      s.dpos = s.dlen = 0;
+    }
+    return false;
+  }
+  if (decompress && (rec.type == kRecordCompressed || rec.type == kRecordCompressed2)) {
+    decompress_into(s, rec, swap, stats);
+  }
+  return true;
+}
+
+bool Reader::next(Record& rec) {
+  Impl& im = *impl_;
+  Diagnostics diag{warnings_, errors_};
+  auto count = [&](const Record& r) {
+    ++stats_.records;
+    if (r.type < stats_.by_type.size()) {
+      ++stats_.by_type[r.type];
+    } else {
+      ++stats_.other_types[r.type];
+    }
+    if (!is_known_type(r.type)) ++stats_.unknown_records;
+    if (r.type >= kRecordHeaderAttr && r.type <= kRecordHeaderFeature) apply_header_record(r);
+  };
+
+  // A record shorter than its type's fixed fields is damage: reported and stepped over.
+  auto too_short = [&](const Record& r) {
+    uint16_t min = min_record_size(r.type);
+    if (r.size >= min) return false;
+    std::string where = r.from_compressed ? fmt::format(" (byte {:#x} of the decompressed data)", r.stream_offset)
+                                          : std::string();
+    errors_.emplace_back(r.offset, fmt::format("{} record of {} bytes is shorter than its {} bytes of fixed fields{}",
+                                               record_type_name(r.type), r.size, min, where));
+    return true;
+  };
+
+  if (!im.merging) {
+    for (auto& sp : im.streams) {
+      Stream& s = *sp;
+      while (!s.done) {
+        if (!stream_next(s, swap_, im.options.decompress, rec, stats_, diag)) {
+          s.done = true;
+          break;
+        }
+        if (too_short(rec)) continue;
+        count(rec);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Directory layout: the main file's data first (synthesized records), then the data.N streams
+  // merged by timestamp. Records without a time keep their place in their own stream.
+  Stream& main = *im.streams.front();
+  while (!main.done) {
+    if (!stream_next(main, swap_, im.options.decompress, rec, stats_, diag)) {
+      main.done = true;
+      break;
+    }
+    if (too_short(rec)) continue;
+    count(rec);
+    return true;
+  }
+  for (size_t i = 1; i < im.streams.size(); ++i) {
+    Stream& s = *im.streams[i];
+    if (s.done || s.has_pending) continue;
+    bool got;
+    while ((got = stream_next(s, swap_, im.options.decompress, s.pending, stats_, diag)) && too_short(s.pending)) {
+    }
+    if (got) {
+      s.has_pending = true;
+      uint64_t t;
+      s.pending_time = record_time(s.pending, &t) ? t : s.pending_time;
+    } else {
+      s.done = true;
+    }
+  }
+  Stream* best = nullptr;
+  for (size_t i = 1; i < im.streams.size(); ++i) {
+    Stream& s = *im.streams[i];
+    if (!s.has_pending) continue;
+    if (!best || s.pending_time < best->pending_time) best = &s;
+  }
+  if (!best) return false;
+  rec = best->pending;
+  best->has_pending = false;
+  count(rec);
+  return true;
+}
+
+}  // namespace tperf::perfdata

@@ -1,0 +1,165 @@
+// Streaming reader for every perf.data layout: file mode, pipe mode, the directory layout of
+// `perf record --threads`, either byte order, zstd-compressed data. Records come out as views
+// into an internal window (valid until the next call to next()); memory does not grow with
+// the file size.
+#pragma once
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "perfdata/attr.h"
+#include "perfdata/error.h"
+#include "perfdata/features.h"
+#include "perfdata/sample.h"
+
+namespace tperf::perfdata {
+
+struct FileSection {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+struct FileHeader {
+  uint64_t magic = 0;
+  uint64_t size = 0;       // 104 for file mode, 16 for pipe mode
+  uint64_t attr_size = 0;  // stride of one attrs entry
+  FileSection attrs;
+  FileSection data;
+  FileSection event_types;
+  std::bitset<kFeatBits> features;
+};
+
+struct EventAttr {
+  PerfEventAttr attr;
+  std::vector<uint64_t> ids;
+  std::string name;  // EVENT_DESC / EVENT_UPDATE name, else a default one
+};
+
+// One record. `bytes` holds header and body in the file's byte order; decode with the
+// reader's swapped() flag.
+struct Record {
+  uint64_t offset = 0;         // file offset; for a record unpacked from COMPRESSED(2), that record's offset
+  uint64_t stream_offset = 0;  // position inside the decompressed stream (compressed records only)
+  bool from_compressed = false;
+  uint32_t file_index = 0;  // 0 = main file; N+1 = data.N in the directory layout
+  uint32_t type = 0;
+  uint16_t misc = 0;
+  uint16_t size = 0;
+  std::span<const uint8_t> bytes;    // header + body
+  std::span<const uint8_t> payload;  // data that follows the record outside header.size (66, 71)
+  uint64_t payload_size = 0;         // its announced size (payload is left empty when it is huge)
+  std::span<const uint8_t> body() const { return bytes.subspan(8); }
+};
+
+// Where an id came from in ID_INDEX: the cpu and tid its event was opened on.
+struct IdInfo {
+  uint32_t attr_index = 0;
+  int32_t cpu = -1;
+  int32_t tid = -1;
+};
+
+struct ReaderStats {
+  // Records by type as they come out of next(); index = type for types < 128, unusual
+  // types (simpleperf's, or garbage) in `other_types`.
+  std::array<uint64_t, 128> by_type{};
+  std::map<uint32_t, uint64_t> other_types;
+  uint64_t records = 0;
+  uint64_t unknown_records = 0;      // types tperf does not know (skipped)
+  uint64_t compressed_bytes = 0;     // payload bytes of COMPRESSED(2) records
+  uint64_t decompressed_bytes = 0;
+  uint64_t count(uint32_t type) const;
+};
+
+class Reader {
+ public:
+  struct Options {
+    bool decompress = true;  // unpack COMPRESSED(2) records into the records they hold
+  };
+
+  // Opens a file, a `perf record --threads` directory, or "-" for standard input (pipe mode).
+  // Throws IoError / FormatError with the path and offset on failure.
+  static std::unique_ptr<Reader> open(const std::string& path, Options options);
+  static std::unique_ptr<Reader> open(const std::string& path) { return open(path, Options{}); }
+  // Reads from an already open descriptor (a pipe or a file); the reader does not close it.
+  static std::unique_ptr<Reader> from_fd(int fd, const std::string& name, Options options);
+
+  virtual ~Reader();
+
+  const std::string& path() const { return path_; }
+  bool is_pipe() const { return pipe_; }
+  bool is_directory() const { return directory_; }
+  bool swapped() const { return swap_; }
+  const FileHeader& header() const { return header_; }
+  const std::vector<EventAttr>& attrs() const { return attrs_; }
+  const Features& features() const { return features_; }
+  const ReaderStats& stats() const { return stats_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  // Corruption found and stepped over (a feature table outside the file, a data section cut
+  // short, junk after the records...): reading went on, but the file is damaged. Malformed
+  // feature payloads are in features().warnings. Commands report these after their output and
+  // exit with status 2.
+  const std::vector<FormatError>& errors() const { return errors_; }
+  uint64_t data_size() const { return header_.data.size; }
+
+  // The next record. Header records of pipe mode (ATTR, FEATURE, EVENT_UPDATE, ID_INDEX) are
+  // applied to attrs()/features() and also returned. Returns false at the end of the data.
+  // Throws FormatError when the data cannot be followed any further.
+  bool next(Record& rec);
+
+  // The attr a record belongs to, following perf's id rules; -1 when it cannot be told.
+  int attr_index_of(const Record& rec) const;
+  const EventAttr* attr_of(const Record& rec) const {
+    int i = attr_index_of(rec);
+    return i < 0 ? nullptr : &attrs_[static_cast<size_t>(i)];
+  }
+  // Decodes a SAMPLE record. Throws FormatError on a short body.
+  void decode_sample(const Record& rec, Sample& out) const;
+  // Decodes the sample_id trailer of a non-sample kernel record; false when the record's
+  // event has no sample_id_all or the record type carries none.
+  bool decode_sample_id(const Record& rec, Sample& out) const;
+
+  const std::unordered_map<uint64_t, IdInfo>& ids() const { return id_map_; }
+
+  // The timestamp of a record (SAMPLE time, or the sample_id trailer's); false when it has none.
+  bool record_time(const Record& rec, uint64_t* time) const;
+
+ protected:
+  Reader() = default;
+
+  std::string path_;
+  bool pipe_ = false;
+  bool directory_ = false;
+  bool swap_ = false;
+  FileHeader header_;
+  std::vector<EventAttr> attrs_;
+  Features features_;
+  ReaderStats stats_;
+  std::vector<std::string> warnings_;
+  std::vector<FormatError> errors_;
+  std::unordered_map<uint64_t, IdInfo> id_map_;
+  // Position rules shared by all attrs (perf gives all events the same id position).
+  int sample_id_pos_ = -1;
+  int trailer_id_pos_ = -1;
+  bool all_same_sample_type_ = true;
+
+  void add_attr(EventAttr attr);
+  void finish_attrs();
+  void apply_header_record(const Record& rec);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  friend struct Impl;
+};
+
+// perf's name for a record type ("MMAP", "SAMPLE", "FINISHED_ROUND", ...), "UNKNOWN" if none.
+const char* record_type_name(uint32_t type);
+
+}  // namespace tperf::perfdata

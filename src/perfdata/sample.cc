@@ -1,0 +1,195 @@
+#include "perfdata/sample.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+
+namespace tperf::perfdata {
+
+void Sample::clear() {
+  // Keep the vectors' capacity: samples are decoded in a loop.
+  auto callchain_keep = std::move(callchain);
+  auto branches_keep = std::move(branches);
+  auto counters_keep = std::move(branch_counters);
+  auto read_keep = std::move(read.values);
+  auto regs_user_keep = std::move(regs_user.regs);
+  auto regs_intr_keep = std::move(regs_intr.regs);
+  *this = Sample{};
+  callchain = std::move(callchain_keep);
+  callchain.clear();
+  branches = std::move(branches_keep);
+  branches.clear();
+  branch_counters = std::move(counters_keep);
+  branch_counters.clear();
+  read.values = std::move(read_keep);
+  read.values.clear();
+  regs_user.regs = std::move(regs_user_keep);
+  regs_user.regs.clear();
+  regs_intr.regs = std::move(regs_intr_keep);
+  regs_intr.regs.clear();
+}
+
+namespace {
+
+void read_u64_array(ByteReader& r, uint64_t n, std::vector<uint64_t>& out, const char* what) {
+  // Check the length before allocating: a corrupt count must not become a huge allocation.
+  if (n > r.remaining() / 8) r.fail(what, n > SIZE_MAX / 8 ? SIZE_MAX : static_cast<size_t>(n * 8));
+  out.resize(static_cast<size_t>(n));
+  if (!r.swapped()) {
+    // memcpy from or to a null pointer is undefined even for 0 bytes; an empty vector's data() may be null.
+    if (n != 0) std::memcpy(out.data(), r.cursor(), static_cast<size_t>(n) * 8);
+    r.skip(static_cast<size_t>(n) * 8);
+  } else {
+    for (auto& v : out) v = r.u64();
+  }
+}
+
+void decode_read(ByteReader& r, uint64_t read_format, ReadData& out) {
+  if (read_format & kReadGroup) {
+    uint64_t nr = r.u64("read_format nr");
+    if (read_format & kReadTotalTimeEnabled) out.time_enabled = r.u64("time_enabled");
+    if (read_format & kReadTotalTimeRunning) out.time_running = r.u64("time_running");
+    uint64_t per = 1 + ((read_format & kReadId) ? 1 : 0) + ((read_format & kReadLost) ? 1 : 0);
+    if (nr > r.remaining() / (per * 8)) r.fail("read_format group values", static_cast<size_t>(per * 8));
+    out.values.resize(static_cast<size_t>(nr));
+    for (auto& v : out.values) {
+      v.value = r.u64();
+      if (read_format & kReadId) v.id = r.u64();
+      if (read_format & kReadLost) v.lost = r.u64();
+    }
+  } else {
+    ReadValue v;
+    v.value = r.u64("read value");
+    if (read_format & kReadTotalTimeEnabled) out.time_enabled = r.u64("time_enabled");
+    if (read_format & kReadTotalTimeRunning) out.time_running = r.u64("time_running");
+    if (read_format & kReadId) v.id = r.u64("read id");
+    if (read_format & kReadLost) v.lost = r.u64("read lost");
+    out.values.push_back(v);
+  }
+}
+
+void decode_regs(ByteReader& r, uint64_t mask, RegsDump& out, const char* what) {
+  out.abi = r.u64(what);
+  out.mask = mask;
+  if (out.abi != 0) read_u64_array(r, static_cast<uint64_t>(std::popcount(mask)), out.regs, what);
+}
+
+}  // namespace
+
+size_t decode_sample(std::span<const uint8_t> body, bool swap, uint64_t body_offset, const PerfEventAttr& attr,
+                     Sample& s) {
+  s.clear();
+  const uint64_t t = attr.sample_type;
+  s.present = t;
+  ByteReader r(body, swap, body_offset);
+  if (t & kSampleIdentifier) s.identifier = r.u64("sample identifier");
+  if (t & kSampleIp) s.ip = r.u64("sample ip");
+  if (t & kSampleTid) {
+    s.pid = r.u32("sample pid");
+    s.tid = r.u32("sample tid");
+  }
+  if (t & kSampleTime) s.time = r.u64("sample time");
+  if (t & kSampleAddr) s.addr = r.u64("sample addr");
+  if (t & kSampleId) s.id = r.u64("sample id");
+  if (t & kSampleStreamId) s.stream_id = r.u64("sample stream_id");
+  if (t & kSampleCpu) {
+    s.cpu = r.u32("sample cpu");
+    s.cpu_res = r.u32("sample cpu");
+  }
+  if (t & kSamplePeriod) s.period = r.u64("sample period");
+  if (t & kSampleRead) decode_read(r, attr.read_format, s.read);
+  if (t & kSampleCallchain) {
+    uint64_t nr = r.u64("callchain nr");
+    read_u64_array(r, nr, s.callchain, "callchain");
+    if (attr.flag(kFlagDeferCallchain) && nr >= 2 && s.callchain[nr - 2] == kContextUserDeferred) {
+      s.deferred_callchain = true;
+      s.deferred_cookie = s.callchain[nr - 1];
+    }
+  }
+  if (t & kSampleRaw) {
+    uint32_t size = r.u32("raw size");
+    s.raw = r.bytes(size, "raw data");
+  }
+  if (t & kSampleBranchStack) {
+    uint64_t nr = r.u64("branch stack nr");
+    if (attr.branch_sample_type & kBranchHwIndex) {
+      s.branch_has_hw_idx = true;
+      s.branch_hw_idx = r.u64("branch hw_idx");
+    }
+    if (nr > r.remaining() / 24) r.fail("branch stack entries", 24);
+    s.branches.resize(static_cast<size_t>(nr));
+    for (auto& b : s.branches) {
+      b.from = r.u64();
+      b.to = r.u64();
+      b.flags = r.u64();
+    }
+    if (attr.branch_sample_type & kBranchCounters) read_u64_array(r, nr, s.branch_counters, "branch counters");
+  }
+  if (t & kSampleRegsUser) decode_regs(r, attr.sample_regs_user, s.regs_user, "user regs");
+  if (t & kSampleStackUser) {
+    s.stack_user_size = r.u64("user stack size");
+    if (s.stack_user_size > r.remaining()) r.fail("user stack data", static_cast<size_t>(std::min<uint64_t>(s.stack_user_size, SIZE_MAX)));
+    s.stack_user = r.bytes(static_cast<size_t>(s.stack_user_size));
+    if (s.stack_user_size != 0) {
+      s.stack_dyn_size = r.u64("user stack dyn_size");
+      if (s.stack_dyn_size > s.stack_user_size) {
+        throw FormatError(r.offset() - 8, fmt::format("user stack dyn_size {} exceeds its size {}",
+                                                      s.stack_dyn_size, s.stack_user_size));
+      }
+    }
+  }
+  if (t & (kSampleWeight | kSampleWeightStruct)) s.weight = r.u64("sample weight");
+  if (t & kSampleDataSrc) s.data_src = r.u64("sample data_src");
+  if (t & kSampleTransaction) s.transaction = r.u64("sample transaction");
+  if (t & kSampleRegsIntr) decode_regs(r, attr.sample_regs_intr, s.regs_intr, "intr regs");
+  if (t & kSamplePhysAddr) s.phys_addr = r.u64("sample phys_addr");
+  if (t & kSampleCgroup) s.cgroup = r.u64("sample cgroup");
+  if (t & kSampleDataPageSize) s.data_page_size = r.u64("sample data_page_size");
+  if (t & kSampleCodePageSize) s.code_page_size = r.u64("sample code_page_size");
+  if (t & kSampleAux) {
+    uint64_t size = r.u64("aux size");
+    if (size > r.remaining()) r.fail("aux data", static_cast<size_t>(std::min<uint64_t>(size, SIZE_MAX)));
+    s.aux = r.bytes(static_cast<size_t>(size));
+  }
+  return r.remaining();
+}
+
+void decode_sample_id(std::span<const uint8_t> body, bool swap, uint64_t body_offset, const PerfEventAttr& attr,
+                      Sample& s) {
+  s.clear();
+  const uint64_t t = attr.sample_type;
+  s.present = t & (kSampleTid | kSampleTime | kSampleId | kSampleStreamId | kSampleCpu | kSampleIdentifier);
+  unsigned size = sample_id_trailer_size(attr);
+  if (size > body.size()) {
+    throw FormatError(body_offset, fmt::format("record body of {} bytes is too short for a {}-byte sample_id",
+                                               body.size(), size));
+  }
+  size_t start = body.size() - size;
+  ByteReader r(body.subspan(start), swap, body_offset + start);
+  if (t & kSampleTid) {
+    s.pid = r.u32();
+    s.tid = r.u32();
+  }
+  if (t & kSampleTime) s.time = r.u64();
+  if (t & kSampleId) s.id = r.u64();
+  if (t & kSampleStreamId) s.stream_id = r.u64();
+  if (t & kSampleCpu) {
+    s.cpu = r.u32();
+    s.cpu_res = r.u32();
+  }
+  if (t & kSampleIdentifier) s.identifier = r.u64();
+}
+
+int sample_id_position(uint64_t t) {
+  if (t & kSampleIdentifier) return 0;
+  if (!(t & kSampleId)) return -1;
+  return std::popcount(t & (kSampleIp | kSampleTid | kSampleTime | kSampleAddr));
+}
+
+int trailer_id_position(uint64_t t) {
+  if (t & kSampleIdentifier) return 1;
+  if (!(t & kSampleId)) return -1;
+  return 1 + ((t & kSampleCpu) ? 1 : 0) + ((t & kSampleStreamId) ? 1 : 0);
+}
+
+}  // namespace tperf::perfdata

@@ -1,0 +1,21 @@
+// Helpers shared by the tests: run a shell command and capture its output, find the corpus.
+#pragma once
+
+#include <string>
+
+namespace tperf::test {
+
+// Runs `cmd` with /bin/sh, returns its standard output; `status` (if given) receives the exit
+// status (-1 when the command could not be started or was killed by a signal).
+std::string run_command(const std::string& cmd, int* status = nullptr);
+
+// shared/corpus next to the source tree; may not exist (tests then GTEST_SKIP).
+std::string corpus_dir();
+
+// True when `name` is an executable found in PATH.
+bool have_program(const std::string& name);
+
+// Quotes a string for /bin/sh.
+std::string shell_quote(const std::string& s);
+
+}  // namespace tperf::test
