@@ -38,14 +38,20 @@ build() {
   shift 2
   echo "== $name: configure + build in $dir"
   mkdir -p "$dir"
-  if cmake -S "$ROOT" -B "$dir" -G Ninja "$@" >"$dir/configure.log" 2>&1 &&
-     ninja -C "$dir" -j "$JOBS" >"$dir/build.log" 2>&1; then
-    echo "   built in $(elapsed $t0)"
-    return 0
+  rm -f "$dir/build.log"
+  if cmake -S "$ROOT" -B "$dir" -G Ninja "$@" >"$dir/configure.log" 2>&1; then
+    # -k 0: report every file that fails, not only the first.
+    if ninja -C "$dir" -j "$JOBS" -k 0 >"$dir/build.log" 2>&1; then
+      echo "   built in $(elapsed $t0)"
+      return 0
+    fi
+    grep -E '^FAILED:|error:' "$dir/build.log" | head -n 40
+    echo "   ---- first failure in full:"
+    sed -n '/^FAILED:/,$p' "$dir/build.log" | head -n 60 | cut -c1-400
+  else
+    cat "$dir/configure.log"
   fi
-  cat "$dir/configure.log"
-  [[ -f "$dir/build.log" ]] && tail -n 200 "$dir/build.log"
-  echo "   BUILD FAILED: $name"
+  echo "   BUILD FAILED: $name ($dir/build.log)"
   failed=$((failed + 1))
   note "$name" "build FAILED"
   return 1
@@ -101,9 +107,11 @@ if build gcc build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPERF_WERROR=ON; then
   run_ctest gcc build
 fi
 
-# (b) g++ with ASan + UBSan; -O1 keeps it quick while assertions stay on.
+# (b) g++ with ASan + UBSan; -O1 keeps it quick while assertions stay on. No -Werror here: the
+# sanitizers' instrumentation makes g++ 12 emit false stringop-overflow warnings; (a) and the
+# clang build check warnings.
 if build asan build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" "-DCMAKE_C_FLAGS_DEBUG=-O1 -g" \
-    -DTPERF_SANITIZE=ON -DTPERF_WERROR=ON; then
+    -DTPERF_SANITIZE=ON -DTPERF_WERROR=OFF; then
   export "${SANITIZER_ENV[@]}"
   run_ctest asan build-asan
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
@@ -152,6 +160,10 @@ fuzz_mutate() {
 if CC=clang-14 CXX=clang++-14 build clang build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPERF_WERROR=ON \
     -DTPERF_FUZZ=ON; then
   run_ctest clang build-fuzz
+fi
+# The fuzzer needs only the format library: run it even when a test or command failed to build
+# (the build failure is already counted).
+if [[ -f build-fuzz/build.ninja ]] && ninja -C build-fuzz perfdata_reader_fuzzer >/dev/null 2>&1; then
   FUZZER=$ROOT/build-fuzz/perfdata_reader_fuzzer
   export "${SANITIZER_ENV[@]}"
   echo "== fuzz: corpus replay"
@@ -159,6 +171,8 @@ if CC=clang-14 CXX=clang++-14 build clang build-fuzz -DCMAKE_BUILD_TYPE=RelWithD
   echo "== fuzz: mutation"
   check "fuzz mutation ${FUZZ_SECONDS}s" fuzz_mutate "$FUZZER"
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
+else
+  note "fuzz" "not run: the fuzzer did not build"
 fi
 
 echo

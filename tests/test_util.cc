@@ -1,9 +1,12 @@
 #include "test_util.h"
 
+#include <stdlib.h>
 #include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <stdexcept>
 
 namespace tperf::test {
 
@@ -41,6 +44,17 @@ std::string shell_quote(const std::string& s) {
   }
   q += "'";
   return q;
+}
+
+TempDir::TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "tperf-test-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
 }
 
 }  // namespace tperf::test

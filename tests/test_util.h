@@ -18,4 +18,18 @@ bool have_program(const std::string& name);
 // Quotes a string for /bin/sh.
 std::string shell_quote(const std::string& s);
 
+// A fresh directory under $TMPDIR, removed with everything in it when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
 }  // namespace tperf::test

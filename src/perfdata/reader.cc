@@ -29,7 +29,9 @@ std::string errno_text(int err) { return std::strerror(err); }
 // pipe offsets must not go backwards past the start of the window.
 class Window {
  public:
-  Window(int fd, bool seekable, std::string name) : fd_(fd), seekable_(seekable), name_(std::move(name)) {}
+  // `start`: for a pipe, the stream offset of the next byte read() returns.
+  Window(int fd, bool seekable, std::string name, uint64_t start)
+      : fd_(fd), seekable_(seekable), name_(std::move(name)), buf_off_(seekable ? 0 : start) {}
   Window(const Window&) = delete;
   Window& operator=(const Window&) = delete;
 
@@ -137,7 +139,7 @@ uint64_t load_u64(const uint8_t* p, bool swap) { return load<uint64_t>(p, swap);
 // One sequence of records: the data section of the main file, or one data.N file of a directory.
 struct Stream {
   Stream(int fd_in, bool own_fd, bool seekable, std::string name_in, uint64_t start, uint64_t end_in, uint32_t index)
-      : fd(fd_in), owns_fd(own_fd), name(std::move(name_in)), win(fd_in, seekable, name), pos(start), end(end_in),
+      : fd(fd_in), owns_fd(own_fd), name(std::move(name_in)), win(fd_in, seekable, name, start), pos(start), end(end_in),
         file_index(index) {}
   ~Stream() {
     if (owns_fd && fd >= 0) ::close(fd);

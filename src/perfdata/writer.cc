@@ -134,7 +134,7 @@ void Writer::clear_feature(unsigned bit) {
 
 uint64_t Writer::data_size() const {
   if (!data_started_) return 0;
-  return pos_ - data_offset_;
+  return finished_ ? data_size_ : pos_ - data_offset_;
 }
 
 void Writer::emit(std::span<const uint8_t> bytes) {
@@ -320,7 +320,7 @@ void Writer::finish() {
   start_data();
   compress_pending();
   if (!options_.pipe) {
-    uint64_t data_size = pos_ - data_offset_;
+    data_size_ = pos_ - data_offset_;
     auto feats = final_features();
     std::vector<uint8_t> table;
     ByteWriter tw(table, options_.swap);
@@ -342,7 +342,7 @@ void Writer::finish() {
     ByteWriter hw(header, options_.swap);
     hw.u64(kMagic).u64(kFileHeaderSize).u64(attr_stride_);
     hw.u64(attrs_offset_).u64(attrs_size_);
-    hw.u64(data_offset_).u64(data_size);
+    hw.u64(data_offset_).u64(data_size_);
     hw.u64(0).u64(0);  // event_types: obsolete
     uint64_t words[kFeatBits / 64] = {};
     for (const auto& [bit, payload] : feats) words[bit / 64] |= 1ULL << (bit % 64);
@@ -362,6 +362,7 @@ void Writer::finish() {
     }
   } else {
     flush_buffer();
+    data_size_ = pos_ - data_offset_;
   }
   finished_ = true;
   if (own_fd_) {

@@ -48,8 +48,8 @@ class Writer {
     bool attrs_after_data = false;
     // Generate EVENT_DESC from the attrs unless set_feature(kFeatEventDesc, ...) was called.
     bool event_desc = true;
-    // perf's detection of foreign-endian feature bitmaps tests the HOSTNAME bit; without it
-    // perf drops every feature. So an empty hostname is written when none was set.
+    // perf tells a foreign-endian feature bitmap by its HOSTNAME bit: without it perf drops every
+    // feature of a swapped file. So an empty hostname is written when none was set.
     bool ensure_hostname = true;
     uint64_t pipe_last_feature = kFeatLastPerf61;
   };
@@ -112,6 +112,8 @@ class Writer {
   void set_compressed(const CompressedInfo& ci) {
     set_feature(kFeatCompressed, feature_compressed(ci, options_.swap));
   }
+  // Only for the header file of a `perf record --threads` directory: perf 6.1 asserts on
+  // DIR_FORMAT in a plain file.
   void set_dir_format(uint64_t version) { set_feature(kFeatDirFormat, feature_u64(version, options_.swap)); }
 
   // File mode: flushes the data, writes the feature table and payloads (and the attrs if they
@@ -122,7 +124,8 @@ class Writer {
   const Options& options() const { return options_; }
   bool swapped() const { return options_.swap; }
   const std::string& path() const { return path_; }
-  // Bytes of the data section so far (compressed records as written, pending data not counted).
+  // Bytes of the data section so far (compressed records as written, pending data not counted);
+  // after finish() the data size in the header.
   uint64_t data_size() const;
   // File offset where the next uncompressed record lands.
   uint64_t position() const { return pos_; }
@@ -165,6 +168,7 @@ class Writer {
   std::vector<uint8_t> buf_;  // bytes not yet written to fd_
   uint64_t pos_ = 0;          // file offset of the end of buf_
   uint64_t data_offset_ = 0;
+  uint64_t data_size_ = 0;  // set by finish()
 
   std::unique_ptr<Zstd> zstd_;
   std::vector<uint8_t> pending_;  // uncompressed records waiting for the next zstd flush

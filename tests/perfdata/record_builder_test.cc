@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <regex>
 
 #include "perfdata/byte_reader.h"
@@ -724,19 +725,19 @@ TEST(BuilderPerfTest, PerfDumpShowsTheValuesWritten) {
 
   std::string dump = run_command("perf report -D -i " + shell_quote(tmp.path()) + " 2>&1");
   const char* expected[] = {
-      "PERF_RECORD_MMAP 7/7: [0x10000(0x2000) @ 0x3000]: r /opt/old-style",
+      "PERF_RECORD_MMAP 7/7: [0x10000(0x2000) @ 0x3000]: x /opt/old-style",
       "PERF_RECORD_MMAP2 7/8: [0x400000(0x1000) @ 0 08:02 99 3]: r-xp /usr/bin/app",
       "PERF_RECORD_MMAP2 7/7: [0x500000(0x1000) @ 0 <deadbeef000102030405060708090a0b0c0d0e0f>]: r-xp /usr/lib/libbid.so",
       "PERF_RECORD_COMM: renamed:7/8",
       "PERF_RECORD_COMM exec: app:7/7",
       "PERF_RECORD_FORK(9:9):(7:7)",
       "PERF_RECORD_EXIT(9:9):(7:7)",
-      "PERF_RECORD_LOST lost 17",
+      "PERF_RECORD_LOST: id:42: lost:17",
       "PERF_RECORD_THROTTLE",
       "PERF_RECORD_UNTHROTTLE",
       "PERF_RECORD_AUX offset: 0x100 size: 0x200 flags: 0x1 [T]",
       "PERF_RECORD_ITRACE_START pid: 7 tid: 8",
-      "PERF_RECORD_LOST_SAMPLES lost 5",
+      "PERF_RECORD_LOST_SAMPLES: id:42: lost samples :5",
       "PERF_RECORD_SWITCH OUT",
       "PERF_RECORD_SWITCH IN",
       "PERF_RECORD_SWITCH_CPU_WIDE OUT preempt  next pid/tid:    11/12",
@@ -744,13 +745,115 @@ TEST(BuilderPerfTest, PerfDumpShowsTheValuesWritten) {
       "PERF_RECORD_KSYMBOL addr ffffffffc0001000 len 128 type 1 flags 0x0 name bpf_prog_1234_fn",
       "PERF_RECORD_BPF_EVENT type 1, flags 0, id 77",
       "PERF_RECORD_CGROUP cgroup: 153 /user.slice",
-      "PERF_RECORD_TEXT_POKE addr 0xffffffff81000000 old len 2 new len 3",
+      "PERF_RECORD_TEXT_POKE ffffffff81000000  old len 2 new len 3",
       "PERF_RECORD_AUX_OUTPUT_HW_ID hw_id: 0x55",
       "PERF_RECORD_SAMPLE(IP, 0x2): 7/8: 0x400010 period: 3 addr: 0",
   };
   for (const char* e : expected) EXPECT_NE(dump.find(e), std::string::npos) << "missing: " << e << "\n" << dump;
   // Trailers: perf prints "cpu time" before each record's offset.
   EXPECT_NE(dump.find("1 1000 0x"), std::string::npos) << dump;
+  // The only complaints are about the losses the LOST, LOST_SAMPLES and truncated AUX records report.
+  EXPECT_NE(dump.find("Processed 23 events and lost 1 chunks!"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("Processed 6 samples and lost 83.33%!"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("AUX data lost 1 times out of 1!"), std::string::npos) << dump;
+  size_t warnings = 0;
+  for (size_t pos = dump.find("Warning:"); pos != std::string::npos; pos = dump.find("Warning:", pos + 1)) ++warnings;
+  EXPECT_EQ(warnings, 3u) << dump;
+  EXPECT_EQ(dump.find("failed"), std::string::npos) << dump;
+  EXPECT_EQ(dump.find("rror"), std::string::npos) << dump;
+}
+
+// A sample with every field perf 6.1 knows, as perf decodes it.
+TEST(BuilderPerfTest, PerfDumpShowsEverySampleField) {
+  if (!test::have_program("perf")) GTEST_SKIP() << "perf not in PATH";
+  TempFile tmp;
+  Writer w;
+  w.open(tmp.path());
+  PerfEventAttr a;
+  a.type = kTypeHardware;
+  a.size = kAttrSizeVer7;
+  // Everything but IDENTIFIER, WEIGHT_STRUCT and branch counters (newer than perf 6.1).
+  a.sample_type = kSampleIp | kSampleTid | kSampleTime | kSampleAddr | kSampleRead | kSampleCallchain | kSampleId |
+                  kSampleCpu | kSamplePeriod | kSampleStreamId | kSampleRaw | kSampleBranchStack | kSampleRegsUser |
+                  kSampleStackUser | kSampleWeight | kSampleDataSrc | kSampleTransaction | kSampleRegsIntr |
+                  kSamplePhysAddr | kSampleCgroup | kSampleDataPageSize | kSampleCodePageSize | kSampleAux;
+  a.read_format = kReadTotalTimeEnabled | kReadTotalTimeRunning | kReadId | kReadGroup | kReadLost;
+  a.branch_sample_type = kBranchHwIndex | 1;
+  a.sample_regs_user = 0x3;  // AX, BX
+  a.sample_regs_intr = 0x5;  // AX, CX
+  a.sample_stack_user = 64;
+  a.set_flag(kFlagSampleIdAll);
+  a.set_flag(kFlagExcludeKernel);
+  w.add_attr(a, {77, 79}, "cycles:u");
+  std::vector<uint8_t> raw = {1, 2, 3, 4, 5}, stack(64, 0x11), aux = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0xff};
+  Sample s;
+  s.ip = 0x401000;
+  s.pid = 1234;
+  s.tid = 1235;
+  s.time = 987654321012ULL;
+  s.addr = 0x7ffd0000aaaaULL;
+  s.id = 77;
+  s.stream_id = 78;
+  s.cpu = 3;
+  s.period = 100003;
+  s.read.time_enabled = 1000;
+  s.read.time_running = 900;
+  s.read.values = {{.value = 11, .id = 77, .lost = 1}, {.value = 22, .id = 79, .lost = 0}};
+  s.callchain = {kContextUser, 0x401000, 0x402000};
+  s.raw = raw;
+  s.branch_hw_idx = 5;
+  // flags: bit 0 mispredicted; 0x12 = predicted, 1 cycle.
+  s.branches = {{0x401000, 0x402000, 0x1}, {0x403000, 0x404000, 0x12}};
+  s.regs_user.abi = 2;
+  s.regs_user.regs = {0xa0, 0xa1};
+  s.stack_user = stack;
+  s.stack_dyn_size = 48;
+  s.weight = 250;
+  s.data_src = 0x68100142ULL;
+  s.transaction = 0x8;
+  s.regs_intr.abi = 2;
+  s.regs_intr.regs = {0xb0, 0xb2};
+  s.phys_addr = 0x12345000;
+  s.cgroup = 42;
+  s.data_page_size = 4096;
+  s.code_page_size = 2 << 20;
+  s.aux = aux;
+  w.write_record(w.builder(0).sample(s));
+  w.finish();
+
+  std::string dump = run_command("perf report -D -i " + shell_quote(tmp.path()) + " 2>&1");
+  const char* expected[] = {
+      "3 987654321012 0x108 [0x1d0]: PERF_RECORD_SAMPLE(IP, 0x2): 1234/1235: 0x401000 period: 100003 addr: "
+      "0x7ffd0000aaaa\n"
+      "... FP chain: nr:3\n"
+      ".....  0: fffffffffffffe00\n"
+      ".....  1: 0000000000401000\n"
+      ".....  2: 0000000000402000\n"
+      "... branch stack: nr:2\n"
+      ".....  0: 0000000000401000 -> 0000000000402000 0 cycles M    0 \n"
+      ".....  1: 0000000000403000 -> 0000000000404000 1 cycles  P   0 \n"
+      "... user regs: mask 0x3 ABI 64-bit\n"
+      ".... AX    0x00000000000000a0\n"
+      ".... BX    0x00000000000000a1\n"
+      "... intr regs: mask 0x5 ABI 64-bit\n"
+      ".... AX    0x00000000000000b0\n"
+      ".... CX    0x00000000000000b2\n"
+      "... ustack: size 48, offset 0x118\n"
+      "... weight: 250\n"
+      " . data_src: 0x68100142\n"
+      " .. phys_addr: 0x12345000\n"
+      " .. data page size: 4K\n"
+      " .. code page size: 2M\n"
+      "... transaction: 8\n"
+      "... sample_read:\n"
+      "...... time enabled 00000000000003e8\n"
+      "...... time running 0000000000000384\n"
+      ".... group nr 2\n"
+      "..... id 000000000000004d, value 000000000000000b, lost 1\n"
+      "..... id 000000000000004f, value 0000000000000016, lost 0\n",
+      "SAMPLE events:          1",
+  };
+  for (const char* e : expected) EXPECT_NE(dump.find(e), std::string::npos) << "missing: " << e << "\n" << dump;
   EXPECT_EQ(dump.find("Warning"), std::string::npos) << dump;
   EXPECT_EQ(dump.find("failed"), std::string::npos) << dump;
 }
@@ -760,7 +863,7 @@ TEST(BuilderPerfTest, RebuildsRecordsPerfWrote) {
   if (!test::have_program("perf")) GTEST_SKIP() << "perf not in PATH";
   TempFile tmp;
   int status = 0;
-  std::string out = run_command("perf record -q -g -e cpu-clock:u -c 100000 -o " + shell_quote(tmp.path()) +
+  std::string out = run_command("perf record -q -g -e cpu-clock -c 100000 -o " + shell_quote(tmp.path()) +
                                     " -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done' 2>&1",
                                 &status);
   if (status != 0) GTEST_SKIP() << "perf record failed: " << out;
@@ -817,6 +920,18 @@ TEST(BuilderPerfTest, RebuildsRecordsPerfWrote) {
       case kRecordFinishedInit:
         again = rb.finished_init();
         break;
+      case kRecordCpuMap: {
+        // perf 6.1 writes a contiguous set as a range, anything else as a list.
+        auto cpus = decode_cpu_map(body, sw, rec.offset + 8);
+        bool contiguous = !cpus.empty() && cpus.back() - cpus.front() + 1 == cpus.size();
+        if (contiguous) {
+          again = rb.cpu_map_range(static_cast<uint16_t>(cpus.front()), static_cast<uint16_t>(cpus.back()));
+        } else {
+          std::vector<uint16_t> list(cpus.begin(), cpus.end());
+          again = rb.cpu_map(list);
+        }
+        break;
+      }
       case kRecordTimeConv:
         again = rb.time_conv(decode_time_conv(body, sw, rec.offset + 8));
         break;
@@ -832,6 +947,8 @@ TEST(BuilderPerfTest, RebuildsRecordsPerfWrote) {
   EXPECT_GT(rebuilt[kRecordMmap], 0);
   EXPECT_GT(rebuilt[kRecordIdIndex], 0);
   EXPECT_GT(rebuilt[kRecordThreadMap], 0);
+  EXPECT_GT(rebuilt[kRecordCpuMap], 0);
+  EXPECT_GT(rebuilt[kRecordFinishedRound] + rebuilt[kRecordFinishedInit], 0);
 }
 
 }  // namespace

@@ -212,7 +212,7 @@ std::vector<DumpSample> parse_dump(const std::string& out) {
 
 // perf must read the file without complaint and show every sample with the comm, pid, tid, cpu,
 // time and callchain written.
-void expect_perf_reads(const std::string& file, const Profile& p, bool pipe) {
+void expect_perf_reads(const std::string& file, const Profile& p, bool pipe, bool swap) {
   std::string script = run_perf("script --ns -F comm,pid,tid,cpu,time,event --show-task-events --show-mmap-events",
                                 file, pipe);
   EXPECT_EQ(problem_lines(script), std::vector<std::string>{}) << script;
@@ -228,7 +228,9 @@ void expect_perf_reads(const std::string& file, const Profile& p, bool pipe) {
   }
   // Side-band records as perf decodes them.
   EXPECT_NE(script.find("PERF_RECORD_COMM exec: myprog:100/100"), std::string::npos) << script;
-  EXPECT_NE(script.find("PERF_RECORD_MMAP2 100/100: [0x400000(0x2000) @ 0 08:01 1234 0]: r-xp /usr/bin/myprog"),
+  // perf 6.1 does not swap MMAP2 prot/flags of foreign-endian files: it shows "---p" for them.
+  EXPECT_NE(script.find(std::string("PERF_RECORD_MMAP2 100/100: [0x400000(0x2000) @ 0 08:01 1234 0]: ") +
+                        (swap ? "---p" : "r-xp") + " /usr/bin/myprog"),
             std::string::npos)
       << script;
   EXPECT_NE(script.find("PERF_RECORD_FORK(100:101):(100:100)"), std::string::npos) << script;
@@ -255,6 +257,26 @@ void expect_perf_reads(const std::string& file, const Profile& p, bool pipe) {
 void expect_reader_reads(const std::string& file, const Profile& p, bool swap, bool compressed) {
   auto r = Reader::open(file);
   EXPECT_EQ(r->swapped(), swap);
+  Record rec;
+  std::vector<std::vector<uint8_t>> got;
+  std::vector<Sample> samples;
+  size_t from_compressed = 0;
+  while (r->next(rec)) {
+    // Pipe-mode header records are the writer's, not the profile's.
+    if (rec.type == kRecordHeaderAttr || rec.type == kRecordHeaderFeature || rec.type == kRecordEventUpdate) continue;
+    // The Reader shows COMPRESSED records as well as the records they hold.
+    if (rec.type == kRecordCompressed || rec.type == kRecordCompressed2) continue;
+    got.emplace_back(rec.bytes.begin(), rec.bytes.end());
+    if (rec.from_compressed) ++from_compressed;
+    if (rec.type == kRecordSample) {
+      EXPECT_EQ(r->attr_index_of(rec), 0);
+      samples.emplace_back();
+      r->decode_sample(rec, samples.back());
+    }
+  }
+  EXPECT_EQ(got, p.records);
+  EXPECT_EQ(r->warnings(), std::vector<std::string>{});
+  // Pipe mode: known once the HEADER_ATTR records have been read.
   ASSERT_EQ(r->attrs().size(), 2u);
   const PerfEventAttr* want[] = {&p.clock, &p.dummy};
   const std::vector<uint64_t> want_ids[] = {{10, 11}, {20, 21}};
@@ -268,26 +290,9 @@ void expect_reader_reads(const std::string& file, const Profile& p, bool swap, b
     EXPECT_EQ(r->attrs()[i].ids, want_ids[i]);
     EXPECT_EQ(r->attrs()[i].name, want_names[i]);
   }
-  Record rec;
-  std::vector<std::vector<uint8_t>> got;
-  std::vector<Sample> samples;
-  size_t from_compressed = 0;
-  while (r->next(rec)) {
-    // Pipe-mode header records are the writer's, not the profile's.
-    if (rec.type == kRecordHeaderAttr || rec.type == kRecordHeaderFeature || rec.type == kRecordEventUpdate) continue;
-    got.emplace_back(rec.bytes.begin(), rec.bytes.end());
-    if (rec.from_compressed) ++from_compressed;
-    if (rec.type == kRecordSample) {
-      EXPECT_EQ(r->attr_index_of(rec), 0);
-      samples.emplace_back();
-      r->decode_sample(rec, samples.back());
-    }
-  }
-  EXPECT_EQ(got, p.records);
-  EXPECT_EQ(r->warnings(), std::vector<std::string>{});
   if (compressed) {
     EXPECT_GT(from_compressed, 0u);
-    EXPECT_GT(r->stats().count(kRecordCompressed), 0u);
+    EXPECT_GT(r->stats().count(kRecordCompressed) + r->stats().count(kRecordCompressed2), 0u);
   }
   ASSERT_EQ(samples.size(), p.samples.size());
   for (size_t i = 0; i < samples.size(); ++i) {
@@ -345,9 +350,10 @@ TEST_P(WriterVariantTest, PerfAndReaderReadTheProfile) {
 
   expect_reader_reads(file, p, o.swap, o.compression_level > 0);
   if (!have_perf()) GTEST_SKIP() << "perf not in PATH";
-  // perf 6.1 does not swap HEADER_FEATURE ids of foreign-endian pipes ("wrong feature ID").
-  if (o.pipe && o.swap) return;
-  expect_perf_reads(file, p, o.pipe);
+  // perf 6.1 does not swap HEADER_FEATURE ids of foreign-endian pipes ("wrong feature ID"), and
+  // does not know COMPRESSED2.
+  if ((o.pipe && o.swap) || o.compressed2) return;
+  expect_perf_reads(file, p, o.pipe, o.swap);
 }
 
 const Variant kVariants[] = {
@@ -360,6 +366,8 @@ const Variant kVariants[] = {
     // A tiny chunk: one zstd flush per record.
     {"file_zstd_small_chunks", {.compression_level = 3, .compress_chunk = 64}},
     {"pipe_zstd", {.pipe = true, .compression_level = 3}},
+    {"file_zstd2", {.compression_level = 3, .compressed2 = true}},
+    {"pipe_zstd2_swapped", {.pipe = true, .swap = true, .compression_level = 3, .compressed2 = true}},
     {"file_attrs_after_data", {.attrs_after_data = true}},
     {"file_attrs_after_data_swapped", {.swap = true, .attrs_after_data = true}},
 };
@@ -452,7 +460,9 @@ TEST(WriterTest, LargeIncompressibleChunksSplitAcrossRecords) {
   auto r = Reader::open(file);
   Record rec;
   std::vector<std::vector<uint8_t>> got;
-  while (r->next(rec)) got.emplace_back(rec.bytes.begin(), rec.bytes.end());
+  while (r->next(rec)) {
+    if (rec.type != kRecordCompressed) got.emplace_back(rec.bytes.begin(), rec.bytes.end());
+  }
   EXPECT_EQ(got, written);
   EXPECT_GT(r->stats().count(kRecordCompressed), 4 * 6u);
 
@@ -500,7 +510,7 @@ TEST(WriterTest, PipeToDescriptorIsReadFromStdin) {
   expect_reader_reads(file, p, false, false);
 
   if (!have_perf()) GTEST_SKIP() << "perf not in PATH";
-  expect_perf_reads(file, p, true);
+  expect_perf_reads(file, p, true, false);
 }
 
 // Attrs added after the first record: pipe mode announces them with HEADER_ATTR on the spot,
@@ -650,7 +660,8 @@ TEST(WriterTest, MoreFeatures) {
   ids[1].filename = "[kernel.kallsyms]";
   w.set_build_ids(ids);
   w.set_clock_data({.version = 1, .clockid = 1, .wall_clock_ns = 1700000000123456789ULL, .clockid_ns = 5000});
-  w.set_dir_format(1);
+  w.set_clockid(1);
+  w.write_record(w.builder(0).sample(Sample{.ip = 0x10, .pid = 1, .tid = 1, .time = 5000}));
   w.finish();
 
   auto r = Reader::open(file);
@@ -663,18 +674,35 @@ TEST(WriterTest, MoreFeatures) {
   EXPECT_EQ(f.clock_data.clockid, 1u);
   EXPECT_EQ(f.clock_data.wall_clock_ns, 1700000000123456789ULL);
   EXPECT_EQ(f.clock_data.clockid_ns, 5000u);
-  EXPECT_EQ(f.dir_format_version, 1u);
+  EXPECT_EQ(f.clockid_res_ns, 1u);
 
   if (!have_perf()) GTEST_SKIP() << "perf not in PATH";
+  std::string bids = run_command("perf buildid-list -i " + shell_quote(file) + " 2>&1");
+  EXPECT_NE(bids.find("abababababababababababababababababababab /usr/lib/libfoo.so"), std::string::npos) << bids;
+  EXPECT_NE(bids.find("12345678                                 [kernel.kallsyms]"), std::string::npos) << bids;
   std::string hdr = run_command("perf report --header-only -I -i " + shell_quote(file) + " 2>&1");
-  EXPECT_NE(hdr.find("# build id : " + std::string(40, 'a').replace(0, 40, "abababababababababababababababababababab") +
-                     " /usr/lib/libfoo.so"),
+  EXPECT_NE(hdr.find("# clockid: monotonic (1)"), std::string::npos) << hdr;
+  EXPECT_NE(hdr.find("# reference time: 2023-11-14 22:13:20.123456 = 1700000000.123456 (TOD) = 0.000005000 "
+                     "(monotonic)"),
             std::string::npos)
       << hdr;
-  EXPECT_NE(hdr.find("12345678 [kernel.kallsyms]"), std::string::npos) << hdr;
-  EXPECT_NE(hdr.find("# clockid: monotonic (1)"), std::string::npos) << hdr;
-  EXPECT_NE(hdr.find("# directory data version : 1"), std::string::npos) << hdr;
+  EXPECT_NE(hdr.find("# clockid frequency: 1000 MHz"), std::string::npos) << hdr;
   EXPECT_EQ(problem_lines(hdr), std::vector<std::string>{}) << hdr;
+}
+
+// DIR_FORMAT belongs in the header file of a `perf record --threads` directory (perf 6.1 asserts
+// on it in a plain file), so only the Reader checks it here.
+TEST(WriterTest, DirFormatFeature) {
+  TempDir dir;
+  std::string file = dir.file("perf.data");
+  Writer w;
+  w.open(file);
+  w.add_attr(user_attr(kSwCpuClock, kSampleIp), {1}, "cpu-clock:u");
+  w.set_dir_format(1);
+  w.finish();
+  auto r = Reader::open(file);
+  EXPECT_TRUE(r->features().has(kFeatDirFormat));
+  EXPECT_EQ(r->features().dir_format_version, 1u);
 }
 
 }  // namespace

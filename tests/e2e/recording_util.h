@@ -1,0 +1,135 @@
+// Support for the tests that record with the system perf at test time and hold what tperf
+// decodes against what perf prints for the same file: a scratch directory, the workload binary,
+// the "can perf record here" probe, and parsers for `perf script` and `perf report -D` text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tperf::test::e2e {
+
+// Empty when `perf record -e cpu-clock` works here; otherwise why not (perf missing, or
+// perf_event_open refused). Probed once.
+const std::string& perf_unavailable_reason();
+
+// A directory private to this test program, removed when it exits (kept when the environment
+// has TPERF_E2E_KEEP set, for looking at the recordings).
+const std::string& scratch_dir();
+
+// Compiles tests/e2e/workloads/<name>.c once (gcc -O1 -g -fno-omit-frame-pointer -pthread) into
+// scratch_dir(). Returns the binary's path, or "" with *error set.
+std::string workload(const std::string& name, std::string* error);
+
+struct CommandResult {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+// Runs `cmd` with /bin/sh, standard output and standard error captured apart.
+CommandResult run(const std::string& cmd);
+
+// "1234.000000567" (perf script --ns) -> 1234000000567; false when `text` is not like that.
+bool parse_seconds_ns(const std::string& text, uint64_t* ns);
+
+// One sample line of `perf script -G --ns -F pid,tid[,cpu],time,period,event[,addr],ip`.
+struct ScriptSample {
+  int32_t pid = 0;
+  int32_t tid = 0;
+  int32_t cpu = -1;
+  uint64_t time = 0;
+  uint64_t period = 0;
+  std::string event;
+  uint64_t addr = 0;
+  uint64_t ip = 0;
+};
+bool parse_script_sample(const std::string& line, bool with_cpu, bool with_addr, ScriptSample* out);
+
+// A line of `perf script --show-switch-events -F pid,tid,cpu,time,...` for a SWITCH_CPU_WIDE record.
+struct ScriptSwitch {
+  int32_t pid = 0;
+  int32_t tid = 0;
+  int32_t cpu = -1;
+  uint64_t time = 0;
+  bool out = false;
+  bool preempt = false;
+  int32_t next_prev_pid = 0;
+  int32_t next_prev_tid = 0;
+};
+bool parse_script_switch(const std::string& line, ScriptSwitch* out);
+
+// A line of `perf script -G --ns -F pid,tid,time,ip,uregs`: registers in mask bit order.
+struct ScriptRegs {
+  int32_t pid = 0;
+  int32_t tid = 0;
+  uint64_t time = 0;
+  uint64_t ip = 0;
+  uint64_t abi = 0;
+  std::vector<uint64_t> values;
+};
+bool parse_script_uregs(const std::string& line, ScriptRegs* out);
+
+// A line of `perf script --ns -F pid,tid,cpu,time,trace` for sched:sched_switch.
+struct ScriptSchedSwitch {
+  int32_t pid = 0;
+  int32_t tid = 0;
+  int32_t cpu = -1;
+  uint64_t time = 0;
+  std::string prev_comm;
+  int32_t prev_pid = 0;
+  int32_t prev_prio = 0;
+  std::string next_comm;
+  int32_t next_pid = 0;
+  int32_t next_prio = 0;
+};
+bool parse_script_sched_switch(const std::string& line, ScriptSchedSwitch* out);
+
+// `perf report -D`: every record perf read ("0x<off>@<file> [0x<size>]: event: <type>" lines;
+// records unpacked from COMPRESSED carry the compressed record's offset, pipe-mode offsets
+// count from the end of the 16-byte pipe header) and every sample it delivered, with the raw
+// callchain, user registers, user stack and data_src perf printed for it.
+struct DumpRecord {
+  uint64_t offset = 0;
+  uint32_t size = 0;
+  uint32_t type = 0;
+  std::string file;  // as perf printed it: the -i path, "<dir>/data.N", or "pipe"
+};
+
+struct DumpSample {
+  int32_t cpu = -1;  // -1: no CPU in sample_type
+  uint64_t time = 0;
+  uint64_t offset = 0;
+  uint32_t size = 0;
+  uint32_t misc = 0;
+  int32_t pid = 0;
+  int32_t tid = 0;
+  uint64_t ip = 0;
+  uint64_t period = 0;
+  uint64_t addr = 0;
+  bool has_chain = false;
+  std::vector<uint64_t> chain;
+  bool has_regs = false;  // perf prints user regs only when the ABI is not NONE
+  std::string regs_abi;   // "32-bit" / "64-bit"
+  uint64_t regs_mask = 0;
+  std::vector<uint64_t> regs;
+  bool has_ustack = false;
+  uint64_t ustack_size = 0;    // dyn_size (0 when nothing was copied)
+  uint64_t ustack_offset = 0;  // offset of the size field from the record start
+  bool has_data_src = false;
+  uint64_t data_src = 0;
+};
+
+struct PerfDump {
+  std::vector<DumpRecord> records;
+  std::vector<DumpSample> samples;
+};
+PerfDump parse_report_dump(const std::string& text);
+
+// One line per sample, for comparing the two sides as multisets.
+std::string dump_sample_key(const DumpSample& s, bool with_offset);
+
+// "" when the two multisets are equal; otherwise their sizes and up to `show` entries found on
+// one side only.
+std::string multiset_diff(std::vector<std::string> ours, std::vector<std::string> perf, size_t show = 6);
+
+}  // namespace tperf::test::e2e
