@@ -95,7 +95,7 @@ measure() {
     cpu=$(awk -v u="$u" -v s="$sy" 'BEGIN { printf "%.2f", u + s }')
     if [[ -z $best_s ]] || awk -v a="$s" -v b="$best_s" 'BEGIN { exit !(a < b) }'; then best_s=$s; fi
     if [[ -z $best_cpu ]] || awk -v a="$cpu" -v b="$best_cpu" 'BEGIN { exit !(a < b) }'; then best_cpu=$cpu; fi
-    ((kb > peak_kb)) && peak_kb=$kb
+    if ((kb > peak_kb)); then peak_kb=$kb; fi
   done
 }
 

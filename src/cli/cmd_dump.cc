@@ -19,6 +19,9 @@ struct DumpOptions {
   bool callchain = false;
 };
 
+// C's "%#x": "0" for zero, "0x.." otherwise (perf's -D lines use it).
+std::string chex(uint64_t v) { return v ? fmt::format("{:#x}", v) : std::string("0"); }
+
 std::string hex_bytes(std::span<const uint8_t> b) {
   std::string s;
   for (uint8_t c : b) s += fmt::format("{:02x}", c);
@@ -54,13 +57,13 @@ void describe(const Reader& reader, const Record& rec, const DumpOptions& opt, S
   switch (rec.type) {
     case kRecordMmap: {
       auto e = decode_mmap(body, rec.misc, trailer, swap, boff);
-      fmt::format_to(out, " {}/{}: [{:#x}({:#x}) @ {:#x}]: {} {}", e.pid, e.tid, e.addr, e.len, e.pgoff,
+      fmt::format_to(out, " {}/{}: [{}({}) @ {}]: {} {}", e.pid, e.tid, chex(e.addr), chex(e.len), chex(e.pgoff),
                      (rec.misc & kMiscMmapData) ? "r" : "x", e.filename);
       break;
     }
     case kRecordMmap2: {
       auto e = decode_mmap2(body, rec.misc, trailer, swap, boff);
-      fmt::format_to(out, " {}/{}: [{:#x}({:#x}) @ {:#x}", e.pid, e.tid, e.addr, e.len, e.pgoff);
+      fmt::format_to(out, " {}/{}: [{}({}) @ {}", e.pid, e.tid, chex(e.addr), chex(e.len), chex(e.pgoff));
       if (rec.misc & kMiscMmapBuildId) {
         fmt::format_to(out, " <{}>", hex_bytes(e.build_id));
       } else {
@@ -98,11 +101,10 @@ void describe(const Reader& reader, const Record& rec, const DumpOptions& opt, S
         break;
       }
       reader.decode_sample(rec, sample);
-      fmt::format_to(out, "({}, {:#x}): {}/{}: {:#x} period: {} addr: {:#x}", sample_type_names(ea->attr.sample_type),
-                     rec.misc, static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid), sample.ip,
-                     sample.period, sample.addr);
-      if (sample.has(kSampleCpu)) fmt::format_to(out, " cpu: {}", sample.cpu);
-      if (reader.attrs().size() > 1) fmt::format_to(out, " event: {}", ea->name);
+      // perf's own line, then tperf's extras after "  #".
+      fmt::format_to(out, "(IP, {}): {}/{}: {} period: {} addr: {}", chex(rec.misc), static_cast<int32_t>(sample.pid),
+                     static_cast<int32_t>(sample.tid), chex(sample.ip), sample.period, chex(sample.addr));
+      fmt::format_to(out, "  # {}", ea->name);
       if (sample.has(kSampleCallchain)) fmt::format_to(out, " chain: {}", sample.callchain.size());
       if (sample.has(kSampleRaw)) fmt::format_to(out, " raw: {}", sample.raw.size());
       if (sample.has(kSampleBranchStack)) fmt::format_to(out, " branches: {}", sample.branches.size());
@@ -244,19 +246,52 @@ void describe(const Reader& reader, const Record& rec, const DumpOptions& opt, S
   }
 }
 
+// The "[cpu ]time " prefix perf puts before each record: from the sample or its sample_id
+// trailer, zeros for records that carry neither, "-1 -1 " when the events have no sample_id_all.
+void append_timestamp(const Reader& reader, const Record& rec, uint64_t combined_type, std::string& line) {
+  if (reader.attrs().empty()) return;
+  if (rec.type != kRecordSample && !reader.attrs().front().attr.sample_id_all()) {
+    line += "-1 -1 ";
+    return;
+  }
+  // perf's defaults: fields a decoded record lacks are all ones; tool records are all zeros.
+  Sample s;
+  uint32_t cpu = 0;
+  uint64_t time = 0;
+  try {
+    bool decoded = false;
+    if (rec.type == kRecordSample) {
+      if (reader.attr_of(rec)) {
+        reader.decode_sample(rec, s);
+        decoded = true;
+      }
+    } else {
+      decoded = reader.decode_sample_id(rec, s);
+    }
+    if (decoded) {
+      cpu = s.has(kSampleCpu) ? s.cpu : UINT32_MAX;
+      time = s.has(kSampleTime) ? s.time : UINT64_MAX;
+    }
+  } catch (const FormatError&) {
+  }
+  if (combined_type & kSampleCpu) fmt::format_to(std::back_inserter(line), "{} ", cpu);
+  if (combined_type & kSampleTime) fmt::format_to(std::back_inserter(line), "{} ", time);
+}
+
 int run_dump(const DumpOptions& opt) {
   auto reader = Reader::open(opt.input.get());
+  uint64_t combined_type = 0;
   Record rec;
   Sample sample;
   std::string line;
   std::FILE* out = stdout;
   while (reader->next(rec)) {
     line.clear();
-    uint64_t time = 0;
-    bool has_time = reader->record_time(rec, &time);
-    if (has_time) {
-      fmt::format_to(std::back_inserter(line), "{} ", time);
+    if (rec.type == kRecordHeaderAttr || combined_type == 0) {
+      combined_type = 0;
+      for (const auto& ea : reader->attrs()) combined_type |= ea.attr.sample_type;
     }
+    append_timestamp(*reader, rec, combined_type, line);
     if (rec.from_compressed) {
       fmt::format_to(std::back_inserter(line), "{:#x}+z{:#x} [{:#x}]: PERF_RECORD_{}", rec.offset, rec.stream_offset,
                      rec.size, record_type_name(rec.type));

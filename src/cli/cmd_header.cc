@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <string>
@@ -321,9 +322,12 @@ class HeaderPrinter {
       case kFeatPmuCaps:
         for (const auto& p : f_.pmu_caps) pmu_caps_line(p.pmu_name, p.caps);
         break;
+      case kFeatBpfProgInfo: bpf_prog_info(); break;
+      case kFeatBpfBtf:
+        for (const BpfBtf* b : unique_by_id(f_.bpf_btfs)) out_("# btf info of id {}\n", b->id);
+        break;
       default:
-        // TRACING_DATA and BUILD_ID print nothing; BPF_PROG_INFO/BPF_BTF print one line per
-        // program/BTF blob, which tperf does not decode yet (nothing is printed for none).
+        // TRACING_DATA and BUILD_ID print nothing.
         break;
     }
   }
@@ -344,6 +348,63 @@ class HeaderPrinter {
   static bool full_only(unsigned bit) {
     return bit == kFeatCpuTopology || bit == kFeatNumaTopology || bit == kFeatCache || bit == kFeatMemTopology ||
            bit == kFeatHybridTopology;
+  }
+
+  // perf keeps BPF programs and BTF blobs in trees keyed by id: sorted, first one wins.
+  template <typename T>
+  static std::vector<const T*> unique_by_id(const std::vector<T>& items) {
+    std::vector<const T*> out;
+    for (const auto& it : items) out.push_back(&it);
+    std::stable_sort(out.begin(), out.end(), [](const T* a, const T* b) { return a->id < b->id; });
+    out.erase(std::unique(out.begin(), out.end(), [](const T* a, const T* b) { return a->id == b->id; }),
+              out.end());
+    return out;
+  }
+
+  // perf's synthesized program name: bpf_prog_<tag>[_<function name from BTF, or the
+  // program's name, or "F" for a sub-program without BTF>].
+  std::string bpf_prog_name(const BpfProgInfo& p, size_t sub) const {
+    std::string name = "bpf_prog_";
+    for (int i = 0; i < 8; ++i) name += fmt::format("{:02x}", (p.prog_tags[sub] >> (8 * i)) & 0xff);
+    const BpfBtf* btf = nullptr;
+    if (p.btf_id) {
+      for (const auto& b : f_.bpf_btfs) {
+        if (b.id == p.btf_id) {
+          btf = &b;
+          break;
+        }
+      }
+      if (btf && !btf_type_name(btf->data, 0)) btf = nullptr;  // not valid BTF: as if absent
+    }
+    std::optional<std::string> short_name;
+    if (btf) {
+      if (sub < p.func_type_ids.size()) short_name = btf_type_name(btf->data, p.func_type_ids[sub]);
+    } else if (sub == 0 && p.nr_jited_ksyms == 1) {
+      if (!p.name.empty()) short_name = p.name;
+    } else {
+      short_name = "F";
+    }
+    if (short_name) name += "_" + *short_name;
+    return name;
+  }
+
+  void bpf_prog_info() {
+    for (const BpfProgInfo* p : unique_by_id(f_.bpf_progs)) {
+      uint32_t n = p->nr_jited_ksyms;
+      if (n != p->nr_prog_tags || n != p->nr_jited_func_lens) continue;
+      // perf reads the arrays unchecked; without them there is nothing to print.
+      if (p->jited_ksyms.size() < n || p->jited_func_lens.size() < n || p->prog_tags.size() < n) continue;
+      if (n == 1) {
+        out_("# bpf_prog_info {}: {} addr {:#x} size {}\n", p->id, bpf_prog_name(*p, 0), p->jited_ksyms[0],
+             p->jited_func_lens[0]);
+        continue;
+      }
+      out_("# bpf_prog_info {}:\n", p->id);
+      for (uint32_t i = 0; i < n; ++i) {
+        out_("# \tsub_prog {}: {} addr {:#x} size {}\n", i, bpf_prog_name(*p, i), p->jited_ksyms[i],
+             p->jited_func_lens[i]);
+      }
+    }
   }
 
   void cmdline() {

@@ -92,7 +92,126 @@ bool read_build_ids(ByteReader r, bool old_layout, std::vector<BuildIdEntry>& ou
   return true;
 }
 
+// Field offsets in struct bpf_prog_info (uapi linux/bpf.h) and the bits of perf's `arrays`
+// mask (enum perf_bpil_array_types) telling which arrays were stored after the struct. Array
+// pointers in the file are offsets from the start of that data.
+namespace bpf {
+constexpr size_t kId = 4, kName = 64, kNameLen = 16, kNrJitedKsyms = 104, kNrJitedFuncLens = 108,
+                 kJitedKsyms = 112, kJitedFuncLens = 120, kBtfId = 128, kFuncInfoRecSize = 132, kFuncInfo = 136,
+                 kNrFuncInfo = 144, kNrProgTags = 180, kProgTags = 184;
+constexpr unsigned kArrayJitedKsyms = 3, kArrayJitedFuncLens = 4, kArrayFuncInfo = 5, kArrayProgTags = 8;
+}  // namespace bpf
+
+BpfProgInfo read_bpf_prog(ByteReader& r) {
+  uint32_t info_len = r.u32("bpf_prog_info info_len");
+  uint32_t data_len = r.u32("bpf_prog_info data_len");
+  uint64_t arrays = r.u64("bpf_prog_info arrays");
+  ByteReader info = r.sub(info_len, "bpf_prog_info");
+  ByteReader data = r.sub(data_len, "bpf_prog_info data");
+  // A shorter struct (older kernel) lacks the trailing fields: they read as zero.
+  auto field32 = [&](size_t off) -> uint32_t {
+    if (off + 4 > info_len) return 0;
+    ByteReader c = info;
+    c.seek(off);
+    return c.u32();
+  };
+  auto field64 = [&](size_t off) -> uint64_t {
+    if (off + 8 > info_len) return 0;
+    ByteReader c = info;
+    c.seek(off);
+    return c.u64();
+  };
+  // The stored array `bit`, `count` elements of `elem` bytes, or an empty reader.
+  auto array = [&](unsigned bit, size_t ptr_field, uint64_t count, uint64_t elem) {
+    if (!((arrays >> bit) & 1)) return ByteReader();
+    uint64_t off = field64(ptr_field);
+    if (off > data_len || count * elem > data_len - off) {
+      throw FormatError(data.offset(), fmt::format("bpf_prog_info array at data offset {:#x} ({} x {} bytes) runs "
+                                                   "past its {} bytes of data", off, count, elem, data_len));
+    }
+    ByteReader c = data;
+    c.seek(static_cast<size_t>(off));
+    return c.sub(static_cast<size_t>(count * elem));
+  };
+  BpfProgInfo p;
+  p.id = field32(bpf::kId);
+  if (info_len >= bpf::kName + bpf::kNameLen) {
+    ByteReader c = info;
+    c.seek(bpf::kName);
+    p.name = std::string(c.fixed_string(bpf::kNameLen, "bpf prog name"));
+  }
+  p.btf_id = field32(bpf::kBtfId);
+  p.nr_jited_ksyms = field32(bpf::kNrJitedKsyms);
+  p.nr_jited_func_lens = field32(bpf::kNrJitedFuncLens);
+  p.nr_prog_tags = field32(bpf::kNrProgTags);
+  p.nr_func_info = field32(bpf::kNrFuncInfo);
+  ByteReader ksyms = array(bpf::kArrayJitedKsyms, bpf::kJitedKsyms, p.nr_jited_ksyms, 8);
+  while (ksyms.remaining()) p.jited_ksyms.push_back(ksyms.u64());
+  ByteReader lens = array(bpf::kArrayJitedFuncLens, bpf::kJitedFuncLens, p.nr_jited_func_lens, 4);
+  while (lens.remaining()) p.jited_func_lens.push_back(lens.u32());
+  ByteReader tags = array(bpf::kArrayProgTags, bpf::kProgTags, p.nr_prog_tags, 8);
+  while (tags.remaining()) {
+    auto t = tags.bytes(8);
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8; ++i) v |= uint64_t{t[i]} << (8 * i);
+    p.prog_tags.push_back(v);
+  }
+  uint32_t rec_size = field32(bpf::kFuncInfoRecSize);
+  if (rec_size >= 8) {
+    ByteReader funcs = array(bpf::kArrayFuncInfo, bpf::kFuncInfo, p.nr_func_info, rec_size);
+    while (funcs.remaining()) {
+      ByteReader rec = funcs.sub(rec_size);
+      rec.skip(4);  // insn_off
+      p.func_type_ids.push_back(rec.u32());
+    }
+  }
+  return p;
+}
+
 }  // namespace
+
+std::optional<std::string> btf_type_name(std::span<const uint8_t> btf, uint32_t type_id) {
+  constexpr uint16_t kBtfMagic = 0xeb9f;
+  if (btf.size() < 24) return std::nullopt;
+  uint16_t magic = load<uint16_t>(btf.data(), false);
+  if (magic != kBtfMagic && magic != ByteReader::byteswap(kBtfMagic)) return std::nullopt;
+  try {
+    ByteReader r(btf, magic != kBtfMagic, 0);
+    r.skip(4);  // magic, version, flags
+    uint64_t hdr_len = r.u32(), type_off = r.u32(), type_len = r.u32(), str_off = r.u32(), str_len = r.u32();
+    uint64_t types_at = hdr_len + type_off, strs_at = hdr_len + str_off;
+    if (hdr_len < 24 || types_at > btf.size() || type_len > btf.size() - types_at || strs_at > btf.size() ||
+        str_len > btf.size() - strs_at) {
+      return std::nullopt;
+    }
+    auto strs = btf.subspan(static_cast<size_t>(strs_at), static_cast<size_t>(str_len));
+    auto name_at = [&](uint32_t off) -> std::optional<std::string> {
+      if (off >= strs.size()) return std::nullopt;
+      const char* p = reinterpret_cast<const char*>(strs.data()) + off;
+      return std::string(p, strnlen(p, strs.size() - off));
+    };
+    if (type_id == 0) return std::string();
+    ByteReader t(btf.subspan(static_cast<size_t>(types_at), static_cast<size_t>(type_len)), r.swapped(), types_at);
+    for (uint32_t id = 1; t.remaining() > 0; ++id) {
+      uint32_t name_off = t.u32(), info = t.u32();
+      t.u32();  // size or type
+      uint32_t kind = (info >> 24) & 0x1f, vlen = info & 0xffff;
+      size_t extra;
+      switch (kind) {
+        case 1: case 14: case 17: extra = 4; break;                       // INT, VAR, DECL_TAG
+        case 2: case 7: case 8: case 9: case 10: case 11: case 12: case 16: case 18: extra = 0; break;
+        case 3: extra = 12; break;                                         // ARRAY
+        case 4: case 5: case 15: case 19: extra = size_t{vlen} * 12; break;  // STRUCT, UNION, DATASEC, ENUM64
+        case 6: case 13: extra = size_t{vlen} * 8; break;                  // ENUM, FUNC_PROTO
+        default: return std::nullopt;
+      }
+      if (id == type_id) return name_at(name_off);
+      t.skip(extra);
+    }
+  } catch (const FormatError&) {
+  }
+  return std::nullopt;
+}
 
 std::string feature_name(unsigned bit) {
   static const char* const kNames[] = {
@@ -319,12 +438,29 @@ void Features::parse(unsigned bit, std::span<const uint8_t> payload, bool swap, 
       case kFeatDirFormat:
         dir_format_version = r.u64("dir_format version");
         break;
-      case kFeatBpfProgInfo:
-        bpf_prog_count = r.u32("bpf_prog_info count");
+      case kFeatBpfProgInfo: {
+        uint32_t nr = r.u32("bpf_prog_info count");
+        check_count(r, nr, 16, "bpf_prog_info");
+        std::vector<BpfProgInfo> progs;
+        for (uint32_t i = 0; i < nr; ++i) progs.push_back(read_bpf_prog(r));
+        bpf_progs = std::move(progs);
         break;
-      case kFeatBpfBtf:
-        bpf_btf_count = r.u32("bpf_btf count");
+      }
+      case kFeatBpfBtf: {
+        uint32_t nr = r.u32("bpf_btf count");
+        check_count(r, nr, 8, "bpf_btf");
+        std::vector<BpfBtf> btfs;
+        for (uint32_t i = 0; i < nr; ++i) {
+          BpfBtf b;
+          b.id = r.u32("btf id");
+          uint32_t size = r.u32("btf size");
+          auto data = r.bytes(size, "btf data");
+          b.data.assign(data.begin(), data.end());
+          btfs.push_back(std::move(b));
+        }
+        bpf_btfs = std::move(btfs);
         break;
+      }
       case kFeatCompressed: {
         CompressedInfo c;
         c.version = r.u32("compressed version");

@@ -89,6 +89,26 @@ struct MemTopology {
   std::vector<MemTopologyNode> nodes;
 };
 
+// One BPF program of BPF_PROG_INFO: the parts of struct bpf_prog_info (and of the arrays perf
+// stores after it) that a report shows. Counts are as declared; an array perf did not store
+// comes out empty.
+struct BpfProgInfo {
+  uint32_t id = 0;
+  std::string name;  // bpf_prog_info.name, at most 16 bytes
+  uint32_t btf_id = 0;
+  uint32_t nr_jited_ksyms = 0, nr_jited_func_lens = 0, nr_prog_tags = 0, nr_func_info = 0;
+  std::vector<uint64_t> jited_ksyms;      // start address of each sub-program
+  std::vector<uint32_t> jited_func_lens;  // size of each sub-program
+  std::vector<uint64_t> prog_tags;        // 8-byte tag of each sub-program, first byte lowest
+  std::vector<uint32_t> func_type_ids;    // BTF type of each sub-program (func_info[i].type_id)
+};
+
+// One BTF blob of BPF_BTF.
+struct BpfBtf {
+  uint32_t id = 0;
+  std::vector<uint8_t> data;
+};
+
 // One entry of the AUXTRACE feature: where an AUXTRACE record sits in the file.
 struct AuxtraceIndexEntry {
   uint64_t file_offset = 0;
@@ -123,7 +143,8 @@ struct Features {
   std::vector<PmuCaps> pmu_caps;
   MemTopology mem_topology;
   std::vector<AuxtraceIndexEntry> auxtrace_index;
-  uint32_t bpf_prog_count = 0, bpf_btf_count = 0;  // entries of BPF_PROG_INFO / BPF_BTF (kept raw)
+  std::vector<BpfProgInfo> bpf_progs;
+  std::vector<BpfBtf> bpf_btfs;
   // Bits whose payload parsed without error (a subset of `present`).
   std::bitset<kFeatBits> parsed;
 
@@ -142,5 +163,9 @@ std::string feature_name(unsigned bit);
 
 // True for the bits tperf decodes field by field (the rest are kept raw only).
 bool feature_known(unsigned bit);
+
+// The name of BTF type `type_id` in a BTF blob (as stored by BPF_BTF), or nullopt when the
+// blob is not valid BTF or has no such type. Type 0 is "void", whose name is empty.
+std::optional<std::string> btf_type_name(std::span<const uint8_t> btf, uint32_t type_id);
 
 }  // namespace tperf::perfdata

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -473,6 +475,102 @@ TEST(FeaturesParse, PmuCapsHybridTopologyMemTopologyAuxtrace) {
     EXPECT_EQ(f.auxtrace_index[1].file_offset, 0x3000u);
     EXPECT_EQ(f.auxtrace_index[1].size, 0x400u);
     EXPECT_TRUE(f.warnings.empty());
+  }
+}
+
+// A bpf_prog_info entry as perf stores it: {info_len, data_len, arrays, info, data} with the
+// array pointers of the struct turned into offsets into data.
+std::vector<uint8_t> bpf_prog_entry(uint32_t id, const std::string& name, uint32_t btf_id,
+                                    const std::vector<uint64_t>& ksyms, const std::vector<uint32_t>& lens,
+                                    const std::vector<uint64_t>& tags, const std::vector<uint32_t>& type_ids) {
+  std::vector<uint8_t> info(232, 0), data;
+  auto put32 = [&](size_t off, uint32_t v) { std::memcpy(info.data() + off, &v, 4); };
+  auto put64 = [&](size_t off, uint64_t v) { std::memcpy(info.data() + off, &v, 8); };
+  put32(4, id);
+  std::memcpy(info.data() + 64, name.data(), std::min<size_t>(name.size(), 16));
+  put32(104, static_cast<uint32_t>(ksyms.size()));
+  put32(108, static_cast<uint32_t>(lens.size()));
+  put32(128, btf_id);
+  put32(132, 8);
+  put32(144, static_cast<uint32_t>(type_ids.size()));
+  put32(180, static_cast<uint32_t>(tags.size()));
+  ByteWriter d(data);
+  put64(112, data.size());
+  for (uint64_t k : ksyms) d.u64(k);
+  put64(120, data.size());
+  for (uint32_t l : lens) d.u32(l);
+  d.pad_to(8);
+  put64(184, data.size());
+  for (uint64_t t : tags) d.u64(t);
+  put64(136, data.size());
+  for (uint32_t t : type_ids) d.u32(0).u32(t);
+  uint64_t arrays = (1u << 3) | (1u << 4) | (1u << 5) | (1u << 8);
+  Payload p;
+  p.u32(static_cast<uint32_t>(info.size())).u32(static_cast<uint32_t>(data.size())).u64(arrays).raw(info).raw(data);
+  return p.bytes;
+}
+
+// BTF with int, a FUNC_PROTO and two FUNCs named "tperf_main" and "tperf_sub" (types 3, 4).
+std::vector<uint8_t> small_btf() {
+  const char strs[] = "\0int\0tperf_main\0tperf_sub";
+  std::vector<uint32_t> types = {1, 1u << 24, 4, 0x01000020, 0, 13u << 24, 1, 5, 12u << 24, 2, 16, 12u << 24, 2};
+  std::vector<uint8_t> b;
+  ByteWriter w(b);
+  w.u16(0xeb9f).u8(1).u8(0).u32(24).u32(0).u32(static_cast<uint32_t>(types.size() * 4));
+  w.u32(static_cast<uint32_t>(types.size() * 4)).u32(sizeof strs);
+  for (uint32_t t : types) w.u32(t);
+  w.bytes(std::string_view(strs, sizeof strs));
+  return b;
+}
+
+TEST(FeaturesParse, BpfProgInfoAndBtf) {
+  Payload progs;
+  progs.u32(2)
+      .raw(bpf_prog_entry(98, "tperf_a", 0, {0xffffffffc00219e0}, {16}, {0xc6cd4d7431a9f459}, {}))
+      .raw(bpf_prog_entry(100, "tperf_btf", 14, {0xffffffffc00219d4, 0xffffffffc0021a18}, {21, 19},
+                          {0xee603b8fc997d6c3, 0x4ca11ce1a05914b1}, {3, 4}));
+  Features f = parse_one(kFeatBpfProgInfo, progs.bytes);
+  ASSERT_TRUE(f.warnings.empty()) << f.warnings[0];
+  ASSERT_EQ(f.bpf_progs.size(), 2u);
+  EXPECT_EQ(f.bpf_progs[0].id, 98u);
+  EXPECT_EQ(f.bpf_progs[0].name, "tperf_a");
+  EXPECT_EQ(f.bpf_progs[0].jited_ksyms, (std::vector<uint64_t>{0xffffffffc00219e0}));
+  EXPECT_EQ(f.bpf_progs[0].jited_func_lens, (std::vector<uint32_t>{16}));
+  EXPECT_EQ(f.bpf_progs[0].prog_tags, (std::vector<uint64_t>{0xc6cd4d7431a9f459}));
+  EXPECT_EQ(f.bpf_progs[1].btf_id, 14u);
+  EXPECT_EQ(f.bpf_progs[1].nr_jited_ksyms, 2u);
+  EXPECT_EQ(f.bpf_progs[1].func_type_ids, (std::vector<uint32_t>{3, 4}));
+
+  // An array pointer outside the data is a warning.
+  auto bad = bpf_prog_entry(1, "x", 0, {1}, {2}, {3}, {});
+  uint64_t far = 4096;
+  std::memcpy(bad.data() + 16 + 112, &far, 8);
+  Payload bp;
+  bp.u32(1).raw(bad);
+  EXPECT_EQ(parse_one(kFeatBpfProgInfo, bp.bytes).warnings.size(), 1u);
+
+  auto btf = small_btf();
+  Payload b;
+  b.u32(1).u32(14).u32(static_cast<uint32_t>(btf.size())).raw(btf);
+  f = parse_one(kFeatBpfBtf, b.bytes);
+  ASSERT_EQ(f.bpf_btfs.size(), 1u);
+  EXPECT_EQ(f.bpf_btfs[0].id, 14u);
+  EXPECT_EQ(f.bpf_btfs[0].data, btf);
+}
+
+TEST(BtfTypeName, FindsFunctionNames) {
+  auto btf = small_btf();
+  EXPECT_EQ(btf_type_name(btf, 0), std::optional<std::string>(""));
+  EXPECT_EQ(btf_type_name(btf, 1), std::optional<std::string>("int"));
+  EXPECT_EQ(btf_type_name(btf, 3), std::optional<std::string>("tperf_main"));
+  EXPECT_EQ(btf_type_name(btf, 4), std::optional<std::string>("tperf_sub"));
+  EXPECT_EQ(btf_type_name(btf, 5), std::nullopt);
+  auto bad_magic = btf;
+  bad_magic[0] = 0;
+  EXPECT_EQ(btf_type_name(bad_magic, 3), std::nullopt);
+  for (size_t n = 0; n < btf.size(); ++n) {
+    std::vector<uint8_t> cut(btf.begin(), btf.begin() + static_cast<std::ptrdiff_t>(n));
+    EXPECT_NO_THROW(btf_type_name(cut, 4));
   }
 }
 

@@ -125,7 +125,7 @@ Profile write_profile(Writer& w, int nsamples = 12) {
     s.time = kT0 + (i + 1) * 1'000'000;
     s.cpu = i & 1;
     s.period = 250000 + i;
-    s.callchain = {kContextUser, s.ip, 0x400800 + 8 * i, 0x400900};
+    s.callchain = {kContextUser, s.ip, 0x400800 + 8 * static_cast<uint64_t>(i), 0x400900};
     put(rc.sample(s));
     p.samples.push_back(s);
     if (i % 5 == 4) put(rc.finished_round());
@@ -545,7 +545,9 @@ TEST(WriterTest, LateAttrs) {
     ASSERT_EQ(r->attrs().size(), 2u);
     EXPECT_EQ(r->attrs()[1].attr.config, kSwTaskClock);
     EXPECT_EQ(r->attrs()[1].name, "second");
-    if (!pipe) EXPECT_GT(r->header().attrs.offset, r->header().data.offset);
+    if (!pipe) {
+      EXPECT_GT(r->header().attrs.offset, r->header().data.offset);
+    }
   }
 }
 
