@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Reads the same perf.data files with `cat`, `tperf stats` and `perf report -D` and prints wall
-# time, throughput and peak RSS (best of N runs from a warm page cache), then the ratios against
-# the targets: tperf within 4x of cat, tperf peak RSS under 64 MB, and how much faster than perf.
+# Reads the same perf.data files with `cat`, `tperf stats`, `perf report --stats` and
+# `perf report -D` and prints wall and CPU time, throughput and peak RSS (best of N runs from a
+# warm page cache), then the ratios against the targets: tperf within 4x of cat, tperf peak RSS
+# under 64 MiB, and how much faster than perf.
 # Not part of CI (minutes of run time); run by hand from the repository root or anywhere:
 #
 #   bash bench/perfdata_bench.sh [--runs N] [--no-perf] [FILE...]
@@ -21,7 +22,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --runs) runs="$2"; shift ;;
     --no-perf) with_perf=0 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     -*) echo "perfdata_bench.sh: unknown option $1" >&2; exit 1 ;;
     *) files+=("$1") ;;
   esac
@@ -64,8 +65,11 @@ trap 'rm -rf "$tmp"' EXIT
 exec > >(tee "$report") 2>&1
 
 echo "# perfdata_bench $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-echo "# machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo) RAM"
-echo "# kernel $(uname -r); $(perf --version 2>/dev/null || echo 'no perf'); tperf $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') (Release)"
+cpu_model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+mem=$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
+commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')
+echo "# machine: $(nproc) CPUs, $cpu_model, $mem RAM"
+echo "# kernel $(uname -r); $(perf --version 2>/dev/null || echo 'no perf'); tperf at $commit (Release)"
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# perf command: perf report -D -i FILE ${perf_report_extra[*]}"
 echo "# best of $runs runs after warming the page cache; RSS is the largest of the runs"
@@ -118,13 +122,15 @@ for f in "${files[@]}"; do
   cat "$f" >/dev/null  # warm the page cache
 
   tools=(cat tperf)
-  [[ $with_perf -eq 1 ]] && tools+=(perf)
-  printf '%-8s %10s %10s %10s %12s\n' tool 'wall s' 'cpu s' "$([[ -n $unpacked ]] && echo 'unp. MiB/s' || echo 'MiB/s')" \
-    'peak RSS MiB'
+  [[ $with_perf -eq 1 ]] && tools+=(perf-stats perf)
+  rate='MiB/s'
+  [[ -n $unpacked ]] && rate='unp. MiB/s'
+  printf '%-10s %10s %10s %10s %12s\n' tool 'wall s' 'cpu s' "$rate" 'peak RSS MiB'
   for tool in "${tools[@]}"; do
     case $tool in
       cat) measure cat cat "$f" ;;
       tperf) measure tperf "$tperf" stats "$f" ;;
+      perf-stats) measure perf perf report --stats -i "$f" ;;
       perf) measure perf perf report -D -i "$f" "${perf_report_extra[@]}" ;;
     esac
     result_s[$tool]=$best_s
@@ -132,23 +138,30 @@ for f in "${files[@]}"; do
     result_cpu[$tool]=$best_cpu
     tool_mb=$data_mb
     [[ $tool == cat ]] && tool_mb=$mb
-    awk -v t="$tool" -v s="$best_s" -v cpu="$best_cpu" -v kb="$peak_kb" -v mb="$tool_mb" \
-      'BEGIN { printf "%-8s %10.2f %10.2f %10s %12.1f\n", t, s, cpu, (s > 0 ? sprintf("%.0f", mb / s) : "inf"), kb / 1024 }'
+    awk -v t="$tool" -v s="$best_s" -v cpu="$best_cpu" -v kb="$peak_kb" -v mb="$tool_mb" 'BEGIN {
+      printf "%-10s %10.2f %10.2f %10s %12.1f\n", t, s, cpu, (s > 0 ? sprintf("%.0f", mb / s) : "inf"), kb / 1024
+    }'
   done
 
   # Times are in 10 ms steps; a run that rounds to 0 is counted as 10 ms so ratios stay finite.
-  line=$(awk -v c="${result_s[cat]}" -v t="${result_s[tperf]}" -v p="${result_s[perf]:-}" -v kb="${result_kb[tperf]}" \
-    -v cc="${result_cpu[cat]}" -v tc="${result_cpu[tperf]}" -v pc="${result_cpu[perf]:-}" \
-    -v name="$(basename "$f")" -v z="${unpacked:+1}" 'BEGIN {
-      if (c < 0.01) c = 0.01; if (t < 0.01) t = 0.01
-      r = t / c; rss = kb / 1024
-      s = sprintf("%-20s tperf/cat %6.2fx (target <= 4x: %s)  tperf RSS %5.1f MiB (target < 64: %s)", name, r,
-                  z ? "n/a, compressed" : r <= 4 ? "ok" : "MISSED", rss, rss < 64 ? "ok" : "MISSED")
-      if (p != "" && p != "NaN") s = s sprintf("  perf/tperf %5.1fx", p / t)
-      if (cc < 0.01) cc = 0.01; if (tc < 0.01) tc = 0.01
-      s = s sprintf("\n%-20s   by cpu time: tperf/cat %6.2fx", "", tc / cc)
-      if (pc != "" && pc != "NaN") s = s sprintf("  perf/tperf %5.1fx", pc / tc)
-      print s
+  line=$(awk -v c="${result_s[cat]}" -v t="${result_s[tperf]}" -v kb="${result_kb[tperf]}" \
+    -v p="${result_s[perf]:-}" -v ps="${result_s[perf-stats]:-}" \
+    -v cc="${result_cpu[cat]}" -v tc="${result_cpu[tperf]}" \
+    -v pc="${result_cpu[perf]:-}" -v psc="${result_cpu[perf-stats]:-}" \
+    -v name="$(basename "$f")" -v z="${unpacked:+1}" '
+    function both(a, b) { return sprintf("%7.2fx wall %7.2fx cpu", a, b) }
+    BEGIN {
+      if (c < 0.01) c = 0.01; if (t < 0.01) t = 0.01; if (cc < 0.01) cc = 0.01; if (tc < 0.01) tc = 0.01
+      rss = kb / 1024
+      printf "%s\n", name
+      if (z) {
+        printf "  %-22s n/a (compressed: cat copies %s)\n", "tperf / cat", "only the zstd bytes"
+      } else {
+        printf "  %-22s %s   target <= 4x: %s\n", "tperf / cat", both(t / c, tc / cc), t / c <= 4 ? "ok" : "MISSED"
+      }
+      printf "  %-22s %7.1f MiB %22s target < 64 MiB: %s\n", "tperf peak RSS", rss, "", rss < 64 ? "ok" : "MISSED"
+      if (p != "" && p != "NaN") printf "  %-22s %s\n", "perf report -D / tperf", both(p / t, pc / tc)
+      if (ps != "" && ps != "NaN") printf "  %-22s %s\n", "perf --stats / tperf", both(ps / t, psc / tc)
     }')
   summary+=("$line")
 done

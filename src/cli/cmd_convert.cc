@@ -4,7 +4,10 @@
 // (and counted on stderr).
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <optional>
 
 #include "cli/commands.h"
 #include "perfdata/reader.h"
@@ -36,7 +39,7 @@ bool copy_feature(unsigned bit) {
   return bit < kFeatPmuCaps;
 }
 
-int run_convert(const ConvertOptions& opt) {
+int convert(const ConvertOptions& opt) {
   auto reader = Reader::open(opt.input);
   Writer::Options wopt;
   wopt.swap = reader->swapped();
@@ -60,7 +63,16 @@ int run_convert(const ConvertOptions& opt) {
   std::vector<BuildIdEntry> pipe_build_ids;
   std::vector<uint8_t> with_payload;
   Record rec;
-  while (reader->next(rec)) {
+  // Damage stops the reading but not the conversion: what came before it is written out, so a
+  // cut recording perf cannot open becomes one it can (the error is still reported, status 2).
+  std::optional<FormatError> damage;
+  while (true) {
+    try {
+      if (!reader->next(rec)) break;
+    } catch (const FormatError& e) {
+      damage = e;
+      break;
+    }
     switch (rec.type) {
       case kRecordHeaderAttr:
       case kRecordHeaderFeature:
@@ -107,7 +119,24 @@ int run_convert(const ConvertOptions& opt) {
     fmt::print(stderr, "tperf convert: left out {} {} record(s) (type {}) that perf 6.1 cannot process\n", n,
                record_type_name(type), type);
   }
-  return report_reader_problems("convert", *reader);
+  int status = report_reader_problems("convert", *reader);
+  if (damage) {
+    fmt::print(stderr, "tperf convert: {}: {}\n", opt.input, damage->what());
+    status = 2;
+  }
+  if (status != 0) fmt::print(stderr, "tperf convert: wrote the records before the damage to {}\n", opt.output);
+  return status;
+}
+
+// An output left half-written by a failure (say, a full disk) is removed so that no one mistakes
+// it for a converted file.
+int run_convert(const ConvertOptions& opt) {
+  try {
+    return convert(opt);
+  } catch (...) {
+    ::unlink(opt.output.c_str());
+    throw;
+  }
 }
 
 }  // namespace

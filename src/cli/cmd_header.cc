@@ -26,8 +26,8 @@ constexpr unsigned kPerfLastFeature = 32;
 
 struct HeaderOptions {
   InputOption input;
-  bool full = false;     // -I: also the features perf prints only with --header-only -I
-  bool extras = true;    // tperf's section after perf's block
+  bool full = false;       // -I: also the features perf prints only with --header-only -I
+  bool no_extras = false;  // only perf's block, without tperf's section
 };
 
 // Output is collected and written in pieces, so a long stats pass shows the header first.
@@ -677,7 +677,7 @@ int run_header(const HeaderOptions& opt) {
   } catch (const FormatError& e) {
     error = e.what();
   }
-  if (opt.extras) print_extras(*reader, out, error);
+  if (!opt.no_extras) print_extras(*reader, out, error);
   out.flush();
   if (!error.empty()) {
     fmt::print(stderr, "tperf header: {}: {}\n", reader->path(), error);
@@ -694,7 +694,7 @@ void add_header_command(CLI::App& app, int& status) {
       "header", "Print the file header like `perf report --header-only`, then record counts and warnings");
   opt->input.add_to(*cmd);
   cmd->add_flag("-I,--header-full", opt->full, "also print the features perf shows only with -I");
-  cmd->add_flag("!--no-extras", opt->extras, "print only what perf prints (no record counts or warnings)");
+  cmd->add_flag("--no-extras", opt->no_extras, "print only what perf prints (no record counts or warnings)");
   cmd->callback([opt, &status] {
     status = run_guarded("header", opt->input.get(), [&] { return run_header(*opt); });
   });

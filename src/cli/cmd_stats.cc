@@ -80,16 +80,15 @@ int run_stats(const StatsOptions& opt) {
   if (unattributed) fmt::print("# samples with an unknown event id: {}\n", unattributed);
   fmt::print("Aggregated stats:\n");
   fmt::print("{:>20} events: {:>10}\n", "TOTAL", st.records);
-  for (uint32_t t = 1; t < st.by_type.size(); ++t) {
-    if (st.by_type[t] == 0) continue;
+  auto print_type = [](uint32_t t, uint64_t n) {
     const char* name = record_type_name(t);
-    if (std::string_view(name) == "UNKNOWN") {
-      fmt::print("{:>20} events: {:>10}\n", fmt::format("UNKNOWN({})", t), st.by_type[t]);
-    } else {
-      fmt::print("{:>20} events: {:>10}\n", name, st.by_type[t]);
-    }
+    std::string label = std::string_view(name) == "UNKNOWN" ? fmt::format("UNKNOWN({})", t) : std::string(name);
+    fmt::print("{:>20} events: {:>10}\n", label, n);
+  };
+  for (uint32_t t = 1; t < st.by_type.size(); ++t) {
+    if (st.by_type[t] != 0) print_type(t, st.by_type[t]);
   }
-  for (const auto& [t, n] : st.other_types) fmt::print("{:>20} events: {:>10}\n", fmt::format("UNKNOWN({})", t), n);
+  for (const auto& [t, n] : st.other_types) print_type(t, n);
   if (st.unknown_records) fmt::print("# unknown record types skipped: {}\n", st.unknown_records);
   for (size_t i = 0; i < reader->attrs().size(); ++i) {
     fmt::print("{} stats:\n", reader->attrs()[i].name);

@@ -64,8 +64,19 @@ enum RecordType : uint32_t {
   kRecordSchedstatDomain = 86,
   kRecordToolMax = 87,
 
-  // Android simpleperf's own records start here.
+  // Android simpleperf's own records (recognized and skipped).
   kRecordSimpleperfFirst = 32768,
+  kRecordSimpleperfKernelSymbol = 32769,
+  kRecordSimpleperfDso = 32770,
+  kRecordSimpleperfSymbol = 32771,
+  kRecordSimpleperfSplit = 32772,
+  kRecordSimpleperfSplitEnd = 32773,
+  kRecordSimpleperfEventId = 32774,
+  kRecordSimpleperfCallchain = 32775,
+  kRecordSimpleperfUnwindingResult = 32776,
+  kRecordSimpleperfTracingData = 32777,
+  kRecordSimpleperfDebug = 32778,
+  kRecordSimpleperfLast = kRecordSimpleperfDebug,
 };
 
 // perf_event_header.misc

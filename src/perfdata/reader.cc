@@ -246,6 +246,16 @@ const char* record_type_name(uint32_t type) {
     case kRecordBpfMetadata: return "BPF_METADATA";
     case kRecordSchedstatCpu: return "SCHEDSTAT_CPU";
     case kRecordSchedstatDomain: return "SCHEDSTAT_DOMAIN";
+    case kRecordSimpleperfKernelSymbol: return "SIMPLEPERF_KERNEL_SYMBOL";
+    case kRecordSimpleperfDso: return "SIMPLEPERF_DSO";
+    case kRecordSimpleperfSymbol: return "SIMPLEPERF_SYMBOL";
+    case kRecordSimpleperfSplit: return "SIMPLEPERF_SPLIT";
+    case kRecordSimpleperfSplitEnd: return "SIMPLEPERF_SPLIT_END";
+    case kRecordSimpleperfEventId: return "SIMPLEPERF_EVENT_ID";
+    case kRecordSimpleperfCallchain: return "SIMPLEPERF_CALLCHAIN";
+    case kRecordSimpleperfUnwindingResult: return "SIMPLEPERF_UNWINDING_RESULT";
+    case kRecordSimpleperfTracingData: return "SIMPLEPERF_TRACING_DATA";
+    case kRecordSimpleperfDebug: return "SIMPLEPERF_DEBUG";
     default: return "UNKNOWN";
   }
 }
@@ -294,7 +304,7 @@ uint16_t min_record_size(uint32_t type) {
 bool is_known_type(uint32_t type) {
   if (type >= 1 && type < kRecordKernelMax) return true;
   if (type >= kRecordHeaderAttr && type < kRecordToolMax) return true;
-  return false;
+  return type > kRecordSimpleperfFirst && type <= kRecordSimpleperfLast;
 }
 
 void read_exact_at(int fd, void* dst, size_t n, uint64_t off, const std::string& name, const char* what) {

@@ -2,6 +2,9 @@
 // perf reads, fresh recordings, and files whose event attrs were rewritten to reach every
 // field of perf's attr line. tperf's own section is checked against `perf report -D`'s counts.
 #include <gtest/gtest.h>
+#include <linux/bpf.h>
+#include <linux/btf.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -198,6 +201,8 @@ TEST(HeaderCommand, FreshRecordingsMatchPerf) {
       {"clock", "-k monotonic -e cpu-clock", false},
       {"compressed", "-z -e cpu-clock", false},
       {"pipe", "-e cpu-clock -e {task-clock,page-faults}", true},
+      {"threads", "--threads -e cpu-clock", false},  // directory layout
+      {"system", "-a --switch-events -e cpu-clock", false},
   };
   int recorded = 0;
   for (const auto& v : variants) {
@@ -206,11 +211,98 @@ TEST(HeaderCommand, FreshRecordingsMatchPerf) {
                       " -- sleep 0.01" + (v.pipe ? " > " + shell_quote(file) : "") + " 2>/dev/null";
     int status = -1;
     run_command(cmd, &status);
-    if (status != 0 || !fs::exists(file) || fs::file_size(file) == 0) continue;  // e.g. no permission
+    if (status != 0 || !fs::exists(file) || (fs::is_regular_file(file) && fs::file_size(file) == 0)) {
+      continue;  // e.g. no permission
+    }
     ++recorded;
     compare_with_perf(file, v.name);
   }
   if (recorded == 0) GTEST_SKIP() << "perf record does not work here";
+}
+
+// Loads BPF programs for the lifetime of the object (needs CAP_BPF or root): one without BTF,
+// one with two sub-programs named by BTF, so perf records BPF_PROG_INFO and BPF_BTF entries.
+class LoadedBpfPrograms {
+ public:
+  LoadedBpfPrograms() {
+    const char strs[] = "\0int\0tperf_main\0tperf_sub";
+    const uint32_t types[] = {1, 1u << 24, 4, 0x01000020, 0, 13u << 24, 1, 5, 12u << 24, 2, 16, 12u << 24, 2};
+    std::vector<uint8_t> btf(sizeof(btf_header) + sizeof types + sizeof strs);
+    btf_header h{};
+    h.magic = BTF_MAGIC;
+    h.version = 1;
+    h.hdr_len = sizeof h;
+    h.type_len = sizeof types;
+    h.str_off = sizeof types;
+    h.str_len = sizeof strs;
+    std::memcpy(btf.data(), &h, sizeof h);
+    std::memcpy(btf.data() + sizeof h, types, sizeof types);
+    std::memcpy(btf.data() + sizeof h + sizeof types, strs, sizeof strs);
+    bpf_attr a{};
+    a.btf = reinterpret_cast<uintptr_t>(btf.data());
+    a.btf_size = static_cast<uint32_t>(btf.size());
+    int btf_fd = static_cast<int>(syscall(SYS_bpf, BPF_BTF_LOAD, &a, sizeof a));
+    if (btf_fd < 0) return;
+    fds_.push_back(btf_fd);
+
+    const bpf_insn plain[] = {{BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0}, {BPF_JMP | BPF_EXIT, 0, 0, 0, 0}};
+    a = bpf_attr{};
+    a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+    a.insns = reinterpret_cast<uintptr_t>(plain);
+    a.insn_cnt = 2;
+    a.license = reinterpret_cast<uintptr_t>("GPL");
+    std::strcpy(a.prog_name, "tperf_plain");
+    int fd = static_cast<int>(syscall(SYS_bpf, BPF_PROG_LOAD, &a, sizeof a));
+    if (fd < 0) return;
+    fds_.push_back(fd);
+
+    const bpf_insn calls[] = {{BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 2},
+                              {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0},
+                              {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+                              {BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1},
+                              {BPF_JMP | BPF_EXIT, 0, 0, 0, 0}};
+    const bpf_func_info funcs[] = {{0, 3}, {3, 4}};
+    a = bpf_attr{};
+    a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+    a.insns = reinterpret_cast<uintptr_t>(calls);
+    a.insn_cnt = 5;
+    a.license = reinterpret_cast<uintptr_t>("GPL");
+    std::strcpy(a.prog_name, "tperf_btf");
+    a.prog_btf_fd = static_cast<uint32_t>(btf_fd);
+    a.func_info = reinterpret_cast<uintptr_t>(funcs);
+    a.func_info_cnt = 2;
+    a.func_info_rec_size = sizeof(bpf_func_info);
+    fd = static_cast<int>(syscall(SYS_bpf, BPF_PROG_LOAD, &a, sizeof a));
+    if (fd < 0) return;
+    fds_.push_back(fd);
+    ok_ = true;
+  }
+  ~LoadedBpfPrograms() {
+    for (int fd : fds_) close(fd);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  std::vector<int> fds_;
+  bool ok_ = false;
+};
+
+TEST(HeaderCommand, BpfProgramsMatchPerf) {
+  if (!have_perf()) GTEST_SKIP() << "perf not in PATH";
+  LoadedBpfPrograms progs;
+  if (!progs.ok()) GTEST_SKIP() << "cannot load BPF programs here";
+  TempDir dir;
+  ASSERT_FALSE(dir.path.empty());
+  std::string file = dir.path + "/bpf.data";
+  int status = -1;
+  run_command("perf record -q -e cpu-clock -o " + shell_quote(file) + " -- sleep 0.01 2>/dev/null", &status);
+  if (status != 0) GTEST_SKIP() << "perf record does not work here";
+  std::string perf = perf_header(file);
+  ASSERT_NE(perf.find("_tperf_plain addr 0x"), std::string::npos) << perf;
+  ASSERT_NE(perf.find("\tsub_prog 1: bpf_prog_"), std::string::npos) << perf;
+  ASSERT_NE(perf.find("_tperf_sub addr 0x"), std::string::npos) << perf;
+  ASSERT_NE(perf.find("# btf info of id "), std::string::npos) << perf;
+  compare_with_perf(file, "bpf");
 }
 
 // The attr line: rewrite fields of the first EVENT_DESC attr of a corpus file (128-byte attrs)

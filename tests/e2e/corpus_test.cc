@@ -154,6 +154,29 @@ TEST_F(CorpusTest, FilesPerfRefusesAreReadAndConvertedForPerf) {
   rmdir(tmp.c_str());
 }
 
+// A recording cut short (perf killed, disk full) is refused by perf; tperf reads what is there,
+// says where the damage is, and convert salvages it into a file perf reads.
+TEST_F(CorpusTest, CutFileIsReportedAndSalvagedByConvert) {
+  test::TempDir tmp;
+  std::string cut = tmp.file("cut.data"), salvaged = tmp.file("salvaged.data");
+  run_command("head -c 300000 " + shell_quote(corpus_dir() + "/quipper/testdata/perf.data.callgraph-3.8") + " > " +
+              cut);
+  int status = 0;
+  std::string out = run_command(tperf() + " stats " + cut + " 2>&1", &status);
+  EXPECT_EQ(status, 2);
+  EXPECT_NE(out.find("offset 0x493e0: file truncated"), std::string::npos) << out;
+  auto ours = aggregated_counts(out);
+  ASSERT_GT(ours["SAMPLE"], 100);
+  std::string err = run_command(tperf() + " convert " + cut + " " + salvaged + " 2>&1", &status);
+  EXPECT_EQ(status, 2);
+  EXPECT_NE(err.find("wrote the records before the damage"), std::string::npos) << err;
+  if (!have_perf()) return;
+  auto perf = aggregated_counts(run_command("perf report -D -i " + salvaged + " 2>/dev/null"));
+  ours.erase("TOTAL");
+  perf.erase("TOTAL");
+  EXPECT_EQ(perf, ours);
+}
+
 TEST_F(CorpusTest, TextAfterThePipeStreamIsIgnoredWithAWarning) {
   // This file has perf record's own messages appended after the last record.
   std::string path = corpus_dir() + "/linux-perf-data/sleep.compressed2.pipe.data";

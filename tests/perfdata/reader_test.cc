@@ -294,14 +294,16 @@ TEST(ReaderTest, UnknownRecordTypesAreCountedAndSkipped) {
   w.write_record(rb.sample(make_sample(1, 1, 0x10)));
   w.write_record(rb.record(30, 0, body));      // a kernel type from the future
   w.write_record(rb.record(120, 0, body));     // a tool type from the future
-  w.write_record(rb.record(32770, 0, body));   // simpleperf's
+  w.write_record(rb.record(32770, 0, body));   // simpleperf's DSO record: recognized, skipped
+  w.write_record(rb.record(40000, 0, body));   // nobody's
   w.write_record(rb.sample(make_sample(1, 2, 0x20)));
   w.finish();
   auto r = Reader::open(path);
   ReadBack back = read_all(*r);
-  EXPECT_EQ(back.records.size(), 5u);
+  EXPECT_EQ(back.records.size(), 6u);
   EXPECT_EQ(back.samples.size(), 2u);
   EXPECT_EQ(r->stats().unknown_records, 3u);
+  EXPECT_STREQ(record_type_name(32770), "SIMPLEPERF_DSO");
   EXPECT_EQ(r->stats().count(30), 1u);
   EXPECT_EQ(r->stats().count(32770), 1u);
   EXPECT_TRUE(back.errors.empty());
