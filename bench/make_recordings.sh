@@ -28,7 +28,10 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 
-command -v perf >/dev/null || { echo "make_recordings.sh: perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
+if ! command -v perf >/dev/null; then
+  echo "make_recordings.sh: perf is not installed (apt-get install linux-perf)" >&2
+  exit 1
+fi
 mkdir -p "$out"
 
 workload="$out/workload"

@@ -159,7 +159,7 @@ for f in "${files[@]}"; do
       } else {
         printf "  %-22s %s   target <= 4x: %s\n", "tperf / cat", both(t / c, tc / cc), t / c <= 4 ? "ok" : "MISSED"
       }
-      printf "  %-22s %7.1f MiB %22s target < 64 MiB: %s\n", "tperf peak RSS", rss, "", rss < 64 ? "ok" : "MISSED"
+      printf "  %-22s %7.1f MiB%18s target < 64 MiB: %s\n", "tperf peak RSS", rss, "", rss < 64 ? "ok" : "MISSED"
       if (p != "" && p != "NaN") printf "  %-22s %s\n", "perf report -D / tperf", both(p / t, pc / tc)
       if (ps != "" && ps != "NaN") printf "  %-22s %s\n", "perf --stats / tperf", both(ps / t, psc / tc)
     }')

@@ -137,8 +137,8 @@ std::string workload(const std::string& name, std::string* error) {
     if (!have_program("gcc")) {
       err = "gcc is not installed";
     } else {
-      CommandResult r = run("gcc -O1 -g -fno-omit-frame-pointer -pthread -o " + shell_quote(bin) + " " +
-                            shell_quote(src));
+      CommandResult r =
+          run("gcc -O1 -g -fno-omit-frame-pointer -pthread -o " + shell_quote(bin) + " " + shell_quote(src));
       if (r.status != 0) err = "compiling " + src + " failed: " + r.err;
     }
     it = built.emplace(name, std::make_pair(err.empty() ? bin : std::string(), err)).first;
@@ -177,7 +177,8 @@ bool parse_script_sample(const std::string& line, bool with_cpu, bool with_addr,
 
 bool parse_script_switch(const std::string& line, ScriptSwitch* out) {
   static const std::regex re(
-      R"(^\s*(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+(\d+\.\d{9}):\s+PERF_RECORD_SWITCH_CPU_WIDE (IN|OUT)\s*(preempt)?\s+(next|prev) pid/tid:\s*(-?\d+)/(-?\d+)\s*$)");
+      R"(^\s*(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+(\d+\.\d{9}):\s+)"
+      R"(PERF_RECORD_SWITCH_CPU_WIDE (IN|OUT)\s*(preempt)?\s+(next|prev) pid/tid:\s*(-?\d+)/(-?\d+)\s*$)");
   if (line.find("PERF_RECORD_SWITCH_CPU_WIDE") == std::string::npos) return false;
   std::smatch m;
   if (!std::regex_match(line, m, re)) return false;
@@ -213,8 +214,9 @@ bool parse_script_uregs(const std::string& line, ScriptRegs* out) {
 }
 
 bool parse_script_sched_switch(const std::string& line, ScriptSchedSwitch* out) {
-  static const std::regex re(
-      R"(^\s*(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+(\d+\.\d{9}):\s+prev_comm=(.*) prev_pid=(-?\d+) prev_prio=(-?\d+) prev_state=\S* ==> next_comm=(.*) next_pid=(-?\d+) next_prio=(-?\d+)\s*$)");
+  static const std::regex re(R"(^\s*(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+(\d+\.\d{9}):\s+)"
+                             R"(prev_comm=(.*) prev_pid=(-?\d+) prev_prio=(-?\d+) prev_state=\S* ==> )"
+                             R"(next_comm=(.*) next_pid=(-?\d+) next_prio=(-?\d+)\s*$)");
   if (line.find("prev_comm=") == std::string::npos) return false;
   std::smatch m;
   if (!std::regex_match(line, m, re)) return false;
@@ -236,7 +238,8 @@ bool parse_script_sched_switch(const std::string& line, ScriptSchedSwitch* out) 
 PerfDump parse_report_dump(const std::string& text) {
   static const std::regex record_re(R"(^0x([0-9a-f]+)@(.*) \[0x([0-9a-f]+)\]: event: (\d+)$)");
   static const std::regex sample_re(
-      R"(^(?:(\d+) )?(\d+) 0x([0-9a-f]+) \[0x([0-9a-f]+)\]: PERF_RECORD_SAMPLE\(IP, 0x([0-9a-f]+)\): (-?\d+)/(-?\d+): 0x([0-9a-f]+) period: (\d+) addr: (?:0x)?([0-9a-f]+)$)");
+      R"(^(?:(\d+) )?(\d+) 0x([0-9a-f]+) \[0x([0-9a-f]+)\]: PERF_RECORD_SAMPLE\(IP, 0x([0-9a-f]+)\): )"
+      R"((-?\d+)/(-?\d+): 0x([0-9a-f]+) period: (\d+) addr: (?:0x)?([0-9a-f]+)$)");
   static const std::regex chain_re(R"(^\.\.\. (?:FP )?chain: nr:(\d+)$)");
   static const std::regex chain_entry_re(R"(^\.\.\.\.\.\s+\d+: ([0-9a-f]+)$)");
   static const std::regex regs_re(R"(^\.\.\. user regs: mask 0x([0-9a-f]+) ABI (\S+)$)");

@@ -1,0 +1,161 @@
+#include "session/ordered_events.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tperf::session {
+
+using perfdata::Record;
+
+namespace {
+
+constexpr size_t kChunkSize = 1 << 20;
+
+// Record bytes live in chunks; a chunk is freed once every record in it has been delivered.
+struct Chunk {
+  std::unique_ptr<uint8_t[]> data;
+  size_t used = 0;
+  size_t live = 0;
+  size_t capacity = 0;
+};
+
+struct Entry {
+  uint64_t time;
+  uint64_t seq;
+  uint32_t chunk;
+  uint32_t pos;
+  Record meta;  // every field but the spans
+};
+
+}  // namespace
+
+struct OrderedEvents::Queue {
+  std::vector<std::unique_ptr<Chunk>> chunks;  // index = Entry::chunk; freed ones are null
+  std::vector<uint32_t> free_slots;
+  uint32_t current = UINT32_MAX;
+  std::vector<Entry> pending;
+  size_t sorted_prefix = 0;  // pending[0, sorted_prefix) is known to be sorted
+  uint64_t seq = 0;
+  size_t bytes = 0;
+
+  void add(const Record& rec, uint64_t time) {
+    size_t n = rec.bytes.size();
+    if (current == UINT32_MAX || chunks[current]->capacity - chunks[current]->used < n) new_chunk(n);
+    Chunk& c = *chunks[current];
+    std::memcpy(c.data.get() + c.used, rec.bytes.data(), n);
+    Entry e{time, seq++, current, static_cast<uint32_t>(c.used), rec};
+    e.meta.bytes = {};
+    e.meta.payload = {};
+    c.used += n;
+    ++c.live;
+    bytes += n;
+    pending.push_back(e);
+  }
+
+  void new_chunk(size_t need) {
+    auto c = std::make_unique<Chunk>();
+    c->capacity = std::max(kChunkSize, need);
+    c->data.reset(new uint8_t[c->capacity]);
+    if (!free_slots.empty()) {
+      current = free_slots.back();
+      free_slots.pop_back();
+      chunks[current] = std::move(c);
+    } else {
+      current = static_cast<uint32_t>(chunks.size());
+      chunks.push_back(std::move(c));
+    }
+  }
+
+  void release(const Entry& e) {
+    Chunk& c = *chunks[e.chunk];
+    bytes -= e.meta.size;
+    if (--c.live == 0 && e.chunk != current) {
+      chunks[e.chunk].reset();
+      free_slots.push_back(e.chunk);
+    } else if (c.live == 0) {
+      c.used = 0;  // the current chunk is empty again: reuse it from the start
+    }
+  }
+
+  void sort() {
+    if (sorted_prefix == pending.size()) return;
+    auto less = [](const Entry& a, const Entry& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; };
+    // Records mostly arrive in order: sort the new tail, then merge it into the sorted head.
+    auto mid = pending.begin() + static_cast<std::ptrdiff_t>(sorted_prefix);
+    if (!std::is_sorted(mid, pending.end(), less)) std::sort(mid, pending.end(), less);
+    if (sorted_prefix > 0 && less(*mid, *(mid - 1))) std::inplace_merge(pending.begin(), mid, pending.end(), less);
+    sorted_prefix = pending.size();
+  }
+};
+
+OrderedEvents::OrderedEvents(const perfdata::Reader& reader, Deliver deliver)
+    : OrderedEvents(reader, std::move(deliver), Options{}) {}
+
+OrderedEvents::OrderedEvents(const perfdata::Reader& reader, Deliver deliver, Options options)
+    : reader_(reader), deliver_(std::move(deliver)), options_(options), queue_(std::make_unique<Queue>()) {}
+
+OrderedEvents::~OrderedEvents() = default;
+
+size_t OrderedEvents::queued_records() const { return queue_->pending.size(); }
+
+void OrderedEvents::push(const Record& rec) {
+  using namespace perfdata;
+  if (rec.type == kRecordFinishedRound) {
+    ++stats_.rounds;
+    flush_until(next_flush_);
+    next_flush_ = max_time_;
+    deliver_(rec, 0);
+    return;
+  }
+  if (rec.type == kRecordFinishedInit) {
+    flush_all();
+    deliver_(rec, 0);
+    return;
+  }
+  uint64_t time = 0;
+  if (!reader_.record_time(rec, &time)) {
+    ++stats_.immediate;
+    deliver_(rec, 0);
+    return;
+  }
+  ++stats_.queued;
+  if (flushed_any_ && time < last_flushed_) ++stats_.out_of_order;
+  max_time_ = std::max(max_time_, time);
+  queue_->add(rec, time);
+  stats_.peak_queued_bytes = std::max(stats_.peak_queued_bytes, queue_->bytes);
+  stats_.peak_queued_records = std::max(stats_.peak_queued_records, queue_->pending.size());
+  if (queue_->bytes > options_.max_queued_bytes) {
+    ++stats_.forced_flushes;
+    flush_half();
+  }
+}
+
+void OrderedEvents::flush_until(uint64_t limit) {
+  Queue& q = *queue_;
+  q.sort();
+  size_t n = 0;
+  Record rec;
+  while (n < q.pending.size() && q.pending[n].time <= limit) {
+    const Entry& e = q.pending[n];
+    rec = e.meta;
+    rec.bytes = std::span<const uint8_t>(q.chunks[e.chunk]->data.get() + e.pos, e.meta.size);
+    last_flushed_ = std::max(last_flushed_, e.time);
+    flushed_any_ = true;
+    deliver_(rec, e.time);
+    q.release(e);
+    ++n;
+  }
+  q.pending.erase(q.pending.begin(), q.pending.begin() + static_cast<std::ptrdiff_t>(n));
+  q.sorted_prefix -= n;
+}
+
+void OrderedEvents::flush_half() {
+  Queue& q = *queue_;
+  q.sort();
+  if (q.pending.empty()) return;
+  flush_until(q.pending[q.pending.size() / 2].time);
+}
+
+void OrderedEvents::flush_all() { flush_until(UINT64_MAX); }
+
+}  // namespace tperf::session

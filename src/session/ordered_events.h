@@ -1,0 +1,68 @@
+// Delivers records in time order the way perf does: timestamped records are queued and, at each
+// FINISHED_ROUND, those up to the largest timestamp seen before the previous round are sorted and
+// delivered; FINISHED_INIT and the end of the data flush everything. Records without a timestamp
+// (tool records, kernel records without sample_id_all) go through at once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "perfdata/reader.h"
+
+namespace tperf::session {
+
+class OrderedEvents {
+ public:
+  struct Options {
+    // Queued bytes above which the older half is delivered early (perf's default is 100 MB).
+    size_t max_queued_bytes = 256 << 20;
+  };
+
+  struct Stats {
+    uint64_t queued = 0;          // records that went through the queue
+    uint64_t immediate = 0;       // records delivered at once (no timestamp)
+    uint64_t out_of_order = 0;    // older than what was already delivered
+    uint64_t rounds = 0;          // FINISHED_ROUND records seen
+    uint64_t forced_flushes = 0;  // early deliveries because the queue grew past its limit
+    size_t peak_queued_bytes = 0;
+    size_t peak_queued_records = 0;
+  };
+
+  // Called for each record in order; `time` is its timestamp (0 when it has none). The record's
+  // bytes are valid during the call only.
+  using Deliver = std::function<void(const perfdata::Record& rec, uint64_t time)>;
+
+  OrderedEvents(const perfdata::Reader& reader, Deliver deliver);
+  OrderedEvents(const perfdata::Reader& reader, Deliver deliver, Options options);
+  ~OrderedEvents();
+  OrderedEvents(const OrderedEvents&) = delete;
+  OrderedEvents& operator=(const OrderedEvents&) = delete;
+
+  // Takes the next record in file order. FINISHED_ROUND and FINISHED_INIT are acted on and
+  // then delivered themselves.
+  void push(const perfdata::Record& rec);
+  // Delivers everything still queued (at the end of the data).
+  void flush_all();
+
+  const Stats& stats() const { return stats_; }
+  size_t queued_records() const;
+
+ private:
+  struct Queue;
+  void flush_until(uint64_t limit);
+  void flush_half();
+
+  const perfdata::Reader& reader_;
+  Deliver deliver_;
+  Options options_;
+  Stats stats_;
+  std::unique_ptr<Queue> queue_;
+  uint64_t max_time_ = 0;      // largest timestamp queued so far
+  uint64_t next_flush_ = 0;    // the limit of the next round's flush
+  uint64_t last_flushed_ = 0;  // largest timestamp delivered
+  bool flushed_any_ = false;
+};
+
+}  // namespace tperf::session

@@ -1,0 +1,166 @@
+// OrderedEvents on writer-made files: round-by-round flushing, out-of-order counting, untimed
+// records, FINISHED_INIT, the memory bound, and the delivery order perf script itself uses.
+#include "session/ordered_events.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <sstream>
+
+#include "perfdata/record_builder.h"
+#include "perfdata/writer.h"
+#include "test_util.h"
+
+namespace tperf::session {
+namespace {
+
+using namespace perfdata;
+using test::TempDir;
+
+PerfEventAttr attr() {
+  PerfEventAttr a;
+  a.type = kTypeSoftware;
+  a.size = kAttrSizeVer7;
+  a.config = kSwCpuClock;
+  a.sample_period = 10000;
+  a.sample_type = kSampleIp | kSampleTid | kSampleTime | kSampleCpu | kSamplePeriod;
+  a.set_flag(kFlagSampleIdAll);
+  a.set_flag(kFlagExcludeKernel);
+  a.set_flag(kFlagComm);
+  a.set_flag(kFlagTask);
+  return a;
+}
+
+// A record list: a sample per entry (time, ip = time) or a round marker (time 0, is_round).
+struct Item {
+  uint64_t time;
+  bool round = false;
+  bool init = false;
+};
+
+std::string write(const TempDir& dir, const std::vector<Item>& items) {
+  Writer w;
+  std::string path = dir.file("ordered.data");
+  w.open(path);
+  w.add_attr(attr(), {1}, "cpu-clock");
+  RecordBuilder rb = w.builder(0);
+  CommEvent c;
+  c.pid = c.tid = 50;
+  c.comm = "app";
+  w.write_record(rb.comm(c, SampleId{50, 50, 0, 0, 0, 0}));
+  for (const Item& it : items) {
+    if (it.round) {
+      w.write_record(rb.finished_round());
+    } else if (it.init) {
+      w.write_record(rb.finished_init());
+    } else {
+      Sample s;
+      s.pid = s.tid = 50;
+      s.time = it.time;
+      s.ip = 0x400000 + it.time;
+      s.cpu = static_cast<uint32_t>(it.time % 2);
+      s.period = 10000;
+      w.write_record(rb.sample(s));
+    }
+  }
+  w.finish();
+  return path;
+}
+
+struct Delivered {
+  std::vector<uint64_t> sample_times;
+  std::vector<uint32_t> types;
+  OrderedEvents::Stats stats;
+};
+
+Delivered run(const std::string& path, OrderedEvents::Options opt = {}) {
+  auto reader = Reader::open(path);
+  Delivered d;
+  OrderedEvents oe(
+      *reader,
+      [&](const Record& rec, uint64_t time) {
+        d.types.push_back(rec.type);
+        if (rec.type == kRecordSample) {
+          Sample s;
+          reader->decode_sample(rec, s);
+          EXPECT_EQ(s.time, time);
+          d.sample_times.push_back(time);
+        }
+      },
+      opt);
+  Record rec;
+  while (reader->next(rec)) oe.push(rec);
+  oe.flush_all();
+  d.stats = oe.stats();
+  return d;
+}
+
+TEST(OrderedEvents, RoundsDeliverInTimeOrder) {
+  TempDir dir;
+  // Two ring buffers' worth of records interleaved per round, each in order on its own.
+  auto d = run(write(dir, {{10}, {5}, {20}, {0, true}, {15}, {30}, {0, true}, {25}, {40}, {0, true}, {35}}));
+  EXPECT_EQ(d.sample_times, (std::vector<uint64_t>{5, 10, 15, 20, 25, 30, 35, 40}));
+  EXPECT_EQ(d.stats.out_of_order, 0u);
+  EXPECT_EQ(d.stats.rounds, 3u);
+  EXPECT_EQ(d.stats.queued, 9u);  // 8 samples + the COMM (it has a sample_id time)
+}
+
+TEST(OrderedEvents, RecordsOlderThanWhatWasDeliveredAreCounted) {
+  TempDir dir;
+  // 12 arrives two rounds after 20 was already delivered.
+  auto d = run(write(dir, {{10}, {20}, {0, true}, {30}, {0, true}, {12}, {40}, {0, true}}));
+  EXPECT_EQ(d.stats.out_of_order, 1u);
+  EXPECT_EQ(d.sample_times, (std::vector<uint64_t>{10, 20, 12, 30, 40}));
+}
+
+TEST(OrderedEvents, FinishedInitFlushesAndUntimedRecordsPassAtOnce) {
+  TempDir dir;
+  auto d = run(write(dir, {{7}, {3}, {0, false, true}, {9}, {8}}));
+  // FINISHED_INIT delivers 3 and 7 first, then itself; the rest is sorted at the end.
+  EXPECT_EQ(d.sample_times, (std::vector<uint64_t>{3, 7, 8, 9}));
+  auto init = std::find(d.types.begin(), d.types.end(), kRecordFinishedInit);
+  ASSERT_NE(init, d.types.end());
+  EXPECT_EQ(std::count(d.types.begin(), init, kRecordSample), 2);
+}
+
+TEST(OrderedEvents, QueueStaysUnderItsMemoryLimit) {
+  TempDir dir;
+  std::vector<Item> items;
+  for (uint64_t t = 1; t <= 20000; ++t) items.push_back({t});  // no rounds at all (perf 3.x files)
+  OrderedEvents::Options opt;
+  opt.max_queued_bytes = 64 * 1024;
+  auto d = run(write(dir, items), opt);
+  EXPECT_EQ(d.sample_times.size(), 20000u);
+  EXPECT_TRUE(std::is_sorted(d.sample_times.begin(), d.sample_times.end()));
+  EXPECT_GT(d.stats.forced_flushes, 0u);
+  EXPECT_LE(d.stats.peak_queued_bytes, opt.max_queued_bytes + 64);
+}
+
+// perf script is the oracle: on a file whose per-round order is scrambled (including records
+// that come too late), it prints samples in the order OrderedEvents delivers them.
+TEST(OrderedEvents, SameOrderAsPerfScript) {
+  if (!test::have_program("perf")) GTEST_SKIP() << "perf not installed";
+  TempDir dir;
+  std::mt19937 rng(3);
+  std::vector<Item> items;
+  uint64_t base = 1'000'000'000;
+  for (int round = 0; round < 30; ++round) {
+    std::vector<Item> r;
+    for (int i = 0; i < 40; ++i) r.push_back({base + static_cast<uint64_t>(round) * 1000 + rng() % 2600});
+    std::shuffle(r.begin(), r.end(), rng);
+    items.insert(items.end(), r.begin(), r.end());
+    items.push_back({0, true});
+  }
+  std::string path = write(dir, items);
+  auto d = run(path);
+  EXPECT_GT(d.stats.out_of_order, 0u);
+  std::string out = test::run_command("perf script -F ip -i " + path + " 2>/dev/null");
+  std::istringstream in(out);
+  std::vector<uint64_t> perf_times;
+  std::string ip;
+  while (in >> ip) perf_times.push_back(std::stoull(ip, nullptr, 16) - 0x400000);
+  EXPECT_EQ(perf_times, d.sample_times);
+}
+
+}  // namespace
+}  // namespace tperf::session
