@@ -689,11 +689,14 @@ void Reader::apply_header_record(const Record& rec) {
       uint64_t nr = r.u64("id_index nr");
       if (nr > r.remaining() / 32) r.fail("id_index entries", static_cast<size_t>(std::min<uint64_t>(nr, 1 << 20) * 32));
       for (uint64_t i = 0; i < nr; ++i) {
-        uint64_t id = r.u64(), idx = r.u64(), cpu = r.u64(), tid = r.u64();
-        IdInfo& info = id_map_[id];
-        if (idx < attrs_.size()) info.attr_index = static_cast<uint32_t>(idx);
-        info.cpu = static_cast<int32_t>(cpu);
-        info.tid = static_cast<int32_t>(tid);
+        uint64_t id = r.u64();
+        r.u64();  // idx: the position in the event's per-cpu/thread fd array, not an attr index
+        uint64_t cpu = r.u64(), tid = r.u64();
+        // The attrs name their ids; ID_INDEX only says where each one was opened.
+        auto it = id_map_.find(id);
+        if (it == id_map_.end()) continue;
+        it->second.cpu = static_cast<int32_t>(cpu);
+        it->second.tid = static_cast<int32_t>(tid);
       }
       break;
     }
@@ -822,7 +825,9 @@ void decompress_into(Stream& s, const Record& rec, bool swap, ReaderStats& stats
     s.dlen -= s.dpos;
     s.dpos = 0;
   }
-  if (s.dlen == 0) s.compressed_at = rec.offset;
+  // Records finished by this chunk (a record cut in two included) are reported at its offset,
+  // as perf does.
+  s.compressed_at = rec.offset;
   ZSTD_inBuffer in{src.data(), src.size(), 0};
   while (true) {
     if (s.dbuf.size() - s.dlen < 65536) {

@@ -156,8 +156,7 @@ std::vector<uint8_t> RecordBuilder::lost(uint64_t id, uint64_t lost, const Sampl
   return record(kRecordLost, 0, body, sid);
 }
 
-std::vector<uint8_t> RecordBuilder::throttle_record(uint32_t type, const ThrottleEvent& e,
-                                                    const SampleId& sid) const {
+std::vector<uint8_t> RecordBuilder::throttle_record(uint32_t type, const ThrottleEvent& e, const SampleId& sid) const {
   std::vector<uint8_t> body;
   ByteWriter(body, swap_).u64(e.time).u64(e.id).u64(e.stream_id);
   return record(type, 0, body, sid);

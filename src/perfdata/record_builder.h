@@ -4,7 +4,8 @@
 // and tests that craft synthetic perf.data files.
 //
 //   RecordBuilder rb(attr);  // the attr decides the SAMPLE layout and the sample_id trailer
-//   w.write_record(rb.comm({.pid = 42, .tid = 42, .comm = "app", .exec = true}, {.pid = 42, .tid = 42, .time = 10}));
+//   w.write_record(rb.comm({.pid = 42, .tid = 42, .comm = "app", .exec = true},
+//                          {.pid = 42, .tid = 42, .time = 10}));  // the sample_id trailer
 //   w.write_record(rb.mmap2({.pid = 42, .tid = 42, .addr = 0x400000, .len = 0x1000, .filename = "/bin/app"}));
 //   Sample s; s.ip = 0x400123; s.pid = s.tid = 42; s.time = 20; s.callchain = {...};
 //   w.write_record(rb.sample(s));

@@ -149,7 +149,7 @@ struct CallchainDeferredEvent {
 // Tool records.
 struct IdIndexEntry {
   uint64_t id = 0;
-  uint64_t idx = 0;  // index of the attr
+  uint64_t idx = 0;  // position in the event's per-cpu/per-thread fd array (not an attr index)
   int64_t cpu = -1;
   int64_t tid = -1;
 };

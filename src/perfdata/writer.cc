@@ -1,11 +1,10 @@
 #include "perfdata/writer.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>

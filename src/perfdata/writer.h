@@ -109,9 +109,7 @@ class Writer {
   }
   void set_clockid(uint64_t resolution_ns) { set_feature(kFeatClockid, feature_u64(resolution_ns, options_.swap)); }
   void set_clock_data(const ClockData& cd) { set_feature(kFeatClockData, feature_clock_data(cd, options_.swap)); }
-  void set_compressed(const CompressedInfo& ci) {
-    set_feature(kFeatCompressed, feature_compressed(ci, options_.swap));
-  }
+  void set_compressed(const CompressedInfo& ci) { set_feature(kFeatCompressed, feature_compressed(ci, options_.swap)); }
   // Only for the header file of a `perf record --threads` directory: perf 6.1 asserts on
   // DIR_FORMAT in a plain file.
   void set_dir_format(uint64_t version) { set_feature(kFeatDirFormat, feature_u64(version, options_.swap)); }

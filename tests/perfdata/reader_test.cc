@@ -435,7 +435,9 @@ TEST(ReaderTest, EveryTruncationIsReported) {
         reported = std::string(e.what()).rfind("offset 0x", 0) == 0;
       }
       bool at_boundary = pipe_mode && std::find(boundaries.begin(), boundaries.end(), n) != boundaries.end();
-      if (!at_boundary) EXPECT_TRUE(reported) << "cut at " << n << " of " << full.size();
+      if (!at_boundary) {
+        EXPECT_TRUE(reported) << "cut at " << n << " of " << full.size();
+      }
     }
   }
 }

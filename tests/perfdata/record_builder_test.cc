@@ -262,8 +262,13 @@ TEST_P(BuilderTest, KernelRecordsRoundTrip) {
   };
 
   {
-    auto rec = rb.mmap({.misc = kMiscKernel, .pid = -1, .tid = 0, .addr = 0xffffffff81000000ULL,
-                        .len = 0x1000000, .pgoff = 0xffffffff81000000ULL, .filename = "[kernel.kallsyms]_text"},
+    auto rec = rb.mmap({.misc = kMiscKernel,
+                        .pid = -1,
+                        .tid = 0,
+                        .addr = 0xffffffff81000000ULL,
+                        .len = 0x1000000,
+                        .pgoff = 0xffffffff81000000ULL,
+                        .filename = "[kernel.kallsyms]_text"},
                        sid);
     uint16_t misc = check(rec, kRecordMmap);
     auto e = decode_mmap(body_of(rec), misc, trailer, sw, 8);
@@ -275,8 +280,17 @@ TEST_P(BuilderTest, KernelRecordsRoundTrip) {
     EXPECT_EQ(e.filename, "[kernel.kallsyms]_text");
   }
   {
-    auto rec = rb.mmap2({.pid = 5, .tid = 6, .addr = 0x400000, .len = 0x3000, .pgoff = 0x1000, .maj = 259,
-                         .min = 3, .ino = 0x123456789ULL, .ino_generation = 17, .prot = 7, .flags = 1,
+    auto rec = rb.mmap2({.pid = 5,
+                         .tid = 6,
+                         .addr = 0x400000,
+                         .len = 0x3000,
+                         .pgoff = 0x1000,
+                         .maj = 259,
+                         .min = 3,
+                         .ino = 0x123456789ULL,
+                         .ino_generation = 17,
+                         .prot = 7,
+                         .flags = 1,
                          .filename = "/usr/lib/x86_64-linux-gnu/libc.so.6"},
                         sid);
     uint16_t misc = check(rec, kRecordMmap2);
@@ -295,9 +309,8 @@ TEST_P(BuilderTest, KernelRecordsRoundTrip) {
   }
   {
     std::vector<uint8_t> bid = {0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
-    auto rec = rb.mmap2({.pid = 5, .tid = 5, .addr = 0x7f0000000000ULL, .len = 0x1000, .build_id = bid,
-                         .filename = "/lib/ld.so"},
-                        sid);
+    auto rec = rb.mmap2(
+        {.pid = 5, .tid = 5, .addr = 0x7f0000000000ULL, .len = 0x1000, .build_id = bid, .filename = "/lib/ld.so"}, sid);
     uint16_t misc = check(rec, kRecordMmap2);
     EXPECT_EQ(misc, kMiscUser | kMiscMmapBuildId);
     auto e = decode_mmap2(body_of(rec), misc, trailer, sw, 8);
@@ -409,7 +422,10 @@ TEST_P(BuilderTest, KernelRecordsRoundTrip) {
     EXPECT_EQ(e.namespaces[6].ino, 0xf0000006u);
   }
   {
-    auto rec = rb.ksymbol({.addr = 0xffffffffc0001000ULL, .len = 0x80, .ksym_type = 1, .flags = 1,
+    auto rec = rb.ksymbol({.addr = 0xffffffffc0001000ULL,
+                           .len = 0x80,
+                           .ksym_type = 1,
+                           .flags = 1,
                            .name = "bpf_prog_6deef7357e7b4530_sd_fw_ingress"},
                           sid);
     uint16_t misc = check(rec, kRecordKsymbol);
@@ -436,8 +452,8 @@ TEST_P(BuilderTest, KernelRecordsRoundTrip) {
     EXPECT_EQ(e.path, "/system.slice/ssh.service");
   }
   {
-    TextPokeEvent tp{.addr = 0xffffffff81234567ULL, .old_bytes = {0x0f, 0x1f, 0x44, 0x00, 0x00},
-                     .new_bytes = {0xe8, 1, 2, 3, 4}};
+    TextPokeEvent tp{
+        .addr = 0xffffffff81234567ULL, .old_bytes = {0x0f, 0x1f, 0x44, 0x00, 0x00}, .new_bytes = {0xe8, 1, 2, 3, 4}};
     auto rec = rb.text_poke(tp, sid);
     uint16_t misc = check(rec, kRecordTextPoke);
     // u64 addr, 2 x u16, 10 bytes, padded: 8 + 16 bytes of body before the trailer.
@@ -468,7 +484,8 @@ TEST_P(BuilderTest, ToolRecordsRoundTrip) {
   EXPECT_EQ(header_of(rb.finished_round(), sw).type, kRecordFinishedRound);
   EXPECT_EQ(header_of(rb.finished_init(), sw).type, kRecordFinishedInit);
   {
-    std::vector<IdIndexEntry> ids = {{.id = 12, .idx = 0, .cpu = 0, .tid = 500}, {.id = 13, .idx = 1, .cpu = 1, .tid = -1}};
+    std::vector<IdIndexEntry> ids = {{.id = 12, .idx = 0, .cpu = 0, .tid = 500},
+                                     {.id = 13, .idx = 1, .cpu = 1, .tid = -1}};
     auto rec = rb.id_index(ids);
     EXPECT_EQ(header_of(rec, sw).type, kRecordIdIndex);
     auto got = decode_id_index(body_of(rec), sw, 8);
@@ -500,8 +517,13 @@ TEST_P(BuilderTest, ToolRecordsRoundTrip) {
     EXPECT_EQ(decode_cpu_map(body_of(range), sw, 8), (std::vector<uint32_t>{0, 1, 2, 3}));
   }
   {
-    TimeConv tc{.time_shift = 31, .time_mult = 1234567, .time_zero = 999, .time_cycles = 5, .time_mask = 0xffff,
-                .cap_user_time_zero = true, .cap_user_time_short = false};
+    TimeConv tc{.time_shift = 31,
+                .time_mult = 1234567,
+                .time_zero = 999,
+                .time_cycles = 5,
+                .time_mask = 0xffff,
+                .cap_user_time_zero = true,
+                .cap_user_time_short = false};
     auto rec = rb.time_conv(tc);
     EXPECT_EQ(rec.size(), 56u);
     auto got = decode_time_conv(body_of(rec), sw, 8);
@@ -586,13 +608,13 @@ TEST_P(BuilderTest, FeaturePayloadsParse) {
   f.parse(kFeatSampleTime, feature_sample_time(10, 20, sw), sw, 0);
   EXPECT_EQ(f.first_sample_time, 10u);
   EXPECT_EQ(f.last_sample_time, 20u);
-  f.parse(kFeatClockData, feature_clock_data({.version = 1, .clockid = 4, .wall_clock_ns = 5, .clockid_ns = 6}, sw),
-          sw, 0);
+  f.parse(kFeatClockData, feature_clock_data({.version = 1, .clockid = 4, .wall_clock_ns = 5, .clockid_ns = 6}, sw), sw,
+          0);
   EXPECT_EQ(f.clock_data.clockid, 4u);
   EXPECT_EQ(f.clock_data.wall_clock_ns, 5u);
   EXPECT_EQ(f.clock_data.clockid_ns, 6u);
-  f.parse(kFeatCompressed, feature_compressed({.version = 0, .type = 1, .level = 3, .ratio = 4, .mmap_len = 528384}, sw),
-          sw, 0);
+  f.parse(kFeatCompressed,
+          feature_compressed({.version = 0, .type = 1, .level = 3, .ratio = 4, .mmap_len = 528384}, sw), sw, 0);
   EXPECT_EQ(f.compressed.level, 3u);
   EXPECT_EQ(f.compressed.ratio, 4u);
   EXPECT_EQ(f.compressed.mmap_len, 528384u);
@@ -617,9 +639,9 @@ TEST_P(BuilderTest, FeaturePayloadsParse) {
   EXPECT_EQ(f.event_desc[1].attr.config, kSwDummy);
   EXPECT_TRUE(f.event_desc[1].ids.empty());
 
-  std::vector<BuildIdEntry> ids = {{.misc = kMiscKernel, .pid = -1, .build_id = std::vector<uint8_t>(20, 7),
-                                    .filename = "[kernel.kallsyms]"},
-                                   {.misc = kMiscUser, .pid = 33, .build_id = {1, 2}, .filename = "/bin/ls"}};
+  std::vector<BuildIdEntry> ids = {
+      {.misc = kMiscKernel, .pid = -1, .build_id = std::vector<uint8_t>(20, 7), .filename = "[kernel.kallsyms]"},
+      {.misc = kMiscUser, .pid = 33, .build_id = {1, 2}, .filename = "/bin/ls"}};
   auto payload = feature_build_ids(ids, sw);
   EXPECT_EQ(payload.size(), 2 * 100u);  // 36 + filename padded to 64: not 8-aligned records
   f.parse(kFeatBuildId, payload, sw, 0);
@@ -676,25 +698,45 @@ TEST(BuilderPerfTest, PerfDumpShowsTheValuesWritten) {
   a.size = kAttrSizeVer7;
   a.config = kSwDummy;
   a.sample_type = kSampleIp | kSampleTid | kSampleTime | kSampleCpu | kSamplePeriod | kSampleIdentifier;
-  for (auto bit : {kFlagSampleIdAll, kFlagExcludeKernel, kFlagExcludeHv, kFlagMmap, kFlagComm, kFlagTask,
-                   kFlagMmap2, kFlagContextSwitch, kFlagNamespaces, kFlagKsymbol, kFlagBpfEvent, kFlagCgroup,
-                   kFlagTextPoke}) {
+  for (auto bit : {kFlagSampleIdAll, kFlagExcludeKernel, kFlagExcludeHv, kFlagMmap, kFlagComm, kFlagTask, kFlagMmap2,
+                   kFlagContextSwitch, kFlagNamespaces, kFlagKsymbol, kFlagBpfEvent, kFlagCgroup, kFlagTextPoke}) {
     a.set_flag(bit);
   }
   w.add_attr(a, {42}, "dummy:u");
   RecordBuilder rb = w.builder(0);
   uint64_t t = 1000;
-  auto sid = [&](uint32_t pid, uint32_t tid) { return SampleId{.pid = pid, .tid = tid, .time = t++, .id = 42, .cpu = 1}; };
-  w.write_record(rb.mmap({.misc = kMiscUser, .pid = 7, .tid = 7, .addr = 0x10000, .len = 0x2000, .pgoff = 0x3000,
+  auto sid = [&](uint32_t pid, uint32_t tid) {
+    return SampleId{.pid = pid, .tid = tid, .time = t++, .id = 42, .cpu = 1};
+  };
+  w.write_record(rb.mmap({.misc = kMiscUser,
+                          .pid = 7,
+                          .tid = 7,
+                          .addr = 0x10000,
+                          .len = 0x2000,
+                          .pgoff = 0x3000,
                           .filename = "/opt/old-style"},
                          sid(7, 7)));
-  w.write_record(rb.mmap2({.pid = 7, .tid = 8, .addr = 0x400000, .len = 0x1000, .pgoff = 0, .maj = 8, .min = 2,
-                           .ino = 99, .ino_generation = 3, .prot = 5, .flags = 2, .filename = "/usr/bin/app"},
+  w.write_record(rb.mmap2({.pid = 7,
+                           .tid = 8,
+                           .addr = 0x400000,
+                           .len = 0x1000,
+                           .pgoff = 0,
+                           .maj = 8,
+                           .min = 2,
+                           .ino = 99,
+                           .ino_generation = 3,
+                           .prot = 5,
+                           .flags = 2,
+                           .filename = "/usr/bin/app"},
                           sid(7, 8)));
-  w.write_record(rb.mmap2({.pid = 7, .tid = 7, .addr = 0x500000, .len = 0x1000,
-                           .build_id = {0xde, 0xad, 0xbe, 0xef, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0xa, 0xb, 0xc, 0xd, 0xe, 0xf},
-                           .filename = "/usr/lib/libbid.so"},
-                          sid(7, 7)));
+  w.write_record(
+      rb.mmap2({.pid = 7,
+                .tid = 7,
+                .addr = 0x500000,
+                .len = 0x1000,
+                .build_id = {0xde, 0xad, 0xbe, 0xef, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0xa, 0xb, 0xc, 0xd, 0xe, 0xf},
+                .filename = "/usr/lib/libbid.so"},
+               sid(7, 7)));
   w.write_record(rb.comm({.pid = 7, .tid = 8, .comm = "renamed"}, sid(7, 8)));
   w.write_record(rb.comm({.pid = 7, .tid = 7, .comm = "app", .exec = true}, sid(7, 7)));
   w.write_record(rb.fork({.pid = 9, .ppid = 7, .tid = 9, .ptid = 7, .time = t}, sid(9, 9)));
@@ -707,17 +749,17 @@ TEST(BuilderPerfTest, PerfDumpShowsTheValuesWritten) {
   w.write_record(rb.lost_samples(5, sid(7, 7)));
   w.write_record(rb.switch_event(true, false, sid(7, 7)));
   w.write_record(rb.switch_event(false, false, sid(7, 7)));
-  w.write_record(rb.switch_cpu_wide({.out = true, .preempt = true, .next_prev_pid = 11, .next_prev_tid = 12}, sid(7, 7)));
+  w.write_record(
+      rb.switch_cpu_wide({.out = true, .preempt = true, .next_prev_pid = 11, .next_prev_tid = 12}, sid(7, 7)));
   NamespacesEvent ns{.pid = 7, .tid = 7};
   for (uint64_t i = 0; i < 7; ++i) ns.namespaces.push_back({.dev = 4, .ino = 0xeffffff0 + i});
   w.write_record(rb.namespaces(ns, sid(7, 7)));
-  w.write_record(rb.ksymbol({.addr = 0xffffffffc0001000ULL, .len = 0x80, .ksym_type = 1, .flags = 0,
-                             .name = "bpf_prog_1234_fn"},
-                            sid(0, 0)));
+  w.write_record(rb.ksymbol(
+      {.addr = 0xffffffffc0001000ULL, .len = 0x80, .ksym_type = 1, .flags = 0, .name = "bpf_prog_1234_fn"}, sid(0, 0)));
   w.write_record(rb.bpf_event({.type = 1, .flags = 0, .id = 77, .tag = {1, 2, 3, 4, 5, 6, 7, 8}}, sid(0, 0)));
   w.write_record(rb.cgroup({.id = 0x99, .path = "/user.slice"}, sid(0, 0)));
-  w.write_record(rb.text_poke({.addr = 0xffffffff81000000ULL, .old_bytes = {0x0f, 0x1f}, .new_bytes = {0xe8, 0x90, 0x90}},
-                              sid(0, 0)));
+  w.write_record(rb.text_poke(
+      {.addr = 0xffffffff81000000ULL, .old_bytes = {0x0f, 0x1f}, .new_bytes = {0xe8, 0x90, 0x90}}, sid(0, 0)));
   w.write_record(rb.aux_output_hw_id(0x55, sid(7, 7)));
   Sample s{.identifier = 42, .ip = 0x400010, .pid = 7, .tid = 8, .time = t++, .cpu = 1, .period = 3};
   w.write_record(rb.sample(s));
@@ -727,7 +769,8 @@ TEST(BuilderPerfTest, PerfDumpShowsTheValuesWritten) {
   const char* expected[] = {
       "PERF_RECORD_MMAP 7/7: [0x10000(0x2000) @ 0x3000]: x /opt/old-style",
       "PERF_RECORD_MMAP2 7/8: [0x400000(0x1000) @ 0 08:02 99 3]: r-xp /usr/bin/app",
-      "PERF_RECORD_MMAP2 7/7: [0x500000(0x1000) @ 0 <deadbeef000102030405060708090a0b0c0d0e0f>]: r-xp /usr/lib/libbid.so",
+      "PERF_RECORD_MMAP2 7/7: [0x500000(0x1000) @ 0 <deadbeef000102030405060708090a0b0c0d0e0f>]: r-xp "
+      "/usr/lib/libbid.so",
       "PERF_RECORD_COMM: renamed:7/8",
       "PERF_RECORD_COMM exec: app:7/7",
       "PERF_RECORD_FORK(9:9):(7:7)",
@@ -881,9 +924,12 @@ TEST(BuilderPerfTest, RebuildsRecordsPerfWrote) {
     Sample sid_sample;
     SampleId sid;
     if (rec.type < kRecordHeaderAttr && rec.type != kRecordSample && r->decode_sample_id(rec, sid_sample)) {
-      sid = {.pid = sid_sample.pid, .tid = sid_sample.tid, .time = sid_sample.time,
+      sid = {.pid = sid_sample.pid,
+             .tid = sid_sample.tid,
+             .time = sid_sample.time,
              .id = sid_sample.has(kSampleIdentifier) ? sid_sample.identifier : sid_sample.id,
-             .stream_id = sid_sample.stream_id, .cpu = sid_sample.cpu};
+             .stream_id = sid_sample.stream_id,
+             .cpu = sid_sample.cpu};
     }
     std::vector<uint8_t> again;
     switch (rec.type) {

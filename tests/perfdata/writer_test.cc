@@ -66,8 +66,8 @@ PerfEventAttr user_attr(uint64_t config, uint64_t sample_type) {
   a.sample_type = sample_type;
   a.read_format = kReadId | kReadLost;
   // exclude_kernel: perf would otherwise warn that no kernel map is known.
-  for (auto bit : {kFlagDisabled, kFlagInherit, kFlagExcludeKernel, kFlagExcludeHv, kFlagSampleIdAll,
-                   kFlagExcludeGuest}) {
+  for (auto bit :
+       {kFlagDisabled, kFlagInherit, kFlagExcludeKernel, kFlagExcludeHv, kFlagSampleIdAll, kFlagExcludeGuest}) {
     a.set_flag(bit);
   }
   return a;
@@ -111,7 +111,13 @@ Profile write_profile(Writer& w, int nsamples = 12) {
   put(rd.finished_init());
   put(rd.comm({.pid = kPid, .tid = kPid, .comm = "myprog", .exec = true},
               {.pid = kPid, .tid = kPid, .time = kT0 + 100, .id = 20}));
-  put(rd.mmap2({.pid = kPid, .tid = kPid, .addr = 0x400000, .len = 0x2000, .maj = 8, .min = 1, .ino = 1234,
+  put(rd.mmap2({.pid = kPid,
+                .tid = kPid,
+                .addr = 0x400000,
+                .len = 0x2000,
+                .maj = 8,
+                .min = 1,
+                .ino = 1234,
                 .filename = "/usr/bin/myprog"},
                {.pid = kPid, .tid = kPid, .time = kT0 + 200, .id = 20}));
   put(rd.fork({.pid = kPid, .ppid = kPid, .tid = kChild, .ptid = kPid, .time = kT0 + 500'000},
@@ -147,8 +153,7 @@ std::vector<std::string> problem_lines(const std::string& out) {
   std::vector<std::string> bad;
   std::istringstream is(out);
   std::string line;
-  static const std::regex kProblem("warning|error|failed|unexpected|unhandled|invalid|incompatible",
-                                   std::regex::icase);
+  static const std::regex kProblem("warning|error|failed|unexpected|unhandled|invalid|incompatible", std::regex::icase);
   while (std::getline(is, line)) {
     // FINISHED_INIT is unknown to perf 6.1's dump ("unhandled!") yet perf writes it itself.
     if (line.find("PERF_RECORD_FINISHED_INIT") != std::string::npos) continue;
@@ -193,7 +198,8 @@ struct DumpSample {
 // perf report -D: "1 1002000000 0x2e0 [0x60]: PERF_RECORD_SAMPLE(IP, 0x2): 100/101: 0x400110 period: ..."
 // followed by "... FP chain: nr:4" and ".....  0: fffffffffffffe00".
 std::vector<DumpSample> parse_dump(const std::string& out) {
-  static const std::regex kSample(R"(^\d+ (\d+) 0x[0-9a-f]+ \[0x[0-9a-f]+\]: PERF_RECORD_SAMPLE\([^)]*\): (\d+)/(\d+): 0x([0-9a-f]+))");
+  static const std::regex kSample(
+      R"(^\d+ (\d+) 0x[0-9a-f]+ \[0x[0-9a-f]+\]: PERF_RECORD_SAMPLE\([^)]*\): (\d+)/(\d+): 0x([0-9a-f]+))");
   static const std::regex kChain(R"(^\.\.\.\.\.\s+\d+: ([0-9a-f]+))");
   std::vector<DumpSample> v;
   std::istringstream is(out);
@@ -201,8 +207,11 @@ std::vector<DumpSample> parse_dump(const std::string& out) {
   while (std::getline(is, line)) {
     std::smatch m;
     if (std::regex_search(line, m, kSample)) {
-      v.push_back({std::stoull(m[1]), std::stoull(m[4], nullptr, 16), static_cast<uint32_t>(std::stoul(m[2])),
-                   static_cast<uint32_t>(std::stoul(m[3])), {}});
+      v.push_back({std::stoull(m[1]),
+                   std::stoull(m[4], nullptr, 16),
+                   static_cast<uint32_t>(std::stoul(m[2])),
+                   static_cast<uint32_t>(std::stoul(m[3])),
+                   {}});
     } else if (!v.empty() && std::regex_search(line, m, kChain)) {
       v.back().chain.push_back(std::stoull(m[1], nullptr, 16));
     }
@@ -213,8 +222,8 @@ std::vector<DumpSample> parse_dump(const std::string& out) {
 // perf must read the file without complaint and show every sample with the comm, pid, tid, cpu,
 // time and callchain written.
 void expect_perf_reads(const std::string& file, const Profile& p, bool pipe, bool swap) {
-  std::string script = run_perf("script --ns -F comm,pid,tid,cpu,time,event --show-task-events --show-mmap-events",
-                                file, pipe);
+  std::string script =
+      run_perf("script --ns -F comm,pid,tid,cpu,time,event --show-task-events --show-mmap-events", file, pipe);
   EXPECT_EQ(problem_lines(script), std::vector<std::string>{}) << script;
   auto got = parse_script(script);
   ASSERT_EQ(got.size(), p.samples.size()) << script;

@@ -1,0 +1,151 @@
+// `tperf script`: the samples (and with --show-*-events the side-band records) of a perf.data
+// file as text, in perf's time order, byte for byte as `perf script` (6.1) prints them where
+// no symbol names are needed. Reader -> OrderedEvents -> Machine + ScriptWriter.
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "output/script_format.h"
+#include "perfdata/reader.h"
+#include "session/machine.h"
+#include "session/ordered_events.h"
+
+namespace tperf::cli {
+
+namespace {
+
+struct ScriptCliOptions {
+  InputOption input;
+  bool input_given = false;
+  std::vector<std::string> fields;
+  bool nanosecs = false;
+  bool hide_callchain = false;
+  bool show_task_events = false;
+  bool show_mmap_events = false;
+  bool show_switch_events = false;
+  bool show_lost_events = false;
+  std::string time;
+  std::string cpu;
+  std::string comms;
+  std::string pids;
+  std::string tids;
+  unsigned max_stack = 127;
+  bool force = false;
+};
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t c = s.find(',', pos);
+    std::string tok = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+    if (!tok.empty()) out.push_back(tok);
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  return out;
+}
+
+bool parse_int_list(const std::string& s, std::vector<int32_t>* out) {
+  for (const auto& tok : split_commas(s)) {
+    char* end = nullptr;
+    long v = std::strtol(tok.c_str(), &end, 10);
+    if (!end || *end) return false;
+    out->push_back(static_cast<int32_t>(v));
+  }
+  return true;
+}
+
+int fail(const std::string& message) {
+  std::fflush(stdout);
+  fmt::print(stderr, "tperf script: {}\n", message);
+  return 2;
+}
+
+int run_script(const ScriptCliOptions& cli) {
+  output::ScriptOptions opt;
+  std::vector<std::string> warnings;
+  for (const auto& f : cli.fields) {
+    std::string err = opt.fields.parse(f, &warnings);
+    if (!err.empty()) return fail(err);
+  }
+  for (const auto& w : warnings) fmt::print(stderr, "tperf script: warning: {}\n", w);
+  opt.nanosecs = cli.nanosecs;
+  opt.hide_callchain = cli.hide_callchain;
+  opt.show_task_events = cli.show_task_events;
+  opt.show_mmap_events = cli.show_mmap_events;
+  opt.show_switch_events = cli.show_switch_events;
+  opt.show_lost_events = cli.show_lost_events;
+  opt.max_stack = cli.max_stack;
+  if (auto err = output::parse_time_ranges(cli.time, &opt.time_ranges); !err.empty()) {
+    return fail(fmt::format("--time {}: {}", cli.time, err));
+  }
+  if (!cli.cpu.empty()) {
+    opt.cpu_filter = true;
+    if (auto err = output::parse_cpu_list(cli.cpu, &opt.cpus); !err.empty()) return fail(err);
+  }
+  opt.comms = split_commas(cli.comms);
+  if (!parse_int_list(cli.pids, &opt.pids)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
+  if (!parse_int_list(cli.tids, &opt.tids)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
+
+  // Like perf: with no file named and a pipe on standard input, read the pipe.
+  std::string path = cli.input.get();
+  if (!cli.input_given) {
+    struct stat st;
+    if (fstat(STDIN_FILENO, &st) == 0 && S_ISFIFO(st.st_mode)) path = "-";
+  }
+  auto reader = perfdata::Reader::open(path);
+  session::Machine machine;
+  output::ScriptWriter writer(*reader, machine, std::move(opt), stdout);
+  if (auto err = writer.start(); !err.empty()) return fail(err);
+
+  session::OrderedEvents ordered(*reader, [&](const perfdata::Record& rec, uint64_t time) {
+    if (writer.fatal().empty()) writer.on_record(rec, time);
+  });
+  perfdata::Record rec;
+  while (reader->next(rec) && writer.fatal().empty()) ordered.push(rec);
+  if (writer.fatal().empty()) ordered.flush_all();
+  writer.finish();
+  if (!writer.fatal().empty()) return fail(writer.fatal());
+  int status = report_reader_problems("script", *reader);
+  for (const auto& p : writer.problems()) {
+    fmt::print(stderr, "tperf script: {}: {}\n", reader->path(), p);
+    status = 2;
+  }
+  return status;
+}
+
+}  // namespace
+
+void add_script_command(CLI::App& app, int& status) {
+  auto opt = std::make_shared<ScriptCliOptions>();
+  auto* cmd = app.add_subcommand("script", "Print the samples as text, like perf script");
+  opt->input.add_to(*cmd);
+  cmd->add_option("-F,--fields", opt->fields,
+                  "output fields, perf's syntax: [type:]field,... or +field/-field (comm,tid,pid,time,cpu,event,ip,"
+                  "sym,symoff,dso,addr,period,misc,...)")
+      ->allow_extra_args(false);
+  cmd->add_flag("--ns", opt->nanosecs, "show times with 9 decimals");
+  cmd->add_flag("-G,--hide-call-graph", opt->hide_callchain, "do not print callchains");
+  cmd->add_flag("--show-task-events", opt->show_task_events, "print COMM/FORK/EXIT records");
+  cmd->add_flag("--show-mmap-events", opt->show_mmap_events, "print MMAP/MMAP2 records");
+  cmd->add_flag("--show-switch-events", opt->show_switch_events, "print context switch records");
+  cmd->add_flag("--show-lost-events", opt->show_lost_events, "print LOST records");
+  cmd->add_option("--time", opt->time, "time span(s) of interest: start,stop (seconds) [start,stop ...]");
+  cmd->add_option("-C,--cpu", opt->cpu, "only samples of these cpus (0-3,5)");
+  cmd->add_option("-c,--comms", opt->comms, "only samples of these comms (comma separated)");
+  cmd->add_option("--pid", opt->pids, "only samples of these pids (comma separated)");
+  cmd->add_option("--tid", opt->tids, "only samples of these tids (comma separated)");
+  cmd->add_option("--max-stack", opt->max_stack, "callchain frames shown at most (default 127)");
+  cmd->add_flag("-f,--force", opt->force, "accepted for perf compatibility");
+  cmd->callback([opt, cmd, &status] {
+    opt->input_given = cmd->count("--input") > 0 || !opt->input.positional.empty();
+    status = run_guarded("script", opt->input.get(), [&] { return run_script(*opt); });
+  });
+}
+
+}  // namespace tperf::cli

@@ -1,0 +1,1203 @@
+#include "output/script_format.h"
+
+#include <fmt/format.h>
+#include <time.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "perfdata/abi.h"
+#include "perfdata/error.h"
+#include "session/machine.h"
+
+namespace tperf::output {
+
+using perfdata::EventAttr;
+using perfdata::PerfEventAttr;
+using perfdata::Record;
+using perfdata::Sample;
+
+namespace {
+
+struct FieldName {
+  const char* name;
+  uint64_t field;
+};
+
+// perf 6.1's all_output_options[], in its order (the order matters for nothing but help texts).
+constexpr FieldName kFieldNames[] = {
+    {"comm", kFieldComm},
+    {"tid", kFieldTid},
+    {"pid", kFieldPid},
+    {"time", kFieldTime},
+    {"cpu", kFieldCpu},
+    {"event", kFieldEvent},
+    {"trace", kFieldTrace},
+    {"ip", kFieldIp},
+    {"sym", kFieldSym},
+    {"dso", kFieldDso},
+    {"addr", kFieldAddr},
+    {"symoff", kFieldSymoff},
+    {"srcline", kFieldSrcline},
+    {"period", kFieldPeriod},
+    {"iregs", kFieldIregs},
+    {"uregs", kFieldUregs},
+    {"brstack", kFieldBrstack},
+    {"brstacksym", kFieldBrstacksym},
+    {"data_src", kFieldDataSrc},
+    {"weight", kFieldWeight},
+    {"bpf-output", kFieldBpfOutput},
+    {"callindent", kFieldCallindent},
+    {"insn", kFieldInsn},
+    {"insnlen", kFieldInsnlen},
+    {"brstackinsn", kFieldBrstackinsn},
+    {"brstackoff", kFieldBrstackoff},
+    {"synth", kFieldSynth},
+    {"phys_addr", kFieldPhysAddr},
+    {"metric", kFieldMetric},
+    {"misc", kFieldMisc},
+    {"srccode", kFieldSrccode},
+    {"ipc", kFieldIpc},
+    {"tod", kFieldTod},
+    {"data_page_size", kFieldDataPageSize},
+    {"code_page_size", kFieldCodePageSize},
+    {"ins_lat", kFieldInsLat},
+    {"brstackinsnlen", kFieldBrstackinsnlen},
+    {"machine_pid", kFieldMachinePid},
+    {"vcpu", kFieldVcpu},
+};
+
+constexpr uint64_t kDefaultHw = kFieldComm | kFieldTid | kFieldCpu | kFieldTime | kFieldEvent | kFieldIp | kFieldSym |
+                                kFieldSymoff | kFieldDso | kFieldPeriod;
+
+// PERF_CONTEXT_* markers inside a callchain.
+constexpr uint64_t kContextHv = static_cast<uint64_t>(-32);
+constexpr uint64_t kContextKernel = static_cast<uint64_t>(-128);
+constexpr uint64_t kContextUser = static_cast<uint64_t>(-512);
+constexpr uint64_t kContextMax = static_cast<uint64_t>(-4095);
+
+constexpr uint32_t kTypeSynth = 0x80000000u;  // PERF_TYPE_SYNTH
+constexpr uint32_t kTypeMax = 6;              // PERF_TYPE_MAX
+
+constexpr size_t kFlushBytes = 1 << 20;
+
+bool is_dummy(const PerfEventAttr& a) { return a.type == perfdata::kTypeSoftware && a.config == perfdata::kSwDummy; }
+
+std::string_view trim_spaces(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  return s;
+}
+
+// perf's parse_nsec_time: seconds, optionally '.' and up to 9 decimals.
+bool parse_nsec_time(std::string_view s, uint64_t* out) {
+  size_t i = 0;
+  uint64_t sec = 0;
+  if (s.empty()) return false;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+    sec = sec * 10 + static_cast<uint64_t>(s[i] - '0');
+    ++i;
+  }
+  uint64_t nsec = 0;
+  if (i < s.size()) {
+    if (s[i] != '.') return false;
+    std::string_view frac = s.substr(i + 1);
+    if (frac.size() > 9) return false;
+    for (size_t k = 0; k < 9; ++k) {
+      char c = k < frac.size() ? frac[k] : '0';
+      if (c < '0' || c > '9') return false;
+      nsec = nsec * 10 + static_cast<uint64_t>(c - '0');
+    }
+  }
+  *out = sec * 1000000000ULL + nsec;
+  return true;
+}
+
+std::string parse_one_range(std::string_view s, TimeRange* r) {
+  *r = TimeRange{};
+  size_t comma = s.find(',');
+  std::string_view start = s.substr(0, comma);
+  std::string_view end = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
+  if (!start.empty() && !parse_nsec_time(start, &r->start)) return fmt::format("invalid time '{}'", start);
+  if (!end.empty() && !parse_nsec_time(end, &r->end)) return fmt::format("invalid time '{}'", end);
+  if (r->end && r->end < r->start) return "the end of the time range is before its start";
+  return "";
+}
+
+// perf prints anonymous executable memory under the name of the JIT map file it would read.
+bool is_anon_name(std::string_view n) {
+  return n == "//anon" || n.starts_with("/dev/zero") || n.starts_with("/anon_hugepage");
+}
+bool is_no_dso_name(std::string_view n) { return n.starts_with("[stack") || n.starts_with("/SYSV") || n == "[heap]"; }
+
+}  // namespace
+
+const char* script_field_name(uint64_t field) {
+  for (const auto& f : kFieldNames) {
+    if (f.field == field) return f.name;
+  }
+  return "";
+}
+
+uint64_t script_field_by_name(std::string_view name) {
+  for (const auto& f : kFieldNames) {
+    if (name == f.name) return f.field;
+  }
+  return 0;
+}
+
+uint64_t script_supported_fields() {
+  return kFieldComm | kFieldTid | kFieldPid | kFieldTime | kFieldCpu | kFieldEvent | kFieldTrace | kFieldIp |
+         kFieldSym | kFieldDso | kFieldAddr | kFieldSymoff | kFieldPeriod | kFieldWeight | kFieldBpfOutput |
+         kFieldCallindent | kFieldPhysAddr | kFieldMisc | kFieldTod | kFieldDataPageSize | kFieldCodePageSize |
+         kFieldInsLat | kFieldMachinePid | kFieldVcpu;
+}
+
+int script_output_type(uint32_t attr_type) {
+  if (attr_type == kTypeSynth) return kOutSynth;
+  if (attr_type < kTypeMax) return static_cast<int>(attr_type);
+  return kOutOther;
+}
+
+const char* script_output_type_name(int type) {
+  switch (type) {
+    case kOutHardware:
+      return "hardware";
+    case kOutSoftware:
+      return "software";
+    case kOutTracepoint:
+      return "tracepoint";
+    case kOutHwCache:
+      return "hardware-cache";
+    default:
+      return "unknown";
+  }
+}
+
+ScriptFields::ScriptFields() {
+  for (int t : {kOutHardware, kOutHwCache, kOutBreakpoint, kOutOther}) {
+    sets[t].fields = kDefaultHw;
+    sets[t].invalid = kFieldTrace | kFieldBpfOutput;
+  }
+  sets[kOutSoftware].fields = kDefaultHw | kFieldBpfOutput;
+  sets[kOutSoftware].invalid = kFieldTrace;
+  sets[kOutTracepoint].fields = kFieldComm | kFieldTid | kFieldCpu | kFieldTime | kFieldEvent | kFieldTrace;
+  sets[kOutRaw].fields = kDefaultHw | kFieldAddr | kFieldDataSrc | kFieldWeight | kFieldPhysAddr |
+                         kFieldDataPageSize | kFieldCodePageSize | kFieldInsLat;
+  sets[kOutRaw].invalid = kFieldTrace | kFieldBpfOutput;
+  sets[kOutSynth].fields = (kDefaultHw & ~kFieldPeriod) | kFieldSynth;
+  sets[kOutSynth].invalid = kFieldTrace | kFieldBpfOutput;
+}
+
+bool ScriptFields::set_by_user() const {
+  return std::any_of(sets.begin(), sets.end(), [](const ScriptFieldSet& s) { return s.user_set; });
+}
+
+std::string ScriptFields::parse(std::string_view arg, std::vector<std::string>* warnings) {
+  auto warn = [&](std::string w) {
+    if (warnings) warnings->push_back(std::move(w));
+  };
+  int type = -1;
+  std::string_view list = arg;
+  size_t colon = arg.find(':');
+  auto has_plus_minus = [](std::string_view s) {
+    return s.find('+') != std::string_view::npos || s.find('-') != std::string_view::npos;
+  };
+  if (colon != std::string_view::npos) {
+    std::string_view t = arg.substr(0, colon);
+    list = arg.substr(colon + 1);
+    if (t == "hw") {
+      type = kOutHardware;
+    } else if (t == "sw") {
+      type = kOutSoftware;
+    } else if (t == "trace") {
+      type = kOutTracepoint;
+    } else if (t == "raw") {
+      type = kOutRaw;
+    } else if (t == "break") {
+      type = kOutBreakpoint;
+    } else if (t == "synth") {
+      type = kOutSynth;
+    } else {
+      return "Invalid event type in field string.";
+    }
+    if (sets[type].user_set) warn(fmt::format("Overriding previous field request for {} events.", script_output_type_name(type)));
+    if (!has_plus_minus(list)) {
+      sets[type].fields = 0;
+      sets[type].user_set = true;
+      sets[type].wildcard_set = false;
+    }
+  } else {
+    if (arg.empty()) return "Cannot set fields to 'none' for all event types.";
+    if (!has_plus_minus(arg)) {
+      if (set_by_user()) warn("Overriding previous field request for all events.");
+      for (auto& s : sets) {
+        s.fields = 0;
+        s.user_set = true;
+        s.wildcard_set = true;
+      }
+    }
+  }
+
+  enum { kDefault, kSet, kAdd, kRemove } change = kDefault;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t comma = list.find(',', pos);
+    std::string_view tok = list.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    pos = comma == std::string_view::npos ? list.size() + 1 : comma + 1;
+    if (tok.empty()) continue;  // strtok skips empty tokens
+    if (tok[0] == '+') {
+      if (change == kSet) return "Cannot mix +-field with overridden fields";
+      change = kAdd;
+      tok.remove_prefix(1);
+    } else if (tok[0] == '-') {
+      if (change == kSet) return "Cannot mix +-field with overridden fields";
+      change = kRemove;
+      tok.remove_prefix(1);
+    } else {
+      if (change != kSet && change != kDefault) return "Cannot mix +-field with overridden fields";
+      change = kSet;
+    }
+    uint64_t field = script_field_by_name(tok);
+    if (!field && tok == "flags") {
+      print_flags = change != kRemove;
+      continue;
+    }
+    if (!field) return "Invalid field requested.";
+    if (type == -1) {
+      for (int j = 0; j < kOutTypeCount; ++j) {
+        ScriptFieldSet& s = sets[j];
+        if (s.invalid & field) {
+          // perf warns once per type it knows by name, and for the rest too.
+          warn(fmt::format("'{}' not valid for {} events. Ignoring.", tok, script_output_type_name(j)));
+          continue;
+        }
+        if (change == kRemove) {
+          s.fields &= ~field;
+          s.user_set_fields &= ~field;
+          s.user_unset_fields |= field;
+        } else {
+          s.fields |= field;
+          s.user_set_fields |= field;
+          s.user_unset_fields &= ~field;
+        }
+        s.user_set = true;
+        s.wildcard_set = true;
+      }
+    } else {
+      ScriptFieldSet& s = sets[type];
+      if (s.invalid & field) return fmt::format("'{}' not valid for {} events.", tok, script_output_type_name(type));
+      if (change == kRemove) {
+        s.fields &= ~field;
+        s.user_set_fields &= ~field;
+        s.user_unset_fields |= field;
+      } else {
+        s.fields |= field;
+        s.user_set_fields |= field;
+        s.user_unset_fields &= ~field;
+      }
+      s.user_set = true;
+      s.wildcard_set = true;
+    }
+  }
+  return "";
+}
+
+namespace {
+
+// perf's evsel__check_attr for the first event of an output type.
+std::string check_attr(ScriptFields& config, const EventAttr& ea, const ScriptCheckContext& ctx) {
+  const PerfEventAttr& attr = ea.attr;
+  if (is_dummy(attr) || ctx.has_stat) return "";
+  ScriptFieldSet& set = config.sets[script_output_type(attr.type)];
+  const bool allow_user_set = ctx.has_auxtrace;
+  const uint64_t st = attr.sample_type;
+  std::string error;
+  auto check = [&](uint64_t field, uint64_t sample_bits, const char* msg, bool allow) {
+    if (!error.empty() || !(set.fields & field) || (st & sample_bits)) return;
+    if (set.user_set_fields & field) {
+      if (allow) return;
+      error = fmt::format("Samples for '{}' event do not have {} attribute set. Cannot print '{}' field.", ea.name,
+                          msg, script_field_name(field));
+      return;
+    }
+    set.fields &= ~field;  // a default the events cannot fill: dropped quietly
+  };
+  check(kFieldIp, perfdata::kSampleIp, "IP", false);
+  check(kFieldAddr, perfdata::kSampleAddr, "ADDR", allow_user_set);
+  check(kFieldDataSrc, perfdata::kSampleDataSrc, "DATA_SRC", allow_user_set);
+  check(kFieldWeight, perfdata::kSampleWeight | perfdata::kSampleWeightStruct, "WEIGHT", allow_user_set);
+  if (!error.empty()) return error;
+  if ((set.fields & kFieldSym) && !(st & (perfdata::kSampleIp | perfdata::kSampleAddr))) {
+    return "Display of symbols requested but neither sample IP nor sample address\navailable. Hence, no addresses "
+           "to convert to symbols.";
+  }
+  if ((set.fields & kFieldSymoff) && !(set.fields & kFieldSym)) {
+    return "Display of offsets requested but symbol is notselected.";
+  }
+  if ((set.fields & kFieldDso) && !(st & (perfdata::kSampleIp | perfdata::kSampleAddr))) {
+    return "Display of DSO requested but no address to convert.";
+  }
+  if ((set.fields & (kFieldSrcline | kFieldSrccode)) && !(set.fields & kFieldIp)) {
+    return "Display of source line number requested but sample IP is not\nselected. Hence, no address to lookup "
+           "the source line number.";
+  }
+  check(kFieldTid | kFieldPid, perfdata::kSampleTid, "TID", false);
+  check(kFieldTime, perfdata::kSampleTime, "TIME", false);
+  check(kFieldCpu, perfdata::kSampleCpu, "CPU", allow_user_set);
+  check(kFieldIregs, perfdata::kSampleRegsIntr, "IREGS", allow_user_set);
+  check(kFieldUregs, perfdata::kSampleRegsUser, "UREGS", false);
+  check(kFieldPhysAddr, perfdata::kSamplePhysAddr, "PHYS_ADDR", allow_user_set);
+  check(kFieldDataPageSize, perfdata::kSampleDataPageSize, "DATA_PAGE_SIZE", false);
+  check(kFieldCodePageSize, perfdata::kSampleCodePageSize, "CODE_PAGE_SIZE", false);
+  check(kFieldInsLat, perfdata::kSampleWeightStruct, "WEIGHT_STRUCT", false);
+  return error;
+}
+
+std::string unsupported_fields_error(const ScriptFields& config) {
+  for (const auto& s : config.sets) {
+    uint64_t bad = s.user_set_fields & ~script_supported_fields();
+    if (bad) {
+      return fmt::format("field '{}' is not supported by tperf script yet", script_field_name(bad & -bad));
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string check_script_fields(ScriptFields& config, const std::vector<EventAttr>& attrs,
+                                const ScriptCheckContext& ctx, bool* use_callchain) {
+  if (auto e = unsupported_fields_error(config); !e.empty()) return e;
+  bool tod = false;
+  for (int t = 0; t < kOutTypeCount; ++t) {
+    const EventAttr* first = nullptr;
+    for (const auto& ea : attrs) {
+      if (!is_dummy(ea.attr) && script_output_type(ea.attr.type) == t) {
+        first = &ea;
+        break;
+      }
+    }
+    if (!first) continue;
+    if (config.sets[t].fields) {
+      if (auto e = check_attr(config, *first, ctx); !e.empty()) return e;
+    }
+    tod = tod || (config.sets[t].fields & kFieldTod);
+  }
+  bool callchain = !ctx.hide_callchain;
+  if (callchain && !ctx.pipe) {
+    callchain = std::any_of(attrs.begin(), attrs.end(),
+                            [](const EventAttr& ea) { return ea.attr.has(perfdata::kSampleCallchain); });
+  }
+  if (callchain && !config.sets[kOutTracepoint].user_set) {
+    for (const auto& ea : attrs) {
+      if (ea.attr.type == perfdata::kTypeTracepoint && ea.attr.has(perfdata::kSampleCallchain)) {
+        config.sets[kOutTracepoint].fields |= kFieldIp | kFieldSym | kFieldSymoff | kFieldDso;
+        break;
+      }
+    }
+  }
+  if (tod && !ctx.has_clock_data) {
+    return "Can't provide 'tod' time, missing clock data. Please record with -k/--clockid option.";
+  }
+  if (use_callchain) *use_callchain = callchain;
+  return "";
+}
+
+std::string script_event_name(const EventAttr& ea) {
+  const PerfEventAttr& a = ea.attr;
+  if (ea.name != perfdata::default_event_name(a)) return ea.name;
+  if (a.type != perfdata::kTypeHardware && a.type != perfdata::kTypeSoftware && a.type != perfdata::kTypeRaw &&
+      a.type != perfdata::kTypeHwCache) {
+    return ea.name;
+  }
+  // perf's evsel__add_modifiers.
+  std::string mods;
+  bool exclude_guest_default = false;
+  const bool ek = a.flag(perfdata::kFlagExcludeKernel), eu = a.flag(perfdata::kFlagExcludeUser),
+             eh = a.flag(perfdata::kFlagExcludeHv);
+  if (ek || eu || eh) {
+    if (!ek) mods += 'k';
+    if (!eu) mods += 'u';
+    if (!eh) mods += 'h';
+    exclude_guest_default = true;
+  }
+  if (a.precise_ip()) {
+    mods.append(a.precise_ip(), 'p');
+    exclude_guest_default = true;
+  }
+  const bool ehost = a.flag(perfdata::kFlagExcludeHost), eguest = a.flag(perfdata::kFlagExcludeGuest);
+  if (ehost || eguest == exclude_guest_default) {
+    if (!ehost) mods += 'H';
+    if (!eguest) mods += 'G';
+  }
+  // A colon is written whenever a modifier was, even if all of them were then excluded.
+  bool colon = (ek || eu || eh) || a.precise_ip() || ehost || eguest == exclude_guest_default;
+  if (!colon) return ea.name;
+  if (mods.empty()) {
+    // perf reserved the ':' position without filling it: the name ends in a NUL there.
+    return ea.name;
+  }
+  return ea.name + ":" + mods;
+}
+
+// --- line pieces -------------------------------------------------------------------------------
+
+void append_time(std::string& out, uint64_t ns, bool nanosecs) {
+  auto it = std::back_inserter(out);
+  uint64_t sec = ns / 1000000000ULL, frac = ns % 1000000000ULL;
+  if (nanosecs) {
+    fmt::format_to(it, "{:5}.{:09}: ", sec, frac);
+  } else {
+    char buf[48];
+    auto r = fmt::format_to_n(buf, sizeof buf, "{}.{:06}", sec, frac / 1000);
+    fmt::format_to(it, "{:>12}: ", std::string_view(buf, r.size));
+  }
+}
+
+void append_tod(std::string& out, uint64_t time, const ScriptStartStyle& style) {
+  if (!style.has_clock) {
+    out += "disabled ";
+    return;
+  }
+  uint64_t tod = style.clock_tod_ns;
+  if (time > style.clock_ref_ns) {
+    tod += time - style.clock_ref_ns;
+  } else {
+    tod -= style.clock_ref_ns - time;
+  }
+  time_t sec = static_cast<time_t>(tod / 1000000000ULL);
+  uint64_t nsec = tod - static_cast<uint64_t>(sec) * 1000000000ULL;
+  struct tm lt;
+  if (!localtime_r(&sec, &lt)) {
+    out += "failed ";
+    return;
+  }
+  char date[64];
+  strftime(date, sizeof date, "%F %H:%M:%S", &lt);
+  if (style.nanosecs) {
+    fmt::format_to(std::back_inserter(out), "{}.{:09} ", date, nsec);
+  } else {
+    fmt::format_to(std::back_inserter(out), "{}.{:06} ", date, nsec / 1000);
+  }
+}
+
+void append_misc(std::string& out, uint16_t misc, uint32_t record_type) {
+  // perf tests each cpumode value as a bit pattern, so 3 (hypervisor) prints "KUH".
+  size_t before = out.size();
+  auto has = [&](uint16_t m) { return (misc & m) == m; };
+  if (has(perfdata::kMiscKernel)) out += 'K';
+  if (has(perfdata::kMiscUser)) out += 'U';
+  if (has(perfdata::kMiscHypervisor)) out += 'H';
+  if (has(perfdata::kMiscGuestKernel)) out += 'G';
+  if (has(perfdata::kMiscGuestUser)) out += 'g';
+  switch (record_type) {
+    case perfdata::kRecordMmap:
+    case perfdata::kRecordMmap2:
+      if (has(perfdata::kMiscMmapData)) out += 'M';
+      break;
+    case perfdata::kRecordComm:
+      if (has(perfdata::kMiscCommExec)) out += 'E';
+      break;
+    case perfdata::kRecordSwitch:
+    case perfdata::kRecordSwitchCpuWide:
+      if (has(perfdata::kMiscSwitchOut)) {
+        out += 'S';
+        if (misc & perfdata::kMiscSwitchOutPreempt) out += 'p';
+      }
+      break;
+    default:
+      break;
+  }
+  size_t n = out.size() - before;
+  // printf("%*s", 6 - n, " "): at least the one space.
+  out.append(n < 5 ? 6 - n : 1, ' ');
+}
+
+void append_line_start(std::string& out, uint64_t fields, const ScriptLineStart& s, const ScriptStartStyle& style) {
+  auto it = std::back_inserter(out);
+  if (fields & kFieldComm) {
+    if (style.comm_unpadded) {
+      out.append(s.comm);
+      out += ' ';
+    } else {
+      fmt::format_to(it, "{:>16} ", s.comm);
+    }
+  }
+  if ((fields & kFieldPid) && (fields & kFieldTid)) {
+    fmt::format_to(it, "{:5}/{:<5} ", s.pid, s.tid);
+  } else if (fields & kFieldPid) {
+    fmt::format_to(it, "{:5} ", s.pid);
+  } else if (fields & kFieldTid) {
+    fmt::format_to(it, "{:5} ", s.tid);
+  }
+  if (fields & kFieldCpu) fmt::format_to(it, "[{:03}] ", s.cpu);
+  if (fields & kFieldMisc) append_misc(out, s.misc, s.record_type);
+  if (fields & kFieldTod) append_tod(out, s.time, style);
+  if (fields & kFieldTime) append_time(out, s.time, style.nanosecs);
+}
+
+void append_period(std::string& out, uint64_t period) { fmt::format_to(std::back_inserter(out), "{:10} ", period); }
+
+void append_event_name(std::string& out, std::string_view name, int width) {
+  fmt::format_to(std::back_inserter(out), "{:>{}}: ", name, width);
+}
+
+namespace {
+
+void append_sym(std::string& out, const ScriptLocation& loc, bool symoff) {
+  if (!loc.sym) {
+    out += "[unknown]";
+    return;
+  }
+  out += *loc.sym;
+  if (symoff) fmt::format_to(std::back_inserter(out), "+{:#x}", loc.symoff);
+}
+
+void append_dso(std::string& out, const ScriptLocation& loc) {
+  out += " (";
+  if (loc.has_map) {
+    out.append(loc.dso);
+  } else {
+    out += "[unknown]";
+  }
+  out += ')';
+}
+
+}  // namespace
+
+void append_ip(std::string& out, const ScriptLocation& loc, const ScriptIpOptions& o) {
+  if (o.ip) fmt::format_to(std::back_inserter(out), "{:16x}", loc.ip);
+  if (o.sym) {
+    out += ' ';
+    append_sym(out, loc, o.symoff);
+  }
+  if (o.dso) append_dso(out, loc);
+}
+
+void append_frame(std::string& out, const ScriptLocation& loc, const ScriptIpOptions& o) {
+  if (o.ip) fmt::format_to(std::back_inserter(out), "\t{:16x}", loc.ip);
+  if (o.sym) {
+    out += ' ';
+    append_sym(out, loc, o.symoff);
+  }
+  if (o.dso) append_dso(out, loc);
+  out += '\n';
+}
+
+void append_addr(std::string& out, uint64_t addr, const ScriptLocation* loc, const ScriptIpOptions& o) {
+  fmt::format_to(std::back_inserter(out), "{:16x}", addr);
+  if (!loc) return;
+  if (o.sym) {
+    out += ' ';
+    append_sym(out, *loc, o.symoff);
+  }
+  if (o.dso) append_dso(out, *loc);
+}
+
+void append_page_size(std::string& out, uint64_t size) {
+  // perf's unit_number__scnprintf: divides while the quotient is above 1 (so 1024 stays "1024B").
+  if (!size) {
+    out += " N/A";
+    return;
+  }
+  static const char kUnits[] = "BKMG";
+  int i = 0;
+  while (size / 1024 > 1 && i < 3) {
+    size /= 1024;
+    ++i;
+  }
+  fmt::format_to(std::back_inserter(out), " {}{}", size, kUnits[i]);
+}
+
+void append_comm_event(std::string& out, const perfdata::CommEvent& e) {
+  fmt::format_to(std::back_inserter(out), "PERF_RECORD_COMM{}: {}:{}/{}\n", e.exec ? " exec" : "", e.comm, e.pid,
+                 e.tid);
+}
+
+void append_task_event(std::string& out, uint32_t type, const perfdata::TaskEvent& e) {
+  fmt::format_to(std::back_inserter(out), "PERF_RECORD_{}({}:{}):({}:{})\n",
+                 type == perfdata::kRecordFork ? "FORK" : "EXIT", e.pid, e.tid, e.ppid, e.ptid);
+}
+
+namespace {
+// C's "%#lx": "0" for zero.
+void append_chex(std::string& out, uint64_t v) {
+  if (v) {
+    fmt::format_to(std::back_inserter(out), "{:#x}", v);
+  } else {
+    out += '0';
+  }
+}
+}  // namespace
+
+void append_mmap_event(std::string& out, const perfdata::MmapEvent& e) {
+  fmt::format_to(std::back_inserter(out), "PERF_RECORD_MMAP {}/{}: [", e.pid, e.tid);
+  append_chex(out, e.addr);
+  out += '(';
+  append_chex(out, e.len);
+  out += ") @ ";
+  append_chex(out, e.pgoff);
+  fmt::format_to(std::back_inserter(out), "]: {} {}\n", (e.misc & perfdata::kMiscMmapData) ? 'r' : 'x', e.filename);
+}
+
+void append_mmap2_event(std::string& out, const perfdata::Mmap2Event& e) {
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "PERF_RECORD_MMAP2 {}/{}: [", e.pid, e.tid);
+  append_chex(out, e.addr);
+  out += '(';
+  append_chex(out, e.len);
+  out += ") @ ";
+  append_chex(out, e.pgoff);
+  if (e.misc & perfdata::kMiscMmapBuildId) {
+    out += " <";
+    for (uint8_t b : e.build_id) fmt::format_to(it, "{:02x}", b);
+    out += '>';
+  } else {
+    fmt::format_to(it, " {:02x}:{:02x} {} {}", e.maj, e.min, e.ino, e.ino_generation);
+  }
+  fmt::format_to(it, "]: {}{}{}{} {}\n", (e.prot & 1) ? 'r' : '-', (e.prot & 2) ? 'w' : '-', (e.prot & 4) ? 'x' : '-',
+                 (e.flags & 1) ? 's' : 'p', e.filename);
+}
+
+void append_switch_event(std::string& out, uint32_t type, uint16_t misc, const perfdata::SwitchCpuWideEvent& e) {
+  bool out_ = misc & perfdata::kMiscSwitchOut;
+  const char* in_out = !out_                                      ? "IN         "
+                       : !(misc & perfdata::kMiscSwitchOutPreempt) ? "OUT        "
+                                                                   : "OUT preempt";
+  if (type == perfdata::kRecordSwitch) {
+    fmt::format_to(std::back_inserter(out), "PERF_RECORD_SWITCH {}\n", in_out);
+    return;
+  }
+  fmt::format_to(std::back_inserter(out), "PERF_RECORD_SWITCH_CPU_WIDE {}  {} pid/tid: {:5}/{:<5}\n", in_out,
+                 out_ ? "next" : "prev", e.next_prev_pid, e.next_prev_tid);
+}
+
+void append_lost_event(std::string& out, const perfdata::LostEvent& e) {
+  fmt::format_to(std::back_inserter(out), "PERF_RECORD_LOST lost {}\n", e.lost);
+}
+
+// --- filters -----------------------------------------------------------------------------------
+
+std::string parse_time_ranges(std::string_view text, std::vector<TimeRange>* ranges) {
+  ranges->clear();
+  if (text.empty()) return "";
+  if (text.find('%') != std::string_view::npos) return "percent time ranges are not supported yet";
+  size_t commas = static_cast<size_t>(std::count(text.begin(), text.end(), ','));
+  if (commas <= 1) {
+    TimeRange r;
+    if (auto e = parse_one_range(text, &r); !e.empty()) return e;
+    ranges->push_back(r);
+    return "";
+  }
+  // Several ranges: "a,b c,d ..." (perf's perf_time__parse_strs).
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    rest = trim_spaces(rest);
+    if (rest.empty()) break;
+    size_t comma = rest.find(',');
+    if (comma == std::string_view::npos) return fmt::format("invalid time range '{}'", rest);
+    size_t end = comma + 1;
+    while (end < rest.size() && rest[end] == ' ') ++end;
+    while (end < rest.size() && rest[end] != ' ') {
+      if (rest[end] == ',') return fmt::format("invalid time range '{}'", rest);
+      ++end;
+    }
+    std::string piece(rest.substr(0, end));
+    piece.erase(std::remove(piece.begin(), piece.end(), ' '), piece.end());
+    TimeRange r;
+    if (auto e = parse_one_range(piece, &r); !e.empty()) return e;
+    ranges->push_back(r);
+    rest = rest.substr(end);
+  }
+  for (size_t i = 0; i + 1 < ranges->size(); ++i) {
+    if ((*ranges)[i].end >= (*ranges)[i + 1].start) return "time ranges overlap or are not in order";
+  }
+  return "";
+}
+
+bool time_skipped(const std::vector<TimeRange>& ranges, uint64_t time) {
+  if (ranges.empty() || time == 0) return false;
+  if (ranges.size() == 1) {
+    const TimeRange& r = ranges[0];
+    return (r.start && time < r.start) || (r.end && time > r.end);
+  }
+  for (const TimeRange& r : ranges) {
+    if (time >= r.start && (time <= r.end || !r.end)) return false;
+  }
+  return true;
+}
+
+std::string parse_cpu_list(std::string_view text, std::vector<bool>* cpus) {
+  cpus->clear();
+  size_t pos = 0;
+  auto number = [&](uint64_t* v) {
+    size_t start = pos;
+    *v = 0;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      *v = *v * 10 + static_cast<uint64_t>(text[pos] - '0');
+      if (*v > 1 << 20) return false;
+      ++pos;
+    }
+    return pos > start;
+  };
+  if (text.empty()) return "empty cpu list";
+  while (pos < text.size()) {
+    uint64_t a = 0, b = 0;
+    if (!number(&a)) return fmt::format("invalid cpu list '{}'", text);
+    b = a;
+    if (pos < text.size() && text[pos] == '-') {
+      ++pos;
+      if (!number(&b) || b < a) return fmt::format("invalid cpu list '{}'", text);
+    }
+    if (cpus->size() <= b) cpus->resize(b + 1, false);
+    for (uint64_t c = a; c <= b; ++c) (*cpus)[c] = true;
+    if (pos < text.size()) {
+      if (text[pos] != ',') return fmt::format("invalid cpu list '{}'", text);
+      ++pos;
+    }
+  }
+  return "";
+}
+
+// --- ScriptWriter ----------------------------------------------------------------------------
+
+ScriptWriter::ScriptWriter(const perfdata::Reader& reader, session::Machine& machine, ScriptOptions options,
+                           FILE* out)
+    : reader_(reader), machine_(machine), options_(std::move(options)), file_(out) {
+  style_.nanosecs = options_.nanosecs;
+  use_callchain_ = !options_.hide_callchain;
+  out_.reserve(kFlushBytes + 4096);
+}
+
+ScriptWriter::~ScriptWriter() = default;
+
+std::string ScriptWriter::start() {
+  const auto& f = reader_.features();
+  if (f.has(perfdata::kFeatClockData)) {
+    style_.has_clock = true;
+    style_.clock_tod_ns = f.clock_data.wall_clock_ns;
+    style_.clock_ref_ns = f.clock_data.clockid_ns;
+  }
+  // perf registers the idle task of the host before reading: tid 0 is "swapper".
+  perfdata::CommEvent idle;
+  idle.pid = 0;
+  idle.tid = 0;
+  idle.comm = "swapper";
+  machine_.on_comm(idle, 0);
+
+  ScriptCheckContext ctx;
+  ctx.has_stat = f.has(perfdata::kFeatStat);
+  ctx.has_auxtrace = f.has(perfdata::kFeatAuxtrace);
+  ctx.has_clock_data = f.has(perfdata::kFeatClockData);
+  ctx.pipe = reader_.is_pipe();
+  ctx.hide_callchain = options_.hide_callchain;
+  std::string err = check_script_fields(options_.fields, reader_.is_pipe() ? std::vector<EventAttr>{} : reader_.attrs(),
+                                        ctx, &use_callchain_);
+  if (!err.empty()) return err;
+  if (options_.cpu_filter && !reader_.is_pipe()) {
+    for (int t = 0; t < kOutTypeCount; ++t) {
+      for (const auto& ea : reader_.attrs()) {
+        if (script_output_type(ea.attr.type) != t || t >= static_cast<int>(kTypeMax)) continue;
+        if (!ea.attr.has(perfdata::kSampleCpu)) return "File does not contain CPU events. Remove -C option to proceed.";
+        break;
+      }
+    }
+  }
+  attrs_seen_ = reader_.is_pipe() ? 0 : reader_.attrs().size();
+  for (size_t i = 0; i < attrs_seen_; ++i) attr_type_.push_back(script_output_type(reader_.attrs()[i].attr.type));
+  return "";
+}
+
+// Pipe mode: perf's process_attr, run as each ATTR record arrives.
+void ScriptWriter::on_attr() {
+  const auto& attrs = reader_.attrs();
+  while (attrs_seen_ < attrs.size()) {
+    size_t i = attrs_seen_++;
+    const EventAttr& ea = attrs[i];
+    int type = script_output_type(ea.attr.type);
+    attr_type_.push_back(type);
+    if (ea.attr.type >= kTypeMax && ea.attr.type != kTypeSynth) continue;
+    bool first_of_type = true;
+    for (size_t j = 0; j < i; ++j) {
+      if (attrs[j].attr.type == ea.attr.type) first_of_type = false;
+    }
+    if (!first_of_type) continue;
+    if (ea.attr.sample_type && fatal_.empty()) {
+      ScriptCheckContext ctx;
+      ctx.has_auxtrace = reader_.features().has(perfdata::kFeatAuxtrace);
+      ctx.pipe = true;
+      if (auto e = check_attr(options_.fields, ea, ctx); !e.empty()) fatal_ = e;
+    }
+    uint64_t combined = 0;
+    for (size_t j = 0; j <= i; ++j) combined |= attrs[j].attr.sample_type;
+    using namespace perfdata;
+    if (use_callchain_ &&
+        ((combined & kSampleCallchain) || (combined & kSampleBranchStack) ||
+         ((combined & kSampleRegsUser) && (combined & kSampleStackUser)))) {
+      ScriptFieldSet& s = options_.fields.sets[type];
+      if (!(s.user_unset_fields & kFieldIp)) s.fields |= kFieldIp;
+      if (!(s.user_unset_fields & kFieldSym)) s.fields |= kFieldSym;
+    }
+  }
+}
+
+bool ScriptWriter::thread_filtered(const session::Thread& thread) const {
+  if (!options_.comms.empty()) {
+    const std::string* c = thread.comm();
+    std::string name = c ? *c : fmt::format(":{}", thread.tid());
+    if (std::find(options_.comms.begin(), options_.comms.end(), name) == options_.comms.end()) return true;
+  }
+  if (!options_.pids.empty() &&
+      std::find(options_.pids.begin(), options_.pids.end(), thread.pid()) == options_.pids.end()) {
+    return true;
+  }
+  if (!options_.tids.empty() &&
+      std::find(options_.tids.begin(), options_.tids.end(), thread.tid()) == options_.tids.end()) {
+    return true;
+  }
+  return false;
+}
+
+ScriptLocation ScriptWriter::locate(const session::Thread* thread, uint8_t cpumode, uint64_t addr,
+                                    bool callchain_frame) const {
+  ScriptLocation loc;
+  loc.ip = addr;
+  const session::Map* map = thread ? machine_.find_map(thread, cpumode, addr) : nullptr;
+  if (!map || !map->dso) return loc;
+  loc.has_map = true;
+  const session::Dso& dso = *map->dso;
+  std::string_view name = dso.name ? std::string_view(*dso.name) : std::string_view("[unknown]");
+  bool identity = false;
+  if (is_anon_name(name) || is_no_dso_name(name)) {
+    identity = true;
+    if (map->prot & 4) {
+      // perf names anonymous executable memory after the JIT symbol file it reads for it.
+      static thread_local std::string jit;
+      jit = fmt::format("/tmp/perf-{}.map", thread->pid());
+      name = jit;
+    }
+  }
+  loc.dso = name;
+  // perf 6.1 shows user-space callchain addresses as offsets into the mapped file.
+  if (callchain_frame && !dso.kernel && !identity) loc.ip = map->map_ip(addr);
+  return loc;
+}
+
+int ScriptWriter::sideband_attr(const Record& rec, Sample& id, bool* have_id) const {
+  const auto& attrs = reader_.attrs();
+  *have_id = false;
+  if (attrs.empty()) return -1;
+  try {
+    *have_id = reader_.decode_sample_id(rec, id);
+  } catch (const perfdata::FormatError&) {
+    *have_id = false;
+  }
+  uint64_t idv = UINT64_MAX;
+  if (*have_id) {
+    if (id.has(perfdata::kSampleIdentifier)) {
+      idv = id.identifier;
+    } else if (id.has(perfdata::kSampleId)) {
+      idv = id.id;
+    }
+  }
+  // perf's evlist__id2evsel.
+  if (attrs.size() == 1 || idv == 0) return 0;
+  auto it = reader_.ids().find(idv);
+  if (it != reader_.ids().end()) return static_cast<int>(it->second.attr_index);
+  if (!attrs[0].attr.sample_id_all()) return 0;
+  return -1;
+}
+
+void ScriptWriter::print_sideband(const Record& rec, int32_t pid, int32_t tid, uint64_t event_time,
+                                  bool have_event_time) {
+  Sample id;
+  bool have_id = false;
+  int ai = sideband_attr(rec, id, &have_id);
+  ScriptLineStart s;
+  s.misc = rec.misc;
+  s.record_type = rec.type;
+  if (have_id) {
+    if (id.has(perfdata::kSampleTid)) {
+      s.pid = static_cast<int32_t>(id.pid);
+      s.tid = static_cast<int32_t>(id.tid);
+    }
+    if (id.has(perfdata::kSampleTime)) s.time = id.time;
+    if (id.has(perfdata::kSampleCpu)) s.cpu = static_cast<int32_t>(id.cpu);
+  }
+  if (ai >= 0 && !reader_.attrs()[static_cast<size_t>(ai)].attr.sample_id_all()) {
+    s.cpu = 0;
+    s.time = have_event_time ? event_time : 0;
+    s.pid = pid;
+    s.tid = tid;
+  }
+  if (options_.cpu_filter && s.cpu != -1) {
+    size_t c = static_cast<uint32_t>(s.cpu);
+    if (c >= options_.cpus.size() || !options_.cpus[c]) return;
+  }
+  const session::Thread* thread = nullptr;
+  std::string comm_buf;
+  if (tid != -1) thread = &machine_.findnew_thread(pid, tid);
+  if (thread) {
+    const std::string* c = thread->comm();
+    if (c) {
+      s.comm = *c;
+    } else {
+      comm_buf = fmt::format(":{}", thread->tid());
+      s.comm = comm_buf;
+    }
+  } else {
+    s.comm = ":-1";
+  }
+  if (ai >= 0) {
+    const EventAttr& ea = reader_.attrs()[static_cast<size_t>(ai)];
+    uint64_t fields = options_.fields.sets[script_output_type(ea.attr.type)].fields;
+    ScriptStartStyle style = style_;
+    style.comm_unpadded = (fields & kFieldIp) && ea.attr.has(perfdata::kSampleCallchain) && use_callchain_;
+    append_line_start(out_, fields, s, style);
+  }
+}
+
+void ScriptWriter::on_record(const Record& rec, uint64_t time) {
+  using namespace perfdata;
+  if (time > last_time_) last_time_ = time;
+  const bool swap = reader_.swapped();
+  const uint64_t boff = rec.offset + 8;
+  auto trailer = [&]() -> unsigned {
+    const EventAttr* ea = reader_.attr_of(rec);
+    return ea ? sample_id_trailer_size(ea->attr) : 0;
+  };
+  try {
+    switch (rec.type) {
+      case kRecordSample:
+        on_sample(rec);
+        break;
+      case kRecordComm:
+        machine_.process(reader_, rec, time);
+        if (options_.show_task_events) {
+          CommEvent e = decode_comm(rec.body(), rec.misc, trailer(), swap, boff);
+          print_sideband(rec, e.pid, e.tid, 0, false);
+          append_comm_event(out_, e);
+        }
+        break;
+      case kRecordFork:
+        machine_.process(reader_, rec, time);
+        if (options_.show_task_events) {
+          TaskEvent e = decode_task(rec.body(), rec.misc, swap, boff);
+          print_sideband(rec, e.pid, e.tid, e.time, true);
+          append_task_event(out_, rec.type, e);
+        }
+        break;
+      case kRecordExit:
+        // perf prints an exit before it forgets anything about the task.
+        if (options_.show_task_events) {
+          TaskEvent e = decode_task(rec.body(), rec.misc, swap, boff);
+          print_sideband(rec, e.pid, e.tid, e.time, true);
+          append_task_event(out_, rec.type, e);
+        }
+        machine_.process(reader_, rec, time);
+        break;
+      case kRecordMmap:
+        machine_.process(reader_, rec, time);
+        if (options_.show_mmap_events) {
+          MmapEvent e = decode_mmap(rec.body(), rec.misc, trailer(), swap, boff);
+          print_sideband(rec, e.pid, e.tid, 0, false);
+          append_mmap_event(out_, e);
+        }
+        break;
+      case kRecordMmap2:
+        machine_.process(reader_, rec, time);
+        if (options_.show_mmap_events) {
+          Mmap2Event e = decode_mmap2(rec.body(), rec.misc, trailer(), swap, boff);
+          print_sideband(rec, e.pid, e.tid, 0, false);
+          append_mmap2_event(out_, e);
+        }
+        break;
+      case kRecordSwitch:
+      case kRecordSwitchCpuWide:
+        if (options_.show_switch_events) {
+          SwitchCpuWideEvent e = decode_switch(rec.body(), rec.misc, rec.type == kRecordSwitchCpuWide, swap, boff);
+          Sample id;
+          bool have = false;
+          sideband_attr(rec, id, &have);
+          int32_t pid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.pid) : -1;
+          int32_t tid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.tid) : -1;
+          print_sideband(rec, pid, tid, 0, false);
+          append_switch_event(out_, rec.type, rec.misc, e);
+        }
+        break;
+      case kRecordLost:
+        if (options_.show_lost_events) {
+          LostEvent e = decode_lost(rec.body(), swap, boff);
+          Sample id;
+          bool have = false;
+          sideband_attr(rec, id, &have);
+          int32_t pid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.pid) : -1;
+          int32_t tid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.tid) : -1;
+          print_sideband(rec, pid, tid, 0, false);
+          append_lost_event(out_, e);
+        }
+        break;
+      case kRecordHeaderAttr:
+        on_attr();
+        break;
+      case kRecordFinishedRound:
+        // Threads that exited before the previous round can no longer be named by a record.
+        machine_.retire_exited(retire_time_);
+        retire_time_ = last_time_;
+        break;
+      default:
+        machine_.process(reader_, rec, time);
+        break;
+    }
+  } catch (const FormatError& e) {
+    problems_.push_back(e.what());
+  }
+  flush_if_full();
+}
+
+void ScriptWriter::on_sample(const Record& rec) {
+  using namespace perfdata;
+  int ai = reader_.attr_index_of(rec);
+  if (ai < 0) return;  // perf skips samples of unknown ids
+  const EventAttr& ea = reader_.attrs()[static_cast<size_t>(ai)];
+  const int type = script_output_type(ea.attr.type);
+  const ScriptFieldSet& set = options_.fields.sets[type];
+  const uint64_t fields = set.fields;
+  if (!fields) return;
+  Sample& s = sample_;
+  reader_.decode_sample(rec, s);  // throws FormatError: reported by on_record
+
+  ScriptLineStart start;
+  start.misc = rec.misc;
+  start.record_type = kRecordSample;
+  if (s.has(kSampleTid)) {
+    start.pid = static_cast<int32_t>(s.pid);
+    start.tid = static_cast<int32_t>(s.tid);
+  }
+  if (s.has(kSampleCpu)) start.cpu = static_cast<int32_t>(s.cpu);
+  if (s.has(kSampleTime)) start.time = s.time;
+  const uint64_t period = s.has(kSamplePeriod) ? s.period : ea.attr.sample_period;
+
+  if (time_skipped(options_.time_ranges, start.time)) return;
+  if (options_.cpu_filter && start.cpu != -1) {
+    size_t c = static_cast<uint32_t>(start.cpu);
+    if (c >= options_.cpus.size() || !options_.cpus[c]) return;
+  }
+  session::Thread& thread = machine_.findnew_thread(start.pid, start.tid);
+  if (thread_filtered(thread)) return;
+
+  ++samples_printed_;
+  std::string comm_buf;
+  if (const std::string* c = thread.comm()) {
+    start.comm = *c;
+  } else {
+    comm_buf = fmt::format(":{}", thread.tid());
+    start.comm = comm_buf;
+  }
+  const bool has_callchain = ea.attr.has(kSampleCallchain);
+  ScriptStartStyle style = style_;
+  style.comm_unpadded = (fields & kFieldIp) && has_callchain && use_callchain_;
+  append_line_start(out_, fields, start, style);
+
+  if (fields & kFieldPeriod) append_period(out_, period);
+  if (fields & kFieldEvent) {
+    if (name_width_ < 0) {
+      names_.clear();
+      name_width_ = 0;
+      for (const auto& a : reader_.attrs()) {
+        names_.push_back(script_event_name(a));
+        name_width_ = std::max(name_width_, static_cast<int>(names_.back().size()));
+      }
+    }
+    std::string_view name = static_cast<size_t>(ai) < names_.size() ? std::string_view(names_[static_cast<size_t>(ai)])
+                                                                      : std::string_view(ea.name);
+    append_event_name(out_, name, name_width_);
+  }
+  if (options_.fields.print_flags) out_ += "                        ";  // "  %-21s " of no flags
+
+  ScriptIpOptions ipo;
+  ipo.ip = fields & kFieldIp;
+  ipo.sym = fields & kFieldSym;
+  ipo.symoff = fields & kFieldSymoff;
+  ipo.dso = fields & kFieldDso;
+  const uint8_t cpumode = rec.misc & kMiscCpumodeMask;
+
+  if (fields & kFieldAddr) {
+    // Page-fault addresses are data addresses: perf resolves them (with a kernel/user fallback).
+    const bool correlates = ea.attr.type == kTypeSoftware &&
+                            (ea.attr.config == kSwPageFaults || ea.attr.config == kSwPageFaultsMin ||
+                             ea.attr.config == kSwPageFaultsMaj);
+    if (correlates) {
+      ScriptLocation loc = locate(&thread, cpumode, s.addr, false);
+      if (!loc.has_map) {
+        uint8_t alt = s.addr >= (1ULL << 63) ? kMiscKernel : kMiscUser;
+        if (alt != cpumode) loc = locate(&thread, alt, s.addr, false);
+      }
+      append_addr(out_, s.addr, &loc, ipo);
+    } else {
+      append_addr(out_, s.addr, nullptr, ipo);
+    }
+  }
+  // WEIGHT_STRUCT packs weight (low 32 bits) and instruction latency (next 16).
+  const bool weight_struct = s.has(kSampleWeightStruct);
+  if (fields & kFieldWeight) {
+    fmt::format_to(std::back_inserter(out_), "{:16}", weight_struct ? (s.weight & 0xffffffffULL) : s.weight);
+  }
+  if (fields & kFieldInsLat) {
+    fmt::format_to(std::back_inserter(out_), "{:16}", weight_struct ? (s.weight >> 32) & 0xffff : 0);
+  }
+
+  if (fields & kFieldIp) {
+    if (use_callchain_ && has_callchain) {
+      out_ += '\n';
+      uint8_t mode = kMiscUser;
+      unsigned entries = 0;
+      size_t mark = out_.size();
+      for (uint64_t ip : s.callchain) {
+        if (entries >= options_.max_stack) break;
+        if (ip >= kContextMax) {
+          if (ip == kContextHv) {
+            mode = kMiscHypervisor;
+          } else if (ip == kContextKernel) {
+            mode = kMiscKernel;
+          } else if (ip == kContextUser) {
+            mode = kMiscUser;
+          } else {
+            out_.resize(mark);  // perf drops a chain with a context it does not know
+            break;
+          }
+          continue;
+        }
+        ++entries;
+        append_frame(out_, locate(&thread, mode, ip, true), ipo);
+      }
+    } else {
+      out_ += ' ';
+      ScriptLocation loc = locate(&thread, cpumode, s.ip, false);
+      loc.ip = s.ip;
+      append_ip(out_, loc, ipo);
+    }
+  }
+  if (fields & kFieldPhysAddr) fmt::format_to(std::back_inserter(out_), "{:16x}", s.phys_addr);
+  if (fields & kFieldDataPageSize) append_page_size(out_, s.data_page_size);
+  if (fields & kFieldCodePageSize) append_page_size(out_, s.code_page_size);
+  out_ += '\n';
+}
+
+void ScriptWriter::flush_if_full() {
+  if (out_.size() >= kFlushBytes) {
+    std::fwrite(out_.data(), 1, out_.size(), file_);
+    out_.clear();
+  }
+}
+
+void ScriptWriter::finish() {
+  if (!out_.empty()) std::fwrite(out_.data(), 1, out_.size(), file_);
+  out_.clear();
+  std::fflush(file_);
+}
+
+}  // namespace tperf::output

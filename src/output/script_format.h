@@ -1,0 +1,285 @@
+// `perf script` text, byte for byte as perf 6.1 prints it: the -F field sets per event type
+// (perf's defaults, its -F syntax and its checks against the file's events), the pieces of each
+// line (sample start, period, event, ip/sym/dso, callchain frames, side-band records), the
+// --time/--cpu filter syntax, and ScriptWriter, which turns time-ordered records into that text.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perfdata/reader.h"
+#include "perfdata/records.h"
+#include "perfdata/sample.h"
+
+namespace tperf::session {
+class Machine;
+class Thread;
+struct Map;
+}  // namespace tperf::session
+
+namespace tperf::output {
+
+// perf script's output fields (the -F names of perf 6.1). Bits are tperf's own.
+enum ScriptField : uint64_t {
+  kFieldComm = 1ULL << 0,
+  kFieldTid = 1ULL << 1,
+  kFieldPid = 1ULL << 2,
+  kFieldTime = 1ULL << 3,
+  kFieldCpu = 1ULL << 4,
+  kFieldEvent = 1ULL << 5,
+  kFieldTrace = 1ULL << 6,
+  kFieldIp = 1ULL << 7,
+  kFieldSym = 1ULL << 8,
+  kFieldDso = 1ULL << 9,
+  kFieldAddr = 1ULL << 10,
+  kFieldSymoff = 1ULL << 11,
+  kFieldSrcline = 1ULL << 12,
+  kFieldPeriod = 1ULL << 13,
+  kFieldIregs = 1ULL << 14,
+  kFieldBrstack = 1ULL << 15,
+  kFieldBrstacksym = 1ULL << 16,
+  kFieldDataSrc = 1ULL << 17,
+  kFieldWeight = 1ULL << 18,
+  kFieldBpfOutput = 1ULL << 19,
+  kFieldCallindent = 1ULL << 20,
+  kFieldInsn = 1ULL << 21,
+  kFieldInsnlen = 1ULL << 22,
+  kFieldBrstackinsn = 1ULL << 23,
+  kFieldBrstackoff = 1ULL << 24,
+  kFieldSynth = 1ULL << 25,
+  kFieldPhysAddr = 1ULL << 26,
+  kFieldUregs = 1ULL << 27,
+  kFieldMetric = 1ULL << 28,
+  kFieldMisc = 1ULL << 29,
+  kFieldSrccode = 1ULL << 30,
+  kFieldIpc = 1ULL << 31,
+  kFieldTod = 1ULL << 32,
+  kFieldDataPageSize = 1ULL << 33,
+  kFieldCodePageSize = 1ULL << 34,
+  kFieldInsLat = 1ULL << 35,
+  kFieldBrstackinsnlen = 1ULL << 36,
+  kFieldMachinePid = 1ULL << 37,
+  kFieldVcpu = 1ULL << 38,
+};
+
+// The -F name of one field ("comm", "bpf-output", ...), "" when `field` is not exactly one field.
+const char* script_field_name(uint64_t field);
+// The field of a -F name, 0 when perf 6.1 does not know it ("flags" is not a field bit).
+uint64_t script_field_by_name(std::string_view name);
+// Fields tperf can print today; the others are refused with a clear message.
+uint64_t script_supported_fields();
+
+// perf script keeps one field set per kind of event.
+enum ScriptOutputType : int {
+  kOutHardware = 0,
+  kOutSoftware,
+  kOutTracepoint,
+  kOutHwCache,
+  kOutRaw,
+  kOutBreakpoint,
+  kOutSynth,  // PERF_TYPE_SYNTH (events made up by AUX decoders)
+  kOutOther,  // dynamic PMUs (type >= PERF_TYPE_MAX)
+  kOutTypeCount,
+};
+int script_output_type(uint32_t attr_type);
+// perf's event_type(): "hardware", "software", "tracepoint", "hardware-cache" or "unknown".
+const char* script_output_type_name(int type);
+
+struct ScriptFieldSet {
+  uint64_t fields = 0;
+  uint64_t invalid = 0;
+  uint64_t user_set_fields = 0;    // named by -F (an error when the events cannot fill them)
+  uint64_t user_unset_fields = 0;  // removed with -F -field
+  bool user_set = false;
+  bool wildcard_set = false;
+};
+
+// The -F configuration: perf's defaults until -F changes them.
+class ScriptFields {
+ public:
+  ScriptFields();
+  // Applies one -F argument ("comm,tid", "+period", "sw:-ip", ...). Returns "" or the message
+  // perf prints for a bad argument. Warnings perf prints and goes on after are added to `warnings`.
+  std::string parse(std::string_view arg, std::vector<std::string>* warnings);
+  bool set_by_user() const;
+
+  std::array<ScriptFieldSet, kOutTypeCount> sets;
+  bool print_flags = false;  // "flags" (branch flags of AUX-synthesized samples)
+};
+
+// What perf needs to know about the file when it checks the fields against the events.
+struct ScriptCheckContext {
+  bool has_stat = false;        // HEADER_STAT: perf stat record file, no checks
+  bool has_auxtrace = false;    // HEADER_AUXTRACE: user fields may be absent from the events
+  bool has_clock_data = false;  // HEADER_CLOCK_DATA, needed by tod
+  bool pipe = false;
+  bool hide_callchain = false;  // -G
+};
+
+// perf's check of the output options against the events of a file (the first event of each
+// output type decides): fields the events cannot fill are dropped from the defaults, or are an
+// error when the user asked for them; tracepoints get ip/sym/symoff/dso when callchains are
+// shown. Returns "" or perf's error message. `use_callchain` says whether callchains are printed.
+std::string check_script_fields(ScriptFields& fields, const std::vector<perfdata::EventAttr>& attrs,
+                                const ScriptCheckContext& context, bool* use_callchain);
+
+// perf's event name when the file did not store one (no EVENT_DESC): the generic name plus the
+// ":ukhppp HG" modifiers perf derives from the exclude bits.
+std::string script_event_name(const perfdata::EventAttr& attr);
+
+// --- the pieces of a line --------------------------------------------------------------------
+
+// The values perf prints at the start of a line (a sample, or a side-band record's sample_id).
+// Absent values are perf's defaults: pid/tid/cpu -1, time -1.
+struct ScriptLineStart {
+  std::string_view comm;
+  int32_t pid = -1;
+  int32_t tid = -1;
+  int32_t cpu = -1;
+  uint64_t time = UINT64_MAX;
+  uint16_t misc = 0;
+  uint32_t record_type = perfdata::kRecordSample;
+};
+
+struct ScriptStartStyle {
+  bool nanosecs = false;        // --ns
+  bool comm_unpadded = false;   // ip with a callchain: perf prints comm without padding
+  bool has_clock = false;       // tod: the file's CLOCK_DATA
+  uint64_t clock_tod_ns = 0;    // wall-clock time at clock_ref_ns
+  uint64_t clock_ref_ns = 0;    // the sample clock at that moment
+};
+
+// comm, pid/tid, [cpu], misc, tod, time: "%16s %5d/%-5d [%03d] %12s: ".
+void append_line_start(std::string& out, uint64_t fields, const ScriptLineStart& s, const ScriptStartStyle& style);
+// "%12s: " with microseconds, or "%5lu.%09llu: " for --ns.
+void append_time(std::string& out, uint64_t ns, bool nanosecs);
+// "%10lu ".
+void append_period(std::string& out, uint64_t period);
+// "%*s: ", the width of the longest event name of the file.
+void append_event_name(std::string& out, std::string_view name, int width);
+
+// What perf knows about one address: the shown value, the symbol (none until symbols/ exists)
+// and the DSO of the map it falls in.
+struct ScriptLocation {
+  uint64_t ip = 0;             // the address printed
+  const std::string* sym = nullptr;  // nullptr: "[unknown]"
+  uint64_t symoff = 0;
+  bool has_map = false;        // false: dso "[unknown]"
+  std::string_view dso;
+};
+
+struct ScriptIpOptions {
+  bool ip = false, sym = false, symoff = false, dso = false;
+};
+
+// The sample's own address without a callchain: "%16lx [sym] (dso)".
+void append_ip(std::string& out, const ScriptLocation& loc, const ScriptIpOptions& o);
+// One callchain frame: "\t%16lx sym (dso)\n".
+void append_frame(std::string& out, const ScriptLocation& loc, const ScriptIpOptions& o);
+// "addr" for events whose address is data (page faults): "%16lx" plus sym/dso when asked.
+void append_addr(std::string& out, uint64_t addr, const ScriptLocation* loc, const ScriptIpOptions& o);
+// "misc": K/U/H/G/g plus M (mmap data), E (comm exec), S/p (switch out, preempt), padded to 6.
+void append_misc(std::string& out, uint16_t misc, uint32_t record_type);
+// "tod": local wall-clock date and time of a timestamp, from the file's CLOCK_DATA.
+void append_tod(std::string& out, uint64_t time, const ScriptStartStyle& style);
+// "data_page_size"/"code_page_size": " 4K", " 2M", " N/A"...
+void append_page_size(std::string& out, uint64_t size);
+
+// Side-band records as perf prints them after the line start (each ends with a newline).
+void append_comm_event(std::string& out, const perfdata::CommEvent& e);
+void append_task_event(std::string& out, uint32_t type, const perfdata::TaskEvent& e);  // FORK, EXIT
+void append_mmap_event(std::string& out, const perfdata::MmapEvent& e);
+void append_mmap2_event(std::string& out, const perfdata::Mmap2Event& e);
+void append_switch_event(std::string& out, uint32_t type, uint16_t misc, const perfdata::SwitchCpuWideEvent& e);
+void append_lost_event(std::string& out, const perfdata::LostEvent& e);
+
+// --time: "start,end" in seconds with up to 9 decimals, either side may be empty; several
+// ranges separated by spaces ("1.5,2 3,4"). Percent ranges are not supported yet.
+struct TimeRange {
+  uint64_t start = 0;  // 0: open
+  uint64_t end = 0;    // 0: open
+};
+// Returns "" or why the string is not valid.
+std::string parse_time_ranges(std::string_view text, std::vector<TimeRange>* ranges);
+// perf's rule: a sample without a time is never skipped.
+bool time_skipped(const std::vector<TimeRange>& ranges, uint64_t time);
+
+// --cpu: "0-3,5". Returns "" or why not.
+std::string parse_cpu_list(std::string_view text, std::vector<bool>* cpus);
+
+// --- the whole command -----------------------------------------------------------------------
+
+struct ScriptOptions {
+  ScriptFields fields;
+  bool nanosecs = false;
+  bool hide_callchain = false;  // -G
+  bool show_task_events = false;
+  bool show_mmap_events = false;
+  bool show_switch_events = false;
+  bool show_lost_events = false;
+  unsigned max_stack = 127;
+  std::vector<TimeRange> time_ranges;
+  bool cpu_filter = false;
+  std::vector<bool> cpus;
+  std::vector<std::string> comms;
+  std::vector<int32_t> pids;
+  std::vector<int32_t> tids;
+};
+
+// Prints the records of one file, delivered in perf's time order (session::OrderedEvents), as
+// `perf script` does. The Machine is fed the side-band records here.
+class ScriptWriter {
+ public:
+  ScriptWriter(const perfdata::Reader& reader, session::Machine& machine, ScriptOptions options, FILE* out);
+  ~ScriptWriter();
+  ScriptWriter(const ScriptWriter&) = delete;
+  ScriptWriter& operator=(const ScriptWriter&) = delete;
+
+  // File mode: checks the fields against the file's events. Returns "" or perf's error message.
+  // Pipe mode checks each event when its ATTR record arrives.
+  std::string start();
+  // One record in time order; `time` is its timestamp (0 when it has none).
+  void on_record(const perfdata::Record& rec, uint64_t time);
+  // Writes out what is buffered.
+  void finish();
+
+  // An error that stops the command (a field the events of a pipe cannot fill), or "".
+  const std::string& fatal() const { return fatal_; }
+  // Samples that could not be decoded (their offsets and why), for the error report.
+  const std::vector<std::string>& problems() const { return problems_; }
+  uint64_t samples_printed() const { return samples_printed_; }
+
+ private:
+  void on_sample(const perfdata::Record& rec);
+  void on_attr();
+  void print_sideband(const perfdata::Record& rec, int32_t pid, int32_t tid, uint64_t event_time,
+                      bool have_event_time);
+  int sideband_attr(const perfdata::Record& rec, perfdata::Sample& id, bool* have_id) const;
+  bool thread_filtered(const session::Thread& thread) const;
+  ScriptLocation locate(const session::Thread* thread, uint8_t cpumode, uint64_t addr, bool callchain_frame) const;
+  void flush_if_full();
+
+  const perfdata::Reader& reader_;
+  session::Machine& machine_;
+  ScriptOptions options_;
+  FILE* file_;
+  std::string out_;
+  std::string fatal_;
+  std::vector<std::string> problems_;
+  std::vector<std::string> names_;  // per attr, as perf names them
+  std::vector<int> attr_type_;      // output type per attr
+  size_t attrs_seen_ = 0;
+  int name_width_ = -1;
+  bool use_callchain_ = true;
+  uint64_t last_time_ = 0;
+  uint64_t retire_time_ = 0;
+  uint64_t samples_printed_ = 0;
+  perfdata::Sample sample_;
+  ScriptStartStyle style_;
+};
+
+}  // namespace tperf::output
