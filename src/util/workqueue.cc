@@ -1,6 +1,6 @@
 // WorkQueue: one mutex-protected FIFO of items plus a FIFO of parallel_for helpers that workers serve first,
 // because a parallel_for caller is blocked while an item producer is not.
-#include "workqueue.h"
+#include "util/workqueue.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -213,7 +213,8 @@ void WorkQueue::flush() {
 void WorkQueue::run_chunks(size_t begin, size_t end, size_t grain, ChunkFn fn, void* ctx) {
   grain = std::max<size_t>(grain, 1);
   size_t n = end - begin;
-  // Nested calls run inline: a worker waiting for helpers could wait for itself once all workers nest.
+  // Nested calls run inline: the outer level already keeps every thread busy, and helpers queued for the inner
+  // level would only wait behind it. (Waiting is safe either way: a caller never needs helpers to progress.)
   if (workers_.empty() || n <= grain || tls.running == this) {
     fn(ctx, begin, end);
     return;
@@ -237,10 +238,12 @@ void WorkQueue::run_chunks(size_t begin, size_t end, size_t grain, ChunkFn fn, v
   }
   job->wait();  // chunks claimed by helpers may still run, and they use the caller's body
   if (job->failed.load(std::memory_order_relaxed)) {
+    // Taken out of the job, not copied: a helper may drop the job's last reference later, and the exception
+    // must then belong to this thread alone (its reference count lives in uninstrumented libstdc++ code).
     std::exception_ptr e;
     {
       std::lock_guard lk(job->error_mu);
-      e = job->error;
+      e = std::exchange(job->error, nullptr);
     }
     std::rethrow_exception(e);
   }

@@ -54,8 +54,8 @@ class WorkQueue {
   // Calls body(i) for every i in [begin, end), or body(chunk_begin, chunk_end) if body takes two size_t, on
   // the workers and the calling thread; returns when all of it ran. Chunks are contiguous and hold at least
   // `grain` indices (except the one that ends the range); they start large and shrink towards grain to
-  // balance the load. The first exception a chunk throws is rethrown here after every started chunk has
-  // finished; chunks not started by then are skipped. Called from inside this queue's work it runs inline.
+  // balance the load. Once a chunk throws, chunks that have not started are skipped, and the first exception
+  // is rethrown here after the running ones finish. Called from inside this queue's work it runs inline.
   template <class F>
   void parallel_for(size_t begin, size_t end, F&& body, size_t grain = 1);
 

@@ -160,6 +160,25 @@ TEST(WorkQueue, ParallelForRunsOnWorkersAndTheCaller) {
   EXPECT_TRUE(worker_seen.load());
 }
 
+TEST(WorkQueue, ParallelForWaitsForChunksRunningOnWorkers) {
+  // The caller's own chunk ends first (it only waits for the worker's chunk to start); parallel_for must still
+  // wait for the worker's chunk, which is slow on purpose.
+  WorkQueue wq(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  Gate worker_started;
+  std::atomic<int> worker_chunks_finished{0};
+  wq.parallel_for(0, 2, [&](size_t) {
+    if (std::this_thread::get_id() == caller) {
+      worker_started.wait();
+    } else {
+      worker_started.open();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      worker_chunks_finished.fetch_add(1);
+    }
+  });
+  EXPECT_EQ(worker_chunks_finished.load(), 1);
+}
+
 TEST(WorkQueue, SingleThreadRunsInlineOnTheCaller) {
   WorkQueue wq(1);
   const std::thread::id caller = std::this_thread::get_id();
@@ -399,10 +418,16 @@ TEST(WorkQueue, NestedParallelForCompletes) {
   for (unsigned threads : {1u, 2u, 4u, 8u}) {
     WorkQueue wq(threads);
     std::vector<std::atomic<int>> seen(64 * 64);
+    std::atomic<int> moved_thread{0};
     wq.parallel_for(0, 64, [&](size_t i) {
-      wq.parallel_for(0, 64, [&](size_t j) { seen[i * 64 + j].fetch_add(1); });
+      const std::thread::id outer = std::this_thread::get_id();
+      wq.parallel_for(0, 64, [&](size_t j) {
+        seen[i * 64 + j].fetch_add(1);
+        moved_thread += std::this_thread::get_id() != outer;  // nested work runs inline
+      });
     });
     for (size_t k = 0; k < seen.size(); ++k) ASSERT_EQ(seen[k].load(), 1) << k;
+    EXPECT_EQ(moved_thread.load(), 0);
 
     // Three levels, from queue_work items, with an exception from the innermost level.
     std::atomic<int> leaves{0};
