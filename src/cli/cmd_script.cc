@@ -81,9 +81,7 @@ int run_script(const ScriptCliOptions& cli) {
   opt.show_switch_events = cli.show_switch_events;
   opt.show_lost_events = cli.show_lost_events;
   opt.max_stack = cli.max_stack;
-  if (auto err = output::parse_time_ranges(cli.time, &opt.time_ranges); !err.empty()) {
-    return fail(fmt::format("--time {}: {}", cli.time, err));
-  }
+  opt.time = cli.time;
   if (!cli.cpu.empty()) {
     opt.cpu_filter = true;
     if (auto err = output::parse_cpu_list(cli.cpu, &opt.cpus); !err.empty()) return fail(err);
@@ -99,7 +97,10 @@ int run_script(const ScriptCliOptions& cli) {
     if (fstat(STDIN_FILENO, &st) == 0 && S_ISFIFO(st.st_mode)) path = "-";
   }
   auto reader = perfdata::Reader::open(path);
-  session::Machine machine;
+  // perf 6.1 keeps the maps of a process across exec; frames that point into them resolve.
+  session::Machine::Options machine_options;
+  machine_options.keep_maps_on_exec = true;
+  session::Machine machine(machine_options);
   output::ScriptWriter writer(*reader, machine, std::move(opt), stdout);
   if (auto err = writer.start(); !err.empty()) return fail(err);
 
@@ -135,9 +136,11 @@ void add_script_command(CLI::App& app, int& status) {
   cmd->add_flag("--show-mmap-events", opt->show_mmap_events, "print MMAP/MMAP2 records");
   cmd->add_flag("--show-switch-events", opt->show_switch_events, "print context switch records");
   cmd->add_flag("--show-lost-events", opt->show_lost_events, "print LOST records");
-  cmd->add_option("--time", opt->time, "time span(s) of interest: start,stop (seconds) [start,stop ...]");
+  cmd->add_option(
+      "--time", opt->time,
+      "time span(s) of interest: start,stop (seconds) [start,stop ...], or percentages: 10%/2, 0%-10%,30%-40%");
   cmd->add_option("-C,--cpu", opt->cpu, "only samples of these cpus (0-3,5)");
-  cmd->add_option("-c,--comms", opt->comms, "only samples of these comms (comma separated)");
+  cmd->add_option("-c,--comms,--comm", opt->comms, "only samples of these comms (comma separated)");
   cmd->add_option("--pid", opt->pids, "only samples of these pids (comma separated)");
   cmd->add_option("--tid", opt->tids, "only samples of these tids (comma separated)");
   cmd->add_option("--max-stack", opt->max_stack, "callchain frames shown at most (default 127)");

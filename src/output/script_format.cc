@@ -1,11 +1,13 @@
 #include "output/script_format.h"
 
 #include <fmt/format.h>
+#include <sys/utsname.h>
 #include <time.h>
 
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -151,8 +153,8 @@ uint64_t script_field_by_name(std::string_view name) {
 uint64_t script_supported_fields() {
   return kFieldComm | kFieldTid | kFieldPid | kFieldTime | kFieldCpu | kFieldEvent | kFieldTrace | kFieldIp |
          kFieldSym | kFieldDso | kFieldAddr | kFieldSymoff | kFieldPeriod | kFieldWeight | kFieldBpfOutput |
-         kFieldCallindent | kFieldPhysAddr | kFieldMisc | kFieldTod | kFieldDataPageSize | kFieldCodePageSize |
-         kFieldInsLat | kFieldMachinePid | kFieldVcpu;
+         kFieldIregs | kFieldUregs | kFieldBrstack | kFieldBrstacksym | kFieldCallindent | kFieldPhysAddr | kFieldMisc |
+         kFieldTod | kFieldDataPageSize | kFieldCodePageSize | kFieldInsLat | kFieldMachinePid | kFieldVcpu;
 }
 
 int script_output_type(uint32_t attr_type) {
@@ -184,8 +186,8 @@ ScriptFields::ScriptFields() {
   sets[kOutSoftware].fields = kDefaultHw | kFieldBpfOutput;
   sets[kOutSoftware].invalid = kFieldTrace;
   sets[kOutTracepoint].fields = kFieldComm | kFieldTid | kFieldCpu | kFieldTime | kFieldEvent | kFieldTrace;
-  sets[kOutRaw].fields = kDefaultHw | kFieldAddr | kFieldDataSrc | kFieldWeight | kFieldPhysAddr |
-                         kFieldDataPageSize | kFieldCodePageSize | kFieldInsLat;
+  sets[kOutRaw].fields = kDefaultHw | kFieldAddr | kFieldDataSrc | kFieldWeight | kFieldPhysAddr | kFieldDataPageSize |
+                         kFieldCodePageSize | kFieldInsLat;
   sets[kOutRaw].invalid = kFieldTrace | kFieldBpfOutput;
   sets[kOutSynth].fields = (kDefaultHw & ~kFieldPeriod) | kFieldSynth;
   sets[kOutSynth].invalid = kFieldTrace | kFieldBpfOutput;
@@ -223,7 +225,8 @@ std::string ScriptFields::parse(std::string_view arg, std::vector<std::string>* 
     } else {
       return "Invalid event type in field string.";
     }
-    if (sets[type].user_set) warn(fmt::format("Overriding previous field request for {} events.", script_output_type_name(type)));
+    if (sets[type].user_set)
+      warn(fmt::format("Overriding previous field request for {} events.", script_output_type_name(type)));
     if (!has_plus_minus(list)) {
       sets[type].fields = 0;
       sets[type].user_set = true;
@@ -319,8 +322,8 @@ std::string check_attr(ScriptFields& config, const EventAttr& ea, const ScriptCh
     if (!error.empty() || !(set.fields & field) || (st & sample_bits)) return;
     if (set.user_set_fields & field) {
       if (allow) return;
-      error = fmt::format("Samples for '{}' event do not have {} attribute set. Cannot print '{}' field.", ea.name,
-                          msg, script_field_name(field));
+      error = fmt::format("Samples for '{}' event do not have {} attribute set. Cannot print '{}' field.", ea.name, msg,
+                          script_field_name(field));
       return;
     }
     set.fields &= ~field;  // a default the events cannot fill: dropped quietly
@@ -612,6 +615,71 @@ void append_page_size(std::string& out, uint64_t size) {
   fmt::format_to(std::back_inserter(out), " {}{}", size, kUnits[i]);
 }
 
+std::string script_arch(std::string_view m) {
+  if (m == "x86_64" || m == "amd64" || m == "x86" || (m.size() == 4 && m[0] == 'i' && m.substr(2) == "86"))
+    return "x86";
+  if (m == "aarch64" || m == "arm64") return "arm64";
+  if (m.starts_with("arm")) return "arm";
+  if (m.starts_with("ppc") || m.starts_with("powerpc")) return "powerpc";
+  if (m.starts_with("s390")) return "s390";
+  if (m.starts_with("riscv")) return "riscv";
+  if (m.starts_with("mips")) return "mips";
+  return std::string(m);
+}
+
+const char* script_register_name(std::string_view arch, unsigned id) {
+  if (arch == "x86") {
+    static const char* const kX86[] = {"AX", "BX", "CX", "DX", "SI", "DI", "BP",  "SP",  "IP",  "FLAGS", "CS",  "SS",
+                                       "DS", "ES", "FS", "GS", "R8", "R9", "R10", "R11", "R12", "R13",   "R14", "R15"};
+    if (id < std::size(kX86)) return kX86[id];
+    // XMM registers take two slots each; perf names the first.
+    static const char* const kXmm[] = {"XMM0", "XMM1", "XMM2",  "XMM3",  "XMM4",  "XMM5",  "XMM6",  "XMM7",
+                                       "XMM8", "XMM9", "XMM10", "XMM11", "XMM12", "XMM13", "XMM14", "XMM15"};
+    if (id >= 32 && id < 64 && id % 2 == 0) return kXmm[(id - 32) / 2];
+    return "unknown";
+  }
+  if (arch == "arm64") {
+    static const char* const kArm64[] = {"x0",  "x1",  "x2",  "x3",  "x4",  "x5",  "x6",  "x7",  "x8",  "x9",  "x10",
+                                         "x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21",
+                                         "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29", "lr",  "sp",  "pc"};
+    if (id < std::size(kArm64)) return kArm64[id];
+    if (id == 46) return "vg";
+    return "unknown";
+  }
+  if (arch == "arm") {
+    static const char* const kArm[] = {"r0", "r1", "r2",  "r3", "r4", "r5", "r6", "r7",
+                                       "r8", "r9", "r10", "fp", "ip", "sp", "lr", "pc"};
+    if (id < std::size(kArm)) return kArm[id];
+    return "unknown";
+  }
+  return "unknown";
+}
+
+void append_regs(std::string& out, const perfdata::RegsDump& regs, uint64_t mask, std::string_view arch) {
+  if (regs.regs.empty()) return;
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, " ABI:{} ", regs.abi);
+  size_t i = 0;
+  for (unsigned r = 0; r < 64; ++r) {
+    if (!(mask & (1ULL << r))) continue;
+    uint64_t v = i < regs.regs.size() ? regs.regs[i] : 0;
+    ++i;
+    fmt::format_to(it, "{:>5}:0x{:x} ", script_register_name(arch, r), v);
+  }
+}
+
+void append_branch_flags(std::string& out, uint64_t flags) {
+  const bool mispred = flags & 1, predicted = flags & 2, in_tx = flags & 4, abort = flags & 8;
+  const unsigned cycles = (flags >> 4) & 0xffff;
+  const unsigned type = (flags >> 20) & 0xf;
+  static const char* const kTypes[] = {"",    "COND",    "UNCOND", "IND",       "CALL",     "IND_CALL",
+                                       "RET", "SYSCALL", "SYSRET", "COND_CALL", "COND_RET", "ERET",
+                                       "IRQ", "SERROR",  "NO_TX",  ""};
+  char pred = !(mispred || predicted) ? '-' : predicted ? 'P' : 'M';
+  fmt::format_to(std::back_inserter(out), "/{}/{}/{}/{}/{} ", pred, in_tx ? 'X' : '-', abort ? 'A' : '-', cycles,
+                 kTypes[type]);
+}
+
 void append_comm_event(std::string& out, const perfdata::CommEvent& e) {
   fmt::format_to(std::back_inserter(out), "PERF_RECORD_COMM{}: {}:{}/{}\n", e.exec ? " exec" : "", e.comm, e.pid,
                  e.tid);
@@ -664,7 +732,7 @@ void append_mmap2_event(std::string& out, const perfdata::Mmap2Event& e) {
 
 void append_switch_event(std::string& out, uint32_t type, uint16_t misc, const perfdata::SwitchCpuWideEvent& e) {
   bool out_ = misc & perfdata::kMiscSwitchOut;
-  const char* in_out = !out_                                      ? "IN         "
+  const char* in_out = !out_                                       ? "IN         "
                        : !(misc & perfdata::kMiscSwitchOutPreempt) ? "OUT        "
                                                                    : "OUT preempt";
   if (type == perfdata::kRecordSwitch) {
@@ -681,12 +749,89 @@ void append_lost_event(std::string& out, const perfdata::LostEvent& e) {
 
 // --- filters -----------------------------------------------------------------------------------
 
-std::string parse_time_ranges(std::string_view text, std::vector<TimeRange>* ranges) {
+namespace {
+
+// "12.5%" -> 0.125
+bool parse_percent(std::string_view s, double* out) {
+  if (s.empty() || s.back() != '%') return false;
+  std::string num(s.substr(0, s.size() - 1));
+  char* end = nullptr;
+  *out = std::strtod(num.c_str(), &end) / 100.0;
+  return end && *end == '\0' && !num.empty();
+}
+
+// perf's set_percent_time.
+bool percent_range(double start_pcnt, double end_pcnt, SampleTimeBounds b, TimeRange* r) {
+  if (start_pcnt < 0.0 || start_pcnt > 1.0 || end_pcnt < 0.0 || end_pcnt > 1.0) return false;
+  const uint64_t total = b.last - b.first;
+  r->start = b.first + static_cast<uint64_t>(std::round(start_pcnt * static_cast<double>(total)));
+  r->end = b.first + static_cast<uint64_t>(std::round(end_pcnt * static_cast<double>(total)));
+  if (r->end > r->start && r->end != b.last) r->end -= 1;
+  return true;
+}
+
+// "10%/2": the 2nd slice of 10%.
+bool percent_slash(std::string_view s, SampleTimeBounds b, TimeRange* r) {
+  size_t slash = s.find('/');
+  if (slash == std::string_view::npos) return false;
+  double pcnt;
+  if (!parse_percent(s.substr(0, slash), &pcnt)) return false;
+  std::string idx(s.substr(slash + 1));
+  char* end = nullptr;
+  long i = std::strtol(idx.c_str(), &end, 10);
+  if (!end || *end) return false;
+  if (pcnt <= 0.0) return false;
+  return percent_range(pcnt * static_cast<double>(i - 1), pcnt * static_cast<double>(i), b, r);
+}
+
+// "0%-10%".
+bool percent_dash(std::string_view s, SampleTimeBounds b, TimeRange* r) {
+  size_t dash = s.find('-');
+  if (dash == std::string_view::npos) return false;
+  double a, z;
+  if (!parse_percent(s.substr(0, dash), &a) || !parse_percent(s.substr(dash + 1), &z)) return false;
+  return percent_range(a, z, b, r);
+}
+
+std::string parse_percent_ranges(std::string_view text, SampleTimeBounds b, std::vector<TimeRange>* ranges) {
+  const std::string bad = fmt::format("invalid time string '{}'", text);
+  auto each = [&](bool (*one)(std::string_view, SampleTimeBounds, TimeRange*)) -> std::string {
+    size_t pos = 0;
+    while (pos < text.size()) {
+      size_t comma = text.find(',', pos);
+      std::string_view piece = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+      TimeRange r;
+      if (!one(piece, b, &r)) return bad;
+      ranges->push_back(r);
+      if (comma == std::string_view::npos) break;
+      pos = comma + 1;
+    }
+    return "";
+  };
+  if (text.find('/') != std::string_view::npos) return each(percent_slash);
+  if (text.find('-') != std::string_view::npos) return each(percent_dash);
+  // "50%": the first half, i.e. "50%/1"; the '%' must end the string.
+  if (text.back() != '%') return bad;
+  TimeRange r;
+  if (!percent_slash(std::string(text) + "/1", b, &r)) return bad;
+  ranges->push_back(r);
+  return "";
+}
+
+}  // namespace
+
+std::string parse_time_ranges(std::string_view text, std::vector<TimeRange>* ranges, SampleTimeBounds bounds) {
   ranges->clear();
   if (text.empty()) return "";
-  if (text.find('%') != std::string_view::npos) return "percent time ranges are not supported yet";
+  if (text.find('%') != std::string_view::npos) {
+    if (bounds.first == 0 && bounds.last == 0) {
+      return "no first/last sample time found in perf data (HEADER_SAMPLE_TIME), percentages cannot be used";
+    }
+    return parse_percent_ranges(text, bounds, ranges);
+  }
   size_t commas = static_cast<size_t>(std::count(text.begin(), text.end(), ','));
-  if (commas <= 1) {
+  if (commas == 0) return fmt::format("invalid time string '{}': start,stop expected", text);
+  if (commas == 1) {
     TimeRange r;
     if (auto e = parse_one_range(text, &r); !e.empty()) return e;
     ranges->push_back(r);
@@ -764,8 +909,7 @@ std::string parse_cpu_list(std::string_view text, std::vector<bool>* cpus) {
 
 // --- ScriptWriter ----------------------------------------------------------------------------
 
-ScriptWriter::ScriptWriter(const perfdata::Reader& reader, session::Machine& machine, ScriptOptions options,
-                           FILE* out)
+ScriptWriter::ScriptWriter(const perfdata::Reader& reader, session::Machine& machine, ScriptOptions options, FILE* out)
     : reader_(reader), machine_(machine), options_(std::move(options)), file_(out) {
   style_.nanosecs = options_.nanosecs;
   use_callchain_ = !options_.hide_callchain;
@@ -780,6 +924,28 @@ std::string ScriptWriter::start() {
     style_.has_clock = true;
     style_.clock_tod_ns = f.clock_data.wall_clock_ns;
     style_.clock_ref_ns = f.clock_data.clockid_ns;
+  }
+  if (!options_.time.empty()) {
+    SampleTimeBounds bounds;
+    if (!reader_.is_pipe() && f.has(perfdata::kFeatSampleTime)) bounds = {f.first_sample_time, f.last_sample_time};
+    if (auto e = parse_time_ranges(options_.time, &options_.time_ranges, bounds); !e.empty()) {
+      return fmt::format("--time {}: {}", options_.time, e);
+    }
+  }
+  // perf names registers after the recording machine, else after this one.
+  if (f.has(perfdata::kFeatArch) && !f.arch.empty()) {
+    arch_ = script_arch(f.arch);
+  } else {
+    struct utsname u;
+    arch_ = uname(&u) == 0 ? script_arch(u.machine) : "unknown";
+  }
+  // Pipe mode: perf writes the build ids at the end, after every module map was made.
+  if (!reader_.is_pipe()) {
+    for (const auto& b : f.build_ids) {
+      uint16_t mode = b.misc & perfdata::kMiscCpumodeMask;
+      if (mode == perfdata::kMiscKernel || mode == perfdata::kMiscGuestKernel)
+        kernel_build_id_paths_.insert(b.filename);
+    }
   }
   // perf registers the idle task of the host before reading: tid 0 is "swapper".
   perfdata::CommEvent idle;
@@ -806,8 +972,15 @@ std::string ScriptWriter::start() {
       }
     }
   }
+  if (options_.cpu_filter) {
+    // perf accepts only cpus below the file's count of available cpus (none yet in a pipe).
+    size_t nr = reader_.is_pipe() || !f.has(perfdata::kFeatNrcpus) ? 0 : f.nr_cpus_available;
+    for (size_t c = 0; c < options_.cpus.size(); ++c) {
+      if (options_.cpus[c] && c >= nr)
+        return fmt::format("Requested CPU {} too large. Consider raising MAX_NR_CPUS", c);
+    }
+  }
   attrs_seen_ = reader_.is_pipe() ? 0 : reader_.attrs().size();
-  for (size_t i = 0; i < attrs_seen_; ++i) attr_type_.push_back(script_output_type(reader_.attrs()[i].attr.type));
   return "";
 }
 
@@ -818,7 +991,6 @@ void ScriptWriter::on_attr() {
     size_t i = attrs_seen_++;
     const EventAttr& ea = attrs[i];
     int type = script_output_type(ea.attr.type);
-    attr_type_.push_back(type);
     if (ea.attr.type >= kTypeMax && ea.attr.type != kTypeSynth) continue;
     bool first_of_type = true;
     for (size_t j = 0; j < i; ++j) {
@@ -834,9 +1006,8 @@ void ScriptWriter::on_attr() {
     uint64_t combined = 0;
     for (size_t j = 0; j <= i; ++j) combined |= attrs[j].attr.sample_type;
     using namespace perfdata;
-    if (use_callchain_ &&
-        ((combined & kSampleCallchain) || (combined & kSampleBranchStack) ||
-         ((combined & kSampleRegsUser) && (combined & kSampleStackUser)))) {
+    if (use_callchain_ && ((combined & kSampleCallchain) || (combined & kSampleBranchStack) ||
+                           ((combined & kSampleRegsUser) && (combined & kSampleStackUser)))) {
       ScriptFieldSet& s = options_.fields.sets[type];
       if (!(s.user_unset_fields & kFieldIp)) s.fields |= kFieldIp;
       if (!(s.user_unset_fields & kFieldSym)) s.fields |= kFieldSym;
@@ -869,7 +1040,13 @@ ScriptLocation ScriptWriter::locate(const session::Thread* thread, uint8_t cpumo
   if (!map || !map->dso) return loc;
   loc.has_map = true;
   const session::Dso& dso = *map->dso;
-  std::string_view name = dso.name ? std::string_view(*dso.name) : std::string_view("[unknown]");
+  // perf prints a user-space file by its path and a kernel module as "[name]", unless the file's
+  // BUILD_ID table lists the module: perf then made its DSO from that entry, named by the path.
+  std::string_view name = "[unknown]";
+  if (dso.name) {
+    name = *dso.name;
+    if (dso.kernel && !kernel_build_id_paths_.count(*dso.name)) name = dso.short_name();
+  }
   bool identity = false;
   if (is_anon_name(name) || is_no_dso_name(name)) {
     identity = true;
@@ -884,6 +1061,42 @@ ScriptLocation ScriptWriter::locate(const session::Thread* thread, uint8_t cpumo
   // perf 6.1 shows user-space callchain addresses as offsets into the mapped file.
   if (callchain_frame && !dso.kernel && !identity) loc.ip = map->map_ip(addr);
   return loc;
+}
+
+ScriptLocation ScriptWriter::locate_fb(const session::Thread* thread, uint8_t cpumode, uint64_t addr) const {
+  ScriptLocation loc = locate(thread, cpumode, addr, false);
+  if (loc.has_map) return loc;
+  uint8_t implied = addr >= (1ULL << 63) ? perfdata::kMiscKernel : perfdata::kMiscUser;
+  if (implied == cpumode) return loc;
+  return locate(thread, implied, addr, false);
+}
+
+void ScriptWriter::append_branches(const Sample& s, const session::Thread& thread, uint8_t cpumode, uint64_t fields) {
+  const bool dso = fields & kFieldDso;
+  auto dso_part = [&](const ScriptLocation& loc) {
+    out_ += '(';
+    if (loc.has_map) {
+      out_.append(loc.dso);
+    } else {
+      out_ += "[unknown]";
+    }
+    out_ += ')';
+  };
+  for (const perfdata::BranchEntry& b : s.branches) {
+    if (fields & kFieldBrstack) {
+      fmt::format_to(std::back_inserter(out_), " 0x{:x}", b.from);
+      if (dso) dso_part(locate_fb(&thread, cpumode, b.from));
+      fmt::format_to(std::back_inserter(out_), "/0x{:x}", b.to);
+      if (dso) dso_part(locate_fb(&thread, cpumode, b.to));
+    } else {
+      // No symbols yet: perf's name for an address without one.
+      out_ += "[unknown]";
+      if (dso) dso_part(locate_fb(&thread, cpumode, b.from));
+      out_ += "/[unknown]";
+      if (dso) dso_part(locate_fb(&thread, cpumode, b.to));
+    }
+    append_branch_flags(out_, b.flags);
+  }
 }
 
 int ScriptWriter::sideband_attr(const Record& rec, Sample& id, bool* have_id) const {
@@ -911,7 +1124,7 @@ int ScriptWriter::sideband_attr(const Record& rec, Sample& id, bool* have_id) co
   return -1;
 }
 
-void ScriptWriter::print_sideband(const Record& rec, int32_t pid, int32_t tid, uint64_t event_time,
+bool ScriptWriter::print_sideband(const Record& rec, int32_t pid, int32_t tid, uint64_t event_time,
                                   bool have_event_time) {
   Sample id;
   bool have_id = false;
@@ -935,7 +1148,7 @@ void ScriptWriter::print_sideband(const Record& rec, int32_t pid, int32_t tid, u
   }
   if (options_.cpu_filter && s.cpu != -1) {
     size_t c = static_cast<uint32_t>(s.cpu);
-    if (c >= options_.cpus.size() || !options_.cpus[c]) return;
+    if (c >= options_.cpus.size() || !options_.cpus[c]) return false;
   }
   const session::Thread* thread = nullptr;
   std::string comm_buf;
@@ -958,6 +1171,7 @@ void ScriptWriter::print_sideband(const Record& rec, int32_t pid, int32_t tid, u
     style.comm_unpadded = (fields & kFieldIp) && ea.attr.has(perfdata::kSampleCallchain) && use_callchain_;
     append_line_start(out_, fields, s, style);
   }
+  return true;
 }
 
 void ScriptWriter::on_record(const Record& rec, uint64_t time) {
@@ -978,24 +1192,21 @@ void ScriptWriter::on_record(const Record& rec, uint64_t time) {
         machine_.process(reader_, rec, time);
         if (options_.show_task_events) {
           CommEvent e = decode_comm(rec.body(), rec.misc, trailer(), swap, boff);
-          print_sideband(rec, e.pid, e.tid, 0, false);
-          append_comm_event(out_, e);
+          if (print_sideband(rec, e.pid, e.tid, 0, false)) append_comm_event(out_, e);
         }
         break;
       case kRecordFork:
         machine_.process(reader_, rec, time);
         if (options_.show_task_events) {
           TaskEvent e = decode_task(rec.body(), rec.misc, swap, boff);
-          print_sideband(rec, e.pid, e.tid, e.time, true);
-          append_task_event(out_, rec.type, e);
+          if (print_sideband(rec, e.pid, e.tid, e.time, true)) append_task_event(out_, rec.type, e);
         }
         break;
       case kRecordExit:
         // perf prints an exit before it forgets anything about the task.
         if (options_.show_task_events) {
           TaskEvent e = decode_task(rec.body(), rec.misc, swap, boff);
-          print_sideband(rec, e.pid, e.tid, e.time, true);
-          append_task_event(out_, rec.type, e);
+          if (print_sideband(rec, e.pid, e.tid, e.time, true)) append_task_event(out_, rec.type, e);
         }
         machine_.process(reader_, rec, time);
         break;
@@ -1003,16 +1214,14 @@ void ScriptWriter::on_record(const Record& rec, uint64_t time) {
         machine_.process(reader_, rec, time);
         if (options_.show_mmap_events) {
           MmapEvent e = decode_mmap(rec.body(), rec.misc, trailer(), swap, boff);
-          print_sideband(rec, e.pid, e.tid, 0, false);
-          append_mmap_event(out_, e);
+          if (print_sideband(rec, e.pid, e.tid, 0, false)) append_mmap_event(out_, e);
         }
         break;
       case kRecordMmap2:
         machine_.process(reader_, rec, time);
         if (options_.show_mmap_events) {
           Mmap2Event e = decode_mmap2(rec.body(), rec.misc, trailer(), swap, boff);
-          print_sideband(rec, e.pid, e.tid, 0, false);
-          append_mmap2_event(out_, e);
+          if (print_sideband(rec, e.pid, e.tid, 0, false)) append_mmap2_event(out_, e);
         }
         break;
       case kRecordSwitch:
@@ -1024,8 +1233,7 @@ void ScriptWriter::on_record(const Record& rec, uint64_t time) {
           sideband_attr(rec, id, &have);
           int32_t pid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.pid) : -1;
           int32_t tid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.tid) : -1;
-          print_sideband(rec, pid, tid, 0, false);
-          append_switch_event(out_, rec.type, rec.misc, e);
+          if (print_sideband(rec, pid, tid, 0, false)) append_switch_event(out_, rec.type, rec.misc, e);
         }
         break;
       case kRecordLost:
@@ -1036,8 +1244,7 @@ void ScriptWriter::on_record(const Record& rec, uint64_t time) {
           sideband_attr(rec, id, &have);
           int32_t pid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.pid) : -1;
           int32_t tid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.tid) : -1;
-          print_sideband(rec, pid, tid, 0, false);
-          append_lost_event(out_, e);
+          if (print_sideband(rec, pid, tid, 0, false)) append_lost_event(out_, e);
         }
         break;
       case kRecordHeaderAttr:
@@ -1113,7 +1320,7 @@ void ScriptWriter::on_sample(const Record& rec) {
       }
     }
     std::string_view name = static_cast<size_t>(ai) < names_.size() ? std::string_view(names_[static_cast<size_t>(ai)])
-                                                                      : std::string_view(ea.name);
+                                                                    : std::string_view(ea.name);
     append_event_name(out_, name, name_width_);
   }
   if (options_.fields.print_flags) out_ += "                        ";  // "  %-21s " of no flags
@@ -1127,9 +1334,9 @@ void ScriptWriter::on_sample(const Record& rec) {
 
   if (fields & kFieldAddr) {
     // Page-fault addresses are data addresses: perf resolves them (with a kernel/user fallback).
-    const bool correlates = ea.attr.type == kTypeSoftware &&
-                            (ea.attr.config == kSwPageFaults || ea.attr.config == kSwPageFaultsMin ||
-                             ea.attr.config == kSwPageFaultsMaj);
+    const bool correlates =
+        ea.attr.type == kTypeSoftware &&
+        (ea.attr.config == kSwPageFaults || ea.attr.config == kSwPageFaultsMin || ea.attr.config == kSwPageFaultsMaj);
     if (correlates) {
       ScriptLocation loc = locate(&thread, cpumode, s.addr, false);
       if (!loc.has_map) {
@@ -1181,6 +1388,9 @@ void ScriptWriter::on_sample(const Record& rec) {
       append_ip(out_, loc, ipo);
     }
   }
+  if (fields & kFieldIregs) append_regs(out_, s.regs_intr, ea.attr.sample_regs_intr, arch_);
+  if (fields & kFieldUregs) append_regs(out_, s.regs_user, ea.attr.sample_regs_user, arch_);
+  if (fields & (kFieldBrstack | kFieldBrstacksym)) append_branches(s, thread, cpumode, fields);
   if (fields & kFieldPhysAddr) fmt::format_to(std::back_inserter(out_), "{:16x}", s.phys_addr);
   if (fields & kFieldDataPageSize) append_page_size(out_, s.data_page_size);
   if (fields & kFieldCodePageSize) append_page_size(out_, s.code_page_size);

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "perfdata/reader.h"
@@ -146,11 +147,11 @@ struct ScriptLineStart {
 };
 
 struct ScriptStartStyle {
-  bool nanosecs = false;        // --ns
-  bool comm_unpadded = false;   // ip with a callchain: perf prints comm without padding
-  bool has_clock = false;       // tod: the file's CLOCK_DATA
-  uint64_t clock_tod_ns = 0;    // wall-clock time at clock_ref_ns
-  uint64_t clock_ref_ns = 0;    // the sample clock at that moment
+  bool nanosecs = false;       // --ns
+  bool comm_unpadded = false;  // ip with a callchain: perf prints comm without padding
+  bool has_clock = false;      // tod: the file's CLOCK_DATA
+  uint64_t clock_tod_ns = 0;   // wall-clock time at clock_ref_ns
+  uint64_t clock_ref_ns = 0;   // the sample clock at that moment
 };
 
 // comm, pid/tid, [cpu], misc, tod, time: "%16s %5d/%-5d [%03d] %12s: ".
@@ -165,10 +166,10 @@ void append_event_name(std::string& out, std::string_view name, int width);
 // What perf knows about one address: the shown value, the symbol (none until symbols/ exists)
 // and the DSO of the map it falls in.
 struct ScriptLocation {
-  uint64_t ip = 0;             // the address printed
+  uint64_t ip = 0;                   // the address printed
   const std::string* sym = nullptr;  // nullptr: "[unknown]"
   uint64_t symoff = 0;
-  bool has_map = false;        // false: dso "[unknown]"
+  bool has_map = false;  // false: dso "[unknown]"
   std::string_view dso;
 };
 
@@ -189,6 +190,17 @@ void append_tod(std::string& out, uint64_t time, const ScriptStartStyle& style);
 // "data_page_size"/"code_page_size": " 4K", " 2M", " N/A"...
 void append_page_size(std::string& out, uint64_t size);
 
+// perf's architecture name for a uname machine string ("x86_64" -> "x86", "aarch64" -> "arm64").
+std::string script_arch(std::string_view uname_machine);
+// perf's name of register `id` of `arch` ("AX", "x29", ...), "unknown" when it has none.
+const char* script_register_name(std::string_view arch, unsigned id);
+// "uregs"/"iregs": " ABI:2    AX:0x1 ..." for the registers of `mask`, nothing when none were
+// copied.
+void append_regs(std::string& out, const perfdata::RegsDump& regs, uint64_t mask, std::string_view arch);
+
+// One branch-stack entry: "/P/-/-/4/ " (mispredicted or predicted, in_tx, abort, cycles, type).
+void append_branch_flags(std::string& out, uint64_t flags);
+
 // Side-band records as perf prints them after the line start (each ends with a newline).
 void append_comm_event(std::string& out, const perfdata::CommEvent& e);
 void append_task_event(std::string& out, uint32_t type, const perfdata::TaskEvent& e);  // FORK, EXIT
@@ -197,14 +209,19 @@ void append_mmap2_event(std::string& out, const perfdata::Mmap2Event& e);
 void append_switch_event(std::string& out, uint32_t type, uint16_t misc, const perfdata::SwitchCpuWideEvent& e);
 void append_lost_event(std::string& out, const perfdata::LostEvent& e);
 
-// --time: "start,end" in seconds with up to 9 decimals, either side may be empty; several
-// ranges separated by spaces ("1.5,2 3,4"). Percent ranges are not supported yet.
+// --time, perf's syntax: "start,end" in seconds with up to 9 decimals, either side may be empty,
+// several ranges separated by spaces ("1.5,2 3,4"); or percentages of the span between the
+// file's first and last sample (HEADER_SAMPLE_TIME): "10%/2" (the 2nd tenth), "0%-10%,30%-40%", "50%".
 struct TimeRange {
   uint64_t start = 0;  // 0: open
   uint64_t end = 0;    // 0: open
 };
+struct SampleTimeBounds {
+  uint64_t first = 0;  // both 0: unknown (percentages are refused, as perf does)
+  uint64_t last = 0;
+};
 // Returns "" or why the string is not valid.
-std::string parse_time_ranges(std::string_view text, std::vector<TimeRange>* ranges);
+std::string parse_time_ranges(std::string_view text, std::vector<TimeRange>* ranges, SampleTimeBounds bounds = {});
 // perf's rule: a sample without a time is never skipped.
 bool time_skipped(const std::vector<TimeRange>& ranges, uint64_t time);
 
@@ -222,6 +239,7 @@ struct ScriptOptions {
   bool show_switch_events = false;
   bool show_lost_events = false;
   unsigned max_stack = 127;
+  std::string time;  // --time, parsed by ScriptWriter::start() (percentages need the file's sample times)
   std::vector<TimeRange> time_ranges;
   bool cpu_filter = false;
   std::vector<bool> cpus;
@@ -256,11 +274,14 @@ class ScriptWriter {
  private:
   void on_sample(const perfdata::Record& rec);
   void on_attr();
-  void print_sideband(const perfdata::Record& rec, int32_t pid, int32_t tid, uint64_t event_time,
-                      bool have_event_time);
+  // The line start of a side-band record; false when the record is filtered out (--cpu).
+  bool print_sideband(const perfdata::Record& rec, int32_t pid, int32_t tid, uint64_t event_time, bool have_event_time);
   int sideband_attr(const perfdata::Record& rec, perfdata::Sample& id, bool* have_id) const;
   bool thread_filtered(const session::Thread& thread) const;
   ScriptLocation locate(const session::Thread* thread, uint8_t cpumode, uint64_t addr, bool callchain_frame) const;
+  // perf's thread__find_map_fb: the sample's cpumode first, then the one the address implies.
+  ScriptLocation locate_fb(const session::Thread* thread, uint8_t cpumode, uint64_t addr) const;
+  void append_branches(const perfdata::Sample& s, const session::Thread& thread, uint8_t cpumode, uint64_t fields);
   void flush_if_full();
 
   const perfdata::Reader& reader_;
@@ -270,8 +291,8 @@ class ScriptWriter {
   std::string out_;
   std::string fatal_;
   std::vector<std::string> problems_;
-  std::vector<std::string> names_;  // per attr, as perf names them
-  std::vector<int> attr_type_;      // output type per attr
+  std::vector<std::string> names_;                         // per attr, as perf names them
+  std::unordered_set<std::string> kernel_build_id_paths_;  // kernel-space files of the BUILD_ID table
   size_t attrs_seen_ = 0;
   int name_width_ = -1;
   bool use_callchain_ = true;
@@ -280,6 +301,7 @@ class ScriptWriter {
   uint64_t samples_printed_ = 0;
   perfdata::Sample sample_;
   ScriptStartStyle style_;
+  std::string arch_;
 };
 
 }  // namespace tperf::output

@@ -53,7 +53,11 @@ struct Dso {
   BuildId build_id;
   bool kernel = false;  // the kernel image or a module
   mutable void* symbols = nullptr;
-  // The short name perf prints in some columns (basename for files).
+  // Interned by DsoTable; see short_name().
+  const std::string* short_name_str = nullptr;
+  // The short name perf prints in some columns: the basename for files, "[module]" for a kernel
+  // module's path (what perf script prints for module frames), "[JIT] tid N" for
+  // /tmp/perf-N.map, the name itself for pseudo files ([kernel.kallsyms], [vdso], bpf_prog_...).
   std::string_view short_name() const;
 };
 
@@ -70,9 +74,13 @@ class DsoTable {
   const std::vector<std::unique_ptr<Dso>>& all() const { return dsos_; }
 
  private:
+  Dso* create(std::string_view name, const BuildId& build_id, bool kernel);
+
   StringPool& strings_;
   std::vector<std::unique_ptr<Dso>> dsos_;               // by id
-  std::unordered_map<const std::string*, uint32_t> by_name_;  // the first DSO of each name
+  std::unordered_map<std::string_view, uint32_t> by_name_;  // the first DSO of each name (views of pool strings)
+  std::vector<uint32_t> next_same_name_;                  // by id: the next DSO of that name, or kNone
+  static constexpr uint32_t kNone = UINT32_MAX;
 };
 
 struct Map {
@@ -84,13 +92,17 @@ struct Map {
   uint32_t flags = 0;
   uint32_t maj = 0, min = 0;
   uint64_t ino = 0, ino_generation = 0;
-  // The address as an offset into the mapped file (perf's map__map_ip).
+  // The address as an offset into the mapped file (perf's map__map_ip). Not meaningful for kernel
+  // maps (perf uses kernel addresses as they are; the kernel image map's pgoff is the address of
+  // its reference symbol, "_text" in "[kernel.kallsyms]_text", needed for KASLR with a vmlinux)
+  // nor for anonymous memory, [stack], [heap], /SYSV (perf: the address itself).
   uint64_t map_ip(uint64_t addr) const { return addr - start + pgoff; }
   bool contains(uint64_t addr) const { return addr >= start && addr < end; }
 };
 
 // The maps of one process (or of the kernel), sorted by start, never overlapping: a new map cuts
-// or replaces the parts of older maps it covers. Lookup is a binary search.
+// or replaces the parts of older maps it covers. Lookup is a binary search. A Map pointer from
+// find() or maps() is valid until this space changes (the next insert, exec, or its release).
 class AddressSpace {
  public:
   void insert(const Map& map);
@@ -100,6 +112,7 @@ class AddressSpace {
   void clear() { maps_.clear(); }
 
  private:
+  friend class Machine;
   std::vector<Map> maps_;
 };
 
@@ -140,6 +153,9 @@ class Machine {
     // Keep exited threads for the whole session (task listings, off-CPU analysis). Otherwise
     // they are released by retire_exited() once events have moved past their exit.
     bool keep_exited = false;
+    // perf 6.1 keeps a process's maps across exec (new maps only cut the old ones they overlap);
+    // by default tperf empties the address space at an exec COMM, which is what the kernel did.
+    bool keep_maps_on_exec = false;
   };
 
   struct MemStats {
@@ -158,7 +174,8 @@ class Machine {
   Machine& operator=(const Machine&) = delete;
 
   // Applies a side-band record (COMM, FORK, EXIT, MMAP, MMAP2, KSYMBOL) delivered in time
-  // order; `time` is its timestamp (0 when it has none). Other records are ignored.
+  // order; `time` is its timestamp (0 when it has none). Other records are ignored. Throws
+  // FormatError (with the offset) when the record's body is malformed; the model is unchanged.
   void process(const perfdata::Reader& reader, const perfdata::Record& rec, uint64_t time);
 
   void on_comm(const perfdata::CommEvent& e, uint64_t time);
@@ -171,7 +188,8 @@ class Machine {
   // The thread, or nullptr. An exited thread is found until it is released.
   Thread* find_thread(int32_t tid) const;
   // The thread, created (with its process) when unknown, as perf does for samples of tasks
-  // that had no COMM/FORK.
+  // that had no COMM/FORK. Like perf, a new non-leader thread of an unknown process also creates
+  // the process's leader thread (pid, pid).
   Thread& findnew_thread(int32_t pid, int32_t tid);
 
   // The map for an address in the given cpumode (perf_event_header.misc & 7): kernel modes look
@@ -195,15 +213,27 @@ class Machine {
  private:
   struct Process;
   Process& process_of(int32_t pid);
+  Process& fresh_process(int32_t pid);
+  Process* process_holding(const Thread& t) const;
+  void join(Thread& t, Process& p);
+  void leave(Thread& t);
   Thread& new_thread(int32_t pid, int32_t tid, int32_t ppid, uint64_t time);
   void release_thread(int32_t tid);
+  void insert_map(AddressSpace& space, const Map& map);
+  void clear_space(AddressSpace& space);
+  void on_kernel_map(uint64_t start, uint64_t len, uint64_t pgoff, const std::string& name, const BuildId& bid);
+  void set_comm(Thread& t, std::string_view comm, uint64_t time, bool exec);
 
   Options options_;
   StringPool strings_;
   DsoTable dsos_;
   AddressSpace kernel_;
   std::unordered_map<int32_t, std::unique_ptr<Thread>> threads_;
-  std::unordered_map<int32_t, std::unique_ptr<Process>> processes_;
+  std::unordered_map<int32_t, std::unique_ptr<Process>> processes_;  // the current process of each pid
+  // Processes replaced by a new one of the same pid (pid reuse) while threads of theirs were
+  // still held; freed with their last thread.
+  std::vector<std::unique_ptr<Process>> detached_;
+  size_t total_maps_ = 0;  // over every address space, the kernel's included
   std::deque<std::pair<uint64_t, int32_t>> exited_;  // (exit time, tid), oldest first
   mutable MemStats stats_;
 };
