@@ -766,11 +766,12 @@ TEST(BuilderPerfTest, PerfDumpShowsTheValuesWritten) {
   w.finish();
 
   std::string dump = run_command("perf report -D -i " + shell_quote(tmp.path()) + " 2>&1");
-  const char* expected[] = {
+  const std::string expected[] = {
       "PERF_RECORD_MMAP 7/7: [0x10000(0x2000) @ 0x3000]: x /opt/old-style",
       "PERF_RECORD_MMAP2 7/8: [0x400000(0x1000) @ 0 08:02 99 3]: r-xp /usr/bin/app",
-      "PERF_RECORD_MMAP2 7/7: [0x500000(0x1000) @ 0 <deadbeef000102030405060708090a0b0c0d0e0f>]: r-xp "
-      "/usr/lib/libbid.so",
+      // One line of perf's output, kept whole (too long for one source line otherwise).
+      std::string("PERF_RECORD_MMAP2 7/7: [0x500000(0x1000) @ 0 <deadbeef000102030405060708090a0b0c0d0e0f>]: ") +
+          "r-xp /usr/lib/libbid.so",
       "PERF_RECORD_COMM: renamed:7/8",
       "PERF_RECORD_COMM exec: app:7/7",
       "PERF_RECORD_FORK(9:9):(7:7)",
@@ -792,7 +793,7 @@ TEST(BuilderPerfTest, PerfDumpShowsTheValuesWritten) {
       "PERF_RECORD_AUX_OUTPUT_HW_ID hw_id: 0x55",
       "PERF_RECORD_SAMPLE(IP, 0x2): 7/8: 0x400010 period: 3 addr: 0",
   };
-  for (const char* e : expected) EXPECT_NE(dump.find(e), std::string::npos) << "missing: " << e << "\n" << dump;
+  for (const std::string& e : expected) EXPECT_NE(dump.find(e), std::string::npos) << "missing: " << e << "\n" << dump;
   // Trailers: perf prints "cpu time" before each record's offset.
   EXPECT_NE(dump.find("1 1000 0x"), std::string::npos) << dump;
   // The only complaints are about the losses the LOST, LOST_SAMPLES and truncated AUX records report.
