@@ -9,7 +9,7 @@ PACKAGES=(
   # toolchains and build
   build-essential g++ cmake ninja-build pkg-config clang-14 libclang-rt-14-dev lld-14 llvm-14
   # libraries tperf builds against
-  libzstd-dev libfmt-dev libcli11-dev libelf-dev libdw-dev liblzma-dev
+  libzstd-dev libfmt-dev libcli11-dev libelf-dev libdw-dev liblzma-dev libiberty-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # oracles and tools the tests and the demo run

@@ -18,20 +18,13 @@ namespace tperf::session {
 using perfdata::kMiscCpumodeMask;
 
 // ---------------------------------------------------------------------------------------------
-// StringPool, BuildId, Dso
+// StringPool, Dso
 
 const std::string* StringPool::intern(std::string_view s) {
   auto it = strings_.find(s);
   if (it != strings_.end()) return &*it;
   bytes_ += s.size();
   return &*strings_.emplace(s).first;
-}
-
-std::string BuildId::hex() const {
-  std::string out;
-  out.reserve(size_t{size} * 2);
-  for (size_t i = 0; i < size && i < bytes.size(); ++i) fmt::format_to(std::back_inserter(out), "{:02x}", bytes[i]);
-  return out;
 }
 
 std::string_view Dso::short_name() const {
@@ -68,13 +61,7 @@ std::string short_name_for(std::string_view name, bool kernel) {
   return std::string(basename_of(name));
 }
 
-BuildId to_build_id(const std::vector<uint8_t>& bytes) {
-  BuildId b;
-  size_t n = std::min(bytes.size(), b.bytes.size());
-  std::copy_n(bytes.begin(), n, b.bytes.begin());
-  b.size = static_cast<uint8_t>(n);
-  return b;
-}
+BuildId to_build_id(const std::vector<uint8_t>& bytes) { return BuildId::from_bytes(bytes); }
 
 constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
 

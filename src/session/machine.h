@@ -17,6 +17,7 @@
 
 #include "perfdata/reader.h"
 #include "perfdata/records.h"
+#include "util/build_id.h"
 
 namespace tperf::session {
 
@@ -36,13 +37,7 @@ class StringPool {
   size_t bytes_ = 0;
 };
 
-struct BuildId {
-  uint8_t size = 0;  // 0: none
-  std::array<uint8_t, 20> bytes{};
-  bool empty() const { return size == 0; }
-  bool operator==(const BuildId&) const = default;
-  std::string hex() const;
-};
+using BuildId = util::BuildId;
 
 // A file (or pseudo file: [kernel.kallsyms], [vdso], //anon, a JIT map) mapped somewhere.
 // Interned once by name + build id; never freed before the Machine. symbols/ hangs its caches
