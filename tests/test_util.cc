@@ -57,4 +57,34 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+const std::vector<std::string>& corpus_files_perf_reads() {
+  static const std::vector<std::string> files = {
+      "quipper/testdata/perf.data.armv7-3.4",
+      "quipper/testdata/perf.data.branch-4.14",
+      "quipper/testdata/perf.data.callgraph-3.8",
+      "quipper/testdata/perf.data.ctx_switch_namespaces-4.14",
+      "quipper/testdata/perf.data.forkexit-3.8",
+      "quipper/testdata/perf.data.group_desc-4.14",
+      "quipper/testdata/perf.data.hybrid_topology",
+      "quipper/testdata/perf.data.i686-3.4",
+      "quipper/testdata/perf.data.intel_pt-4.14",
+      "quipper/testdata/perf.data.lost_samples-4.4",
+      "quipper/testdata/perf.data.piped.header_features_aligned-6.12",
+      "quipper/testdata/perf.data.piped.header_feautres_group_desc-6.8",
+      "quipper/testdata/perf.data.piped.target-3.8",
+      "quipper/testdata/perf.data.singleprocess-3.8",
+      "linux-perf-data/sleep.compressed.pipe.data",
+  };
+  return files;
+}
+
+const std::vector<std::string>& corpus_files_perf_refuses() {
+  static const std::vector<std::string> files = {
+      "linux-perf-data/fibo.compressed2.pipe.data", "linux-perf-data/sleep.compressed.data",
+      "linux-perf-data/sleep.compressed2.data",     "linux-perf-data/sleep.compressed2.pipe.data",
+      "linux-perf-data/sleep.data",
+  };
+  return files;
+}
+
 }  // namespace tperf::test

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace tperf::test {
 
@@ -11,6 +12,13 @@ std::string run_command(const std::string& cmd, int* status = nullptr);
 
 // shared/corpus next to the source tree; may not exist (tests then GTEST_SKIP).
 std::string corpus_dir();
+
+// The corpus files perf 6.1 reads to the end (relative to corpus_dir()); its output on them is
+// the oracle of the tests that compare with perf.
+const std::vector<std::string>& corpus_files_perf_reads();
+// Corpus files perf 6.1 refuses ("incompatible file format": 136-byte attrs in file mode,
+// COMPRESSED in file mode) or misreads (COMPRESSED2 in a pipe) but tperf reads.
+const std::vector<std::string>& corpus_files_perf_refuses();
 
 // True when `name` is an executable found in PATH.
 bool have_program(const std::string& name);

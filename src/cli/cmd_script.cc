@@ -2,8 +2,6 @@
 // file as text, in perf's time order, byte for byte as `perf script` (6.1) prints them where
 // no symbol names are needed. Reader -> OrderedEvents -> Machine + ScriptWriter.
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
@@ -20,7 +18,8 @@ namespace {
 
 struct ScriptCliOptions {
   InputOption input;
-  bool input_given = false;
+  std::string path;  // resolved
+  bool mem_stats = false;
   std::vector<std::string> fields;
   bool nanosecs = false;
   bool hide_callchain = false;
@@ -90,13 +89,7 @@ int run_script(const ScriptCliOptions& cli) {
   if (!parse_int_list(cli.pids, &opt.pids)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
   if (!parse_int_list(cli.tids, &opt.tids)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
 
-  // Like perf: with no file named and a pipe on standard input, read the pipe.
-  std::string path = cli.input.get();
-  if (!cli.input_given) {
-    struct stat st;
-    if (fstat(STDIN_FILENO, &st) == 0 && S_ISFIFO(st.st_mode)) path = "-";
-  }
-  auto reader = perfdata::Reader::open(path);
+  auto reader = perfdata::Reader::open(cli.path);
   // perf 6.1 keeps the maps of a process across exec; frames that point into them resolve.
   session::Machine::Options machine_options;
   machine_options.keep_maps_on_exec = true;
@@ -112,6 +105,7 @@ int run_script(const ScriptCliOptions& cli) {
   if (writer.fatal().empty()) ordered.flush_all();
   writer.finish();
   if (!writer.fatal().empty()) return fail(writer.fatal());
+  if (cli.mem_stats) print_mem_stats("script", machine);
   int status = report_reader_problems("script", *reader);
   for (const auto& p : writer.problems()) {
     fmt::print(stderr, "tperf script: {}: {}\n", reader->path(), p);
@@ -145,9 +139,10 @@ void add_script_command(CLI::App& app, int& status) {
   cmd->add_option("--tid", opt->tids, "only samples of these tids (comma separated)");
   cmd->add_option("--max-stack", opt->max_stack, "callchain frames shown at most (default 127)");
   cmd->add_flag("-f,--force", opt->force, "accepted for perf compatibility");
+  cmd->add_flag("--mem-stats", opt->mem_stats, "print what the machine model holds (threads, maps, DSOs) at the end");
   cmd->callback([opt, cmd, &status] {
-    opt->input_given = cmd->count("--input") > 0 || !opt->input.positional.empty();
-    status = run_guarded("script", opt->input.get(), [&] { return run_script(*opt); });
+    opt->path = opt->input.resolve(*cmd);
+    status = run_guarded("script", opt->path, [&] { return run_script(*opt); });
   });
 }
 

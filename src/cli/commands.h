@@ -13,6 +13,7 @@ void add_header_command(CLI::App& app, int& status);
 void add_stats_command(CLI::App& app, int& status);
 void add_convert_command(CLI::App& app, int& status);
 void add_script_command(CLI::App& app, int& status);
+void add_report_command(CLI::App& app, int& status);
 
 // Runs `body`, turning the errors every command can meet into a one-line message on stderr
 // ("tperf CMD: PATH: offset 0x..: what") and exit status 2.
@@ -22,6 +23,9 @@ int run_guarded(const char* command, const std::string& path, const std::functio
 
 namespace tperf::perfdata {
 class Reader;
+}
+namespace tperf::session {
+class Machine;
 }
 
 namespace tperf::cli {
@@ -38,6 +42,11 @@ struct InputOption {
   std::string positional;
   void add_to(CLI::App& cmd);
   const std::string& get() const { return positional.empty() ? path : positional; }
+  // The file to read: like perf, with no file named and a pipe on standard input, "-".
+  std::string resolve(const CLI::App& cmd) const;
 };
+
+// The --mem-stats lines: what the machine model holds and held at most (stderr).
+void print_mem_stats(const char* command, const session::Machine& machine);
 
 }  // namespace tperf::cli

@@ -1,4 +1,6 @@
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <exception>
@@ -6,12 +8,32 @@
 #include "cli/commands.h"
 #include "perfdata/error.h"
 #include "perfdata/reader.h"
+#include "session/machine.h"
 
 namespace tperf::cli {
 
 void InputOption::add_to(CLI::App& cmd) {
   cmd.add_option("-i,--input", path, "input file, directory or - for stdin (default perf.data)");
   cmd.add_option("file", positional, "input file (same as -i)");
+}
+
+std::string InputOption::resolve(const CLI::App& cmd) const {
+  bool given = cmd.count("--input") > 0 || !positional.empty();
+  if (!given) {
+    struct stat st;
+    if (fstat(STDIN_FILENO, &st) == 0 && S_ISFIFO(st.st_mode)) return "-";
+  }
+  return get();
+}
+
+void print_mem_stats(const char* command, const session::Machine& machine) {
+  auto s = machine.mem_stats();
+  std::fflush(stdout);
+  fmt::print(stderr,
+             "tperf {}: memory: threads {} held ({} exited), peak {}, released {}; address spaces {}, peak {}; "
+             "maps {}, peak {}; dsos {}; strings {} ({} bytes); model ~{} KiB\n",
+             command, s.threads, s.threads_exited, s.threads_peak, s.threads_released, s.address_spaces,
+             s.address_spaces_peak, s.maps, s.maps_peak, s.dsos, s.strings, s.string_bytes, (s.approx_bytes + 1023) / 1024);
 }
 
 int report_reader_problems(const char* command, const perfdata::Reader& reader) {

@@ -128,11 +128,6 @@ std::string parse_one_range(std::string_view s, TimeRange* r) {
   return "";
 }
 
-// perf prints anonymous executable memory under the name of the JIT map file it would read.
-bool is_anon_name(std::string_view n) {
-  return n == "//anon" || n.starts_with("/dev/zero") || n.starts_with("/anon_hugepage");
-}
-bool is_no_dso_name(std::string_view n) { return n.starts_with("[stack") || n.starts_with("/SYSV") || n == "[heap]"; }
 
 }  // namespace
 
@@ -1047,19 +1042,9 @@ ScriptLocation ScriptWriter::locate(const session::Thread* thread, uint8_t cpumo
     name = *dso.name;
     if (dso.kernel && !kernel_build_id_paths_.count(*dso.name)) name = dso.short_name();
   }
-  bool identity = false;
-  if (is_anon_name(name) || is_no_dso_name(name)) {
-    identity = true;
-    if (map->prot & 4) {
-      // perf names anonymous executable memory after the JIT symbol file it reads for it.
-      static thread_local std::string jit;
-      jit = fmt::format("/tmp/perf-{}.map", thread->pid());
-      name = jit;
-    }
-  }
   loc.dso = name;
   // perf 6.1 shows user-space callchain addresses as offsets into the mapped file.
-  if (callchain_frame && !dso.kernel && !identity) loc.ip = map->map_ip(addr);
+  if (callchain_frame && !dso.kernel) loc.ip = map->map_ip(addr);
   return loc;
 }
 

@@ -405,10 +405,24 @@ void Machine::on_kernel_map(uint64_t start, uint64_t len, uint64_t pgoff, const 
 
 namespace {
 
-// perf's anonymous and file-less memory: the map's address is used as it is.
 bool is_vdso(std::string_view n) { return n == "[vdso]"; }
 
+// perf's anonymous and file-less memory, whose addresses are used as they are.
+bool is_anon_name(std::string_view n) {
+  return n == "//anon" || n.starts_with("/dev/zero") || n.starts_with("/anon_hugepage");
+}
+bool is_no_dso_name(std::string_view n) { return n.starts_with("[stack") || n.starts_with("/SYSV") || n == "[heap]"; }
+
 }  // namespace
+
+Dso* Machine::user_dso(Map& m, const Thread& t, const std::string& filename, const BuildId& bid) {
+  if (is_anon_name(filename) || is_no_dso_name(filename)) {
+    m.identity = true;
+    // Executable anonymous memory is JIT code; perf names it after the symbol file a JIT writes.
+    if (m.prot & 4) return dsos_.intern(fmt::format("/tmp/perf-{}.map", t.pid()), {}, false);
+  }
+  return dsos_.intern(filename, bid, false);
+}
 
 void Machine::on_mmap(const perfdata::MmapEvent& e) {
   if (is_guest_cpumode(e.misc)) return;  // guests are not modelled
@@ -424,7 +438,7 @@ void Machine::on_mmap(const perfdata::MmapEvent& e) {
   m.pgoff = is_vdso(e.filename) ? 0 : e.pgoff;
   // MMAP carries no protection: perf takes executable unless it is a data map.
   m.prot = (e.misc & perfdata::kMiscMmapData) ? 0 : 4;
-  m.dso = dsos_.intern(e.filename, {}, false);
+  m.dso = user_dso(m, t, e.filename, {});
   insert_map(*t.maps_, m);
 }
 
@@ -450,7 +464,7 @@ void Machine::on_mmap2(const perfdata::Mmap2Event& e) {
     m.ino = e.ino;
     m.ino_generation = e.ino_generation;
   }
-  m.dso = dsos_.intern(e.filename, bid, false);
+  m.dso = user_dso(m, t, e.filename, bid);
   insert_map(*t.maps_, m);
 }
 

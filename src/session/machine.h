@@ -87,11 +87,15 @@ struct Map {
   uint32_t flags = 0;
   uint32_t maj = 0, min = 0;
   uint64_t ino = 0, ino_generation = 0;
-  // The address as an offset into the mapped file (perf's map__map_ip). Not meaningful for kernel
-  // maps (perf uses kernel addresses as they are; the kernel image map's pgoff is the address of
-  // its reference symbol, "_text" in "[kernel.kallsyms]_text", needed for KASLR with a vmlinux)
-  // nor for anonymous memory, [stack], [heap], /SYSV (perf: the address itself).
-  uint64_t map_ip(uint64_t addr) const { return addr - start + pgoff; }
+  // Anonymous or file-less memory (//anon, /dev/zero, /anon_hugepage, [stack], [heap], /SYSV):
+  // addresses in it are used as they are. Its executable parts get the DSO perf gives them, the
+  // JIT symbol file "/tmp/perf-PID.map".
+  bool identity = false;
+  // The address as an offset into the mapped file (perf's map__map_ip); the address itself for
+  // identity maps. Not meaningful for kernel maps (perf uses kernel addresses as they are; the
+  // kernel image map's pgoff is the address of its reference symbol, "_text" in
+  // "[kernel.kallsyms]_text", needed for KASLR with a vmlinux).
+  uint64_t map_ip(uint64_t addr) const { return identity ? addr : addr - start + pgoff; }
   bool contains(uint64_t addr) const { return addr >= start && addr < end; }
 };
 
@@ -215,6 +219,7 @@ class Machine {
   Thread& new_thread(int32_t pid, int32_t tid, int32_t ppid, uint64_t time);
   void release_thread(int32_t tid);
   void insert_map(AddressSpace& space, const Map& map);
+  Dso* user_dso(Map& map, const Thread& t, const std::string& filename, const BuildId& bid);
   void clear_space(AddressSpace& space);
   void on_kernel_map(uint64_t start, uint64_t len, uint64_t pgoff, const std::string& name, const BuildId& bid);
   void set_comm(Thread& t, std::string_view comm, uint64_t time, bool exec);

@@ -73,32 +73,6 @@ std::string make_temp_dir() {
   return d ? d : "/tmp";
 }
 
-// The corpus files perf 6.1 reads (its own record counts are the oracle).
-const std::set<std::string> kPerfReadable = {
-    "quipper/testdata/perf.data.armv7-3.4",
-    "quipper/testdata/perf.data.branch-4.14",
-    "quipper/testdata/perf.data.callgraph-3.8",
-    "quipper/testdata/perf.data.ctx_switch_namespaces-4.14",
-    "quipper/testdata/perf.data.forkexit-3.8",
-    "quipper/testdata/perf.data.group_desc-4.14",
-    "quipper/testdata/perf.data.hybrid_topology",
-    "quipper/testdata/perf.data.i686-3.4",
-    "quipper/testdata/perf.data.intel_pt-4.14",
-    "quipper/testdata/perf.data.lost_samples-4.4",
-    "quipper/testdata/perf.data.piped.header_features_aligned-6.12",
-    "quipper/testdata/perf.data.piped.header_feautres_group_desc-6.8",
-    "quipper/testdata/perf.data.piped.target-3.8",
-    "quipper/testdata/perf.data.singleprocess-3.8",
-    "linux-perf-data/sleep.compressed.pipe.data",
-};
-
-// Files perf 6.1 refuses (attr of 136 bytes, COMPRESSED in file mode, COMPRESSED2).
-const std::set<std::string> kPerfRefuses = {
-    "linux-perf-data/fibo.compressed2.pipe.data", "linux-perf-data/sleep.compressed.data",
-    "linux-perf-data/sleep.compressed2.data",     "linux-perf-data/sleep.compressed2.pipe.data",
-    "linux-perf-data/sleep.data",
-};
-
 class CorpusTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -109,7 +83,7 @@ class CorpusTest : public ::testing::Test {
 
 TEST_F(CorpusTest, RecordCountsEqualPerfReportDump) {
   if (!have_perf()) GTEST_SKIP() << "perf not installed";
-  for (const auto& rel : kPerfReadable) {
+  for (const auto& rel : test::corpus_files_perf_reads()) {
     SCOPED_TRACE(rel);
     std::string path = corpus_dir() + "/" + rel;
     int perf_status = 0, tperf_status = 0;
@@ -123,7 +97,7 @@ TEST_F(CorpusTest, RecordCountsEqualPerfReportDump) {
 
 TEST_F(CorpusTest, FilesPerfRefusesAreReadAndConvertedForPerf) {
   std::string tmp = make_temp_dir();
-  for (const auto& rel : kPerfRefuses) {
+  for (const auto& rel : test::corpus_files_perf_refuses()) {
     SCOPED_TRACE(rel);
     std::string path = corpus_dir() + "/" + rel;
     int status = 0;
