@@ -1,13 +1,20 @@
-// `tperf report`: perf report for a perf.data file. --tasks / --mmaps list the task tree (every
-// thread seen, exited ones included) like perf 6.1.
+// `tperf report`: perf report --stdio for a perf.data file: one histogram per event by the sort
+// keys, with Children/Self when the samples have callchains. --tasks / --mmaps list the task
+// tree (every thread seen, exited ones included) like perf 6.1.
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <memory>
 
+#include "analysis/hist.h"
 #include "cli/commands.h"
+#include "output/report_format.h"
 #include "output/task_list.h"
+#include "perfdata/abi.h"
 #include "perfdata/reader.h"
+#include "perfdata/records.h"
+#include "perfdata/sample.h"
+#include "session/callchain.h"
 #include "session/machine.h"
 #include "session/ordered_events.h"
 
@@ -22,6 +29,15 @@ struct ReportCliOptions {
   bool mmaps = false;
   bool mem_stats = false;
   bool force = false;
+  bool stdio = false;
+  std::string sort = "comm,dso,sym";
+  bool children = false;
+  bool no_children = false;
+  std::string callchain;  // -g
+  bool show_samples = false;
+  bool show_period = false;
+  double percent_limit = 0;
+  unsigned max_stack = 127;
 };
 
 // perf names the idle task of the host before reading anything.
@@ -64,11 +80,146 @@ int run_tasks(const ReportCliOptions& cli) {
   return report_reader_problems("report", *reader);
 }
 
+int fail(const std::string& message) {
+  std::fflush(stdout);
+  fmt::print(stderr, "tperf report: {}\n", message);
+  return 2;
+}
+
+char level_of(uint8_t cpumode) {
+  switch (cpumode) {
+    case perfdata::kMiscKernel: return 'k';
+    case perfdata::kMiscHypervisor: return 'H';
+    case perfdata::kMiscGuestKernel: return 'g';
+    case perfdata::kMiscGuestUser: return 'u';
+    default: return '.';
+  }
+}
+
+// The dso/sym keys of an address. `frame`: a callchain entry, which perf keys by the raw address
+// where a sample's own ip is keyed by its offset in the mapped file.
+analysis::Location locate(const session::Map* map, uint8_t cpumode, uint64_t ip, bool frame) {
+  analysis::Location loc;
+  loc.level = level_of(cpumode);
+  loc.addr = ip;
+  if (!map) return loc;
+  loc.dso = map->dso;
+  if (!frame) loc.addr = map->map_ip(ip);
+  return loc;
+}
+
+struct EventHist {
+  analysis::Hist hist;
+  uint64_t samples = 0;
+  uint64_t period = 0;
+};
+
+int run_hist_report(const ReportCliOptions& cli) {
+  std::vector<analysis::SortKey> keys;
+  if (auto err = analysis::parse_sort_keys(cli.sort, &keys); !err.empty()) return fail(err);
+  bool graph_none = false;
+  if (!cli.callchain.empty()) {
+    std::string mode = cli.callchain.substr(0, cli.callchain.find(','));
+    if (mode == "none") {
+      graph_none = true;
+    } else if (mode != "graph" && mode != "flat" && mode != "fractal" && mode != "folded" && mode != "caller" &&
+               mode != "callee") {
+      return fail(fmt::format("-g {}: unknown callchain mode (graph, flat, fractal, folded, none)", cli.callchain));
+    }
+  }
+  (void)graph_none;
+
+  auto reader = perfdata::Reader::open(cli.path);
+  session::Machine::Options mo;
+  mo.keep_exited = true;        // the Pid:Command column shows each thread's last comm
+  mo.keep_maps_on_exec = true;  // as perf 6.1
+  session::Machine machine(mo);
+  register_idle_task(machine);
+
+  std::vector<EventHist> events;
+  events.reserve(reader->attrs().size());
+  for (size_t i = 0; i < reader->attrs().size(); ++i) events.push_back({analysis::Hist(keys), 0, 0});
+  bool any_callchain = false;
+  for (const auto& a : reader->attrs()) any_callchain |= (a.attr.sample_type & perfdata::kSampleCallchain) != 0;
+  const bool children = any_callchain ? !cli.no_children : cli.children;
+
+  uint64_t lost_samples = 0;
+  perfdata::Sample sample;
+  std::vector<session::CallchainFrame> frames;
+  std::vector<analysis::HistEntry> callers;
+  std::vector<std::string> problems;
+  session::OrderedEvents ordered(*reader, [&](const perfdata::Record& rec, uint64_t time) {
+    try {
+      if (rec.type == perfdata::kRecordLostSamples) {
+        lost_samples += perfdata::decode_lost(rec.body(), reader->swapped(), rec.offset).lost;
+        return;
+      }
+      if (rec.type != perfdata::kRecordSample) {
+        machine.process(*reader, rec, time);
+        return;
+      }
+      int ai = reader->attr_index_of(rec);
+      if (ai < 0) return;
+      reader->decode_sample(rec, sample);
+      EventHist& ev = events[static_cast<size_t>(ai)];
+      session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
+      const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
+      analysis::HistEntry self;
+      self.comm = thread.comm_at(sample.time);
+      if (!self.comm) self.comm = machine.strings().intern(fmt::format(":{}", thread.tid()));
+      self.pid = thread.pid();
+      self.tid = thread.tid();
+      self.cpu = sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1;
+      self.loc = locate(machine.find_map(&thread, cpumode, sample.ip), cpumode, sample.ip, false);
+      const uint64_t period = sample.has(perfdata::kSamplePeriod) ? sample.period : 1;
+      ++ev.samples;
+      ev.period += period;
+      callers.clear();
+      if (children && sample.has(perfdata::kSampleCallchain) &&
+          session::resolve_callchain(machine, &thread, sample, cli.max_stack, &frames)) {
+        for (const auto& f : frames) {
+          analysis::HistEntry c = self;
+          c.loc = locate(f.map, f.cpumode, f.ip, true);
+          callers.push_back(c);
+        }
+      }
+      ev.hist.add(self, period, children, callers);
+    } catch (const perfdata::FormatError& e) {
+      problems.push_back(e.what());
+    }
+  });
+  perfdata::Record rec;
+  while (reader->next(rec)) ordered.push(rec);
+  ordered.flush_all();
+
+  output::ReportColumns columns;
+  columns.children = children;
+  columns.show_samples = cli.show_samples;
+  columns.show_period = cli.show_period;
+  columns.percent_limit = cli.percent_limit;
+  auto thread_comm = [&](int32_t tid) -> const std::string* {
+    const session::Thread* t = machine.find_thread(tid);
+    return t ? t->comm() : nullptr;
+  };
+  output::print_report_preamble(stdout, lost_samples);
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].samples == 0) continue;
+    output::print_report_section(stdout, reader->attrs()[i].name, events[i].samples, events[i].period, events[i].hist,
+                                 columns, thread_comm);
+  }
+  std::fflush(stdout);
+  if (cli.mem_stats) print_mem_stats("report", machine);
+  int status = report_reader_problems("report", *reader);
+  for (const auto& p : problems) {
+    fmt::print(stderr, "tperf report: {}: {}\n", reader->path(), p);
+    status = 2;
+  }
+  return status;
+}
+
 int run_report(const ReportCliOptions& cli) {
   if (cli.tasks || cli.mmaps) return run_tasks(cli);
-  std::fflush(stdout);
-  fmt::print(stderr, "tperf report: only --tasks and --mmaps are implemented so far\n");
-  return 2;
+  return run_hist_report(cli);
 }
 
 }  // namespace
@@ -81,6 +232,15 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--mmaps", opt->mmaps, "like --tasks, with the maps of each task");
   cmd->add_flag("--mem-stats", opt->mem_stats, "print what the machine model holds (threads, maps, DSOs) at the end");
   cmd->add_flag("-f,--force", opt->force, "accepted for perf compatibility");
+  cmd->add_flag("--stdio", opt->stdio, "text output (the default and only one)");
+  cmd->add_option("-s,--sort", opt->sort, "sort keys: comm, pid, tid, dso, sym, symoff, cpu (default comm,dso,sym)");
+  cmd->add_flag("--children", opt->children, "accumulate callees' cost into callers (default with callchains)");
+  cmd->add_flag("--no-children", opt->no_children, "self cost only");
+  cmd->add_option("-g,--call-graph", opt->callchain, "callchain display: graph|flat|fractal|folded|none[,...]");
+  cmd->add_flag("-n,--show-nr-samples", opt->show_samples, "add a Samples column");
+  cmd->add_flag("--show-total-period", opt->show_period, "add a Period column");
+  cmd->add_option("--percent-limit", opt->percent_limit, "hide entries below this percentage");
+  cmd->add_option("--max-stack", opt->max_stack, "callchain frames used at most (default 127)");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);
     status = run_guarded("report", opt->path, [&] { return run_report(*opt); });

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# `tperf script` against `perf script` on the same files, side by side: wall time, CPU time and
+# peak RSS of each, whether the two outputs are byte-identical, and the speed-up against the
+# targets of issue 3 (>= 10x on a ~500 MB -g recording, >= 5x on a system-wide fork-heavy one).
+# Not part of CI (perf script takes minutes on these files); run by hand:
+#
+#   bash bench/script_bench.sh [--runs N] [--fields LIST] [FILE...]
+#
+# Without FILE arguments it uses bench/out/callgraph.data (bench/make_recordings.sh makes it) and
+# bench/out/forkheavy.data (made here: perf record -a -g while 2,000 short processes come and go).
+# --fields F compares `script -F F`; the default compares the default output and, separately, the
+# non-symbol fields "comm,pid,tid,time,event,ip" (equal even where symbol lookup differs).
+# Results also go to bench/out/script-results-*.txt.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+out="$here/out"
+runs=1
+field_sets=("" "comm,pid,tid,time,event,ip")
+files=()
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --runs) runs="$2"; shift ;;
+    --fields) field_sets=("$2"); shift ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -*) echo "script_bench.sh: unknown option $1" >&2; exit 1 ;;
+    *) files+=("$1") ;;
+  esac
+  shift
+done
+
+[[ -x /usr/bin/time ]] || { apt-get install -y time >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y time >/dev/null; }; }
+command -v perf >/dev/null || { echo "script_bench.sh: perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
+
+build="$root/build-bench"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTPERF_TESTS=OFF >/dev/null
+ninja -C "$build" tperf >/dev/null
+tperf="$build/tperf"
+mkdir -p "$out"
+
+if [[ ${#files[@]} -eq 0 ]]; then
+  bash "$here/make_recordings.sh"
+  fork="$out/forkheavy.data"
+  if [[ ! -s $fork ]]; then
+    echo "recording $fork (perf record -a -g, 2,000 short processes)" >&2
+    perf record -q -a -g -e cpu-clock -F 4000 -o "$fork" -- \
+      sh -c 'i=0; while [ $i -lt 2000 ]; do /bin/true; sh -c ":"; i=$((i+2)); done' >/dev/null 2>&1
+  fi
+  files=("$out/callgraph.data" "$fork")
+fi
+
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+report="$out/script-results-$stamp.txt"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+exec > >(tee "$report") 2>&1
+
+echo "# script_bench $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+echo "# machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM; kernel $(uname -r)"
+echo "# $(perf --version); tperf at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') (Release)"
+echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg); best of $runs run(s), outputs to files on $tmp"
+
+# measure OUTFILE CMD...: sets best_s, best_cpu, peak_kb over $runs runs; stdout to OUTFILE.
+measure() {
+  local outfile="$1"
+  shift
+  best_s=""
+  best_cpu=""
+  peak_kb=0
+  local i s kb u sy cpu
+  for ((i = 0; i < runs; ++i)); do
+    if ! /usr/bin/time -f '%e %M %U %S' -o "$tmp/time" "$@" >"$outfile" 2>"$tmp/stderr"; then
+      echo "!! failed: $*" >&2
+      tail -3 "$tmp/stderr" >&2
+    fi
+    read -r s kb u sy < <(tail -1 "$tmp/time")
+    cpu=$(awk -v u="$u" -v s="$sy" 'BEGIN { printf "%.2f", u + s }')
+    if [[ -z $best_s ]] || awk -v a="$s" -v b="$best_s" 'BEGIN { exit !(a < b) }'; then best_s=$s; fi
+    if [[ -z $best_cpu ]] || awk -v a="$cpu" -v b="$best_cpu" 'BEGIN { exit !(a < b) }'; then best_cpu=$cpu; fi
+    if ((kb > peak_kb)); then peak_kb=$kb; fi
+  done
+}
+
+summary=()
+for f in "${files[@]}"; do
+  [[ -e $f ]] || { echo "script_bench.sh: no such file $f" >&2; exit 1; }
+  mb=$(awk -v b="$(du -sb "$f" | cut -f1)" 'BEGIN { printf "%.1f", b / 1048576 }')
+  target=10
+  [[ $(basename "$f") == forkheavy* ]] && target=5
+  cat "$f" >/dev/null
+  echo
+  echo "## $(basename "$f"): $mb MiB"
+  for fields in "${field_sets[@]}"; do
+    args=()
+    label="default fields"
+    if [[ -n $fields ]]; then
+      args=(-F "$fields")
+      label="-F $fields"
+    fi
+    measure "$tmp/perf.txt" perf script -i "$f" "${args[@]}"
+    p_s=$best_s p_cpu=$best_cpu p_kb=$peak_kb
+    measure "$tmp/tperf.txt" "$tperf" script -i "$f" "${args[@]}"
+    t_s=$best_s t_cpu=$best_cpu t_kb=$peak_kb
+    lines=$(wc -l <"$tmp/perf.txt")
+    if cmp -s "$tmp/perf.txt" "$tmp/tperf.txt"; then
+      same="identical ($lines lines)"
+    else
+      differing=$(diff "$tmp/perf.txt" "$tmp/tperf.txt" | grep -c '^<' || true)
+      same="DIFFERENT: $differing of $lines lines; first: $(diff "$tmp/perf.txt" "$tmp/tperf.txt" | sed -n 2p | cut -c1-100)"
+    fi
+    line=$(awk -v name="$(basename "$f")" -v label="$label" -v ps="$p_s" -v ts="$t_s" -v pc="$p_cpu" -v tc="$t_cpu" \
+      -v pk="$p_kb" -v tk="$t_kb" -v target="$target" -v same="$same" 'BEGIN {
+        if (ts < 0.01) ts = 0.01; if (tc < 0.01) tc = 0.01
+        printf "%s, %s:\n", name, label
+        printf "  perf  %8.2f s wall %8.2f s cpu %9.1f MiB peak RSS\n", ps, pc, pk / 1024
+        printf "  tperf %8.2f s wall %8.2f s cpu %9.1f MiB peak RSS\n", ts, tc, tk / 1024
+        printf "  perf / tperf: %.1fx wall, %.1fx cpu, %.1fx RSS; target >= %dx wall: %s\n", ps / ts, pc / tc, pk / (tk > 0 ? tk : 1), target, ps / ts >= target ? "ok" : "MISSED"
+        printf "  output: %s\n", same
+      }')
+    echo "$line"
+    summary+=("$line")
+  done
+done
+
+echo
+echo "## summary"
+printf '%s\n' "${summary[@]}"
+echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# written to $report"

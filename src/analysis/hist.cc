@@ -1,0 +1,213 @@
+#include "analysis/hist.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "session/machine.h"
+
+namespace tperf::analysis {
+
+namespace {
+
+struct KeyName {
+  const char* name;
+  SortKey key;
+};
+constexpr KeyName kKeyNames[] = {
+    {"comm", SortKey::kComm}, {"pid", SortKey::kPid},       {"thread", SortKey::kPid},
+    {"tid", SortKey::kTid},   {"dso", SortKey::kDso},       {"sym", SortKey::kSym},
+    {"symbol", SortKey::kSym}, {"symoff", SortKey::kSymoff}, {"cpu", SortKey::kCpu},
+};
+
+size_t mix(size_t h, uint64_t v) { return h ^ (std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+int cmp_str(std::string_view a, std::string_view b) {
+  int c = a.compare(b);
+  return c < 0 ? -1 : c > 0;
+}
+template <typename T>
+int cmp_num(T a, T b) {
+  return a < b ? -1 : a > b;
+}
+
+}  // namespace
+
+std::string parse_sort_keys(std::string_view spec, std::vector<SortKey>* out) {
+  out->clear();
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t comma = spec.find(',', pos);
+    std::string_view tok = spec.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    if (!tok.empty()) {
+      auto it = std::find_if(std::begin(kKeyNames), std::end(kKeyNames), [&](const KeyName& k) { return tok == k.name; });
+      if (it == std::end(kKeyNames)) {
+        return fmt::format("unknown --sort key '{}' (known: comm, pid, tid, dso, sym, symoff, cpu)", tok);
+      }
+      if (std::find(out->begin(), out->end(), it->key) == out->end()) out->push_back(it->key);
+    }
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  if (out->empty()) return "--sort: no keys given";
+  return "";
+}
+
+const char* sort_key_header(SortKey key) {
+  switch (key) {
+    case SortKey::kComm: return "Command";
+    case SortKey::kPid: return "Pid:Command";
+    case SortKey::kTid: return "Tid";
+    case SortKey::kDso: return "Shared Object";
+    case SortKey::kSym: return "Symbol";
+    case SortKey::kSymoff: return "Symbol+Offset";
+    case SortKey::kCpu: return "CPU";
+  }
+  return "";
+}
+
+std::string_view dso_column_name(const session::Dso* dso) {
+  if (!dso || !dso->name) return "[unknown]";
+  return dso->short_name();
+}
+
+Hist::Hist(std::vector<SortKey> keys) : keys_(std::move(keys)) {
+  for (SortKey k : keys_) {
+    switch (k) {
+      case SortKey::kComm: use_comm_ = true; break;
+      case SortKey::kPid: use_pid_ = true; break;
+      case SortKey::kTid: use_tid_ = true; break;
+      case SortKey::kDso: use_dso_ = true; break;
+      case SortKey::kSym: use_sym_ = true; break;
+      case SortKey::kSymoff: use_symoff_ = true; break;
+      case SortKey::kCpu: use_cpu_ = true; break;
+    }
+  }
+}
+
+HistEntry Hist::normalized(const HistEntry& e) const {
+  HistEntry k;
+  if (use_comm_) k.comm = e.comm;
+  if (use_pid_ || use_tid_) {
+    k.tid = e.tid;
+    k.pid = e.pid;
+  }
+  if (use_cpu_) k.cpu = e.cpu;
+  if (use_dso_ || use_sym_ || use_symoff_) k.loc.dso = e.loc.dso;
+  if (use_sym_ || use_symoff_) {
+    k.loc.sym = e.loc.sym;
+    k.loc.sym_start = e.loc.sym_start;
+    k.loc.level = e.loc.level;
+    // perf keys a symbol by itself and an unresolved address by the address; symoff by both.
+    if (!e.loc.sym || use_symoff_) k.loc.addr = e.loc.addr;
+  }
+  if (!use_dso_ && !(use_sym_ || use_symoff_)) k.loc.dso = nullptr;
+  return k;
+}
+
+size_t Hist::hash_of(const HistEntry& e) const {
+  size_t h = 0;
+  h = mix(h, reinterpret_cast<uintptr_t>(e.comm));
+  h = mix(h, static_cast<uint32_t>(e.tid));
+  h = mix(h, static_cast<uint32_t>(e.cpu));
+  if (use_dso_) h = mix(h, std::hash<std::string_view>()(dso_column_name(e.loc.dso)));
+  h = mix(h, reinterpret_cast<uintptr_t>(e.loc.sym));
+  h = mix(h, e.loc.sym_start);
+  h = mix(h, e.loc.addr);
+  return h;
+}
+
+bool Hist::same_keys(const HistEntry& a, const HistEntry& b) const {
+  if (a.comm != b.comm || a.tid != b.tid || a.cpu != b.cpu) return false;
+  // perf compares DSOs by the name it shows.
+  if (use_dso_ && dso_column_name(a.loc.dso) != dso_column_name(b.loc.dso)) return false;
+  if (a.loc.sym != b.loc.sym || a.loc.sym_start != b.loc.sym_start || a.loc.addr != b.loc.addr) return false;
+  if ((use_sym_ || use_symoff_) && !use_dso_ && a.loc.sym && a.loc.dso != b.loc.dso) return false;
+  return true;
+}
+
+uint32_t Hist::findnew(const HistEntry& e) {
+  HistEntry key = normalized(e);
+  size_t h = hash_of(key);
+  auto [lo, hi] = index_.equal_range(h);
+  for (auto it = lo; it != hi; ++it) {
+    if (same_keys(entries_[it->second], key)) return it->second;
+  }
+  auto idx = static_cast<uint32_t>(entries_.size());
+  entries_.push_back(key);
+  index_.emplace(h, idx);
+  return idx;
+}
+
+void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers) {
+  ++total_samples_;
+  total_period_ += period;
+  uint32_t i = findnew(self);
+  entries_[i].period += period;
+  entries_[i].samples += 1;
+  if (!cumulate) return;
+  entries_[i].children_period += period;
+  entries_[i].children_samples += 1;
+  // Each distinct entry on the chain is credited once, however often recursion repeats it.
+  seen_.assign(1, i);
+  for (const HistEntry& c : callers) {
+    uint32_t j = findnew(c);
+    if (std::find(seen_.begin(), seen_.end(), j) != seen_.end()) continue;
+    seen_.push_back(j);
+    entries_[j].children_period += period;
+    entries_[j].children_samples += 1;
+  }
+}
+
+int Hist::compare_keys(const HistEntry& a, const HistEntry& b) const {
+  for (SortKey k : keys_) {
+    int c = 0;
+    switch (k) {
+      case SortKey::kComm:
+        c = cmp_str(a.comm ? std::string_view(*a.comm) : "", b.comm ? std::string_view(*b.comm) : "");
+        break;
+      case SortKey::kPid:
+      case SortKey::kTid:
+        c = cmp_num(a.tid, b.tid);
+        break;
+      case SortKey::kCpu:
+        c = cmp_num(a.cpu, b.cpu);
+        break;
+      case SortKey::kDso:
+        // Entries without a DSO come after the named ones.
+        if (a.loc.dso && b.loc.dso) {
+          c = cmp_str(dso_column_name(a.loc.dso), dso_column_name(b.loc.dso));
+        } else if (a.loc.dso || b.loc.dso) {
+          c = a.loc.dso ? -1 : 1;
+        }
+        break;
+      case SortKey::kSym:
+      case SortKey::kSymoff:
+        // Named symbols by name, before unresolved addresses.
+        if (a.loc.sym && b.loc.sym) {
+          c = cmp_str(*a.loc.sym, *b.loc.sym);
+        } else if (a.loc.sym || b.loc.sym) {
+          c = a.loc.sym ? -1 : 1;
+        }
+        break;
+    }
+    if (c) return c;
+  }
+  return cmp_num(a.loc.addr, b.loc.addr);
+}
+
+std::vector<const HistEntry*> Hist::sorted(bool by_children) const {
+  std::vector<const HistEntry*> out;
+  out.reserve(entries_.size());
+  for (const HistEntry& e : entries_) out.push_back(&e);
+  std::stable_sort(out.begin(), out.end(), [&](const HistEntry* a, const HistEntry* b) {
+    uint64_t pa = by_children ? a->children_period : a->period;
+    uint64_t pb = by_children ? b->children_period : b->period;
+    if (pa != pb) return pa > pb;
+    if (by_children && a->period != b->period) return a->period > b->period;
+    return compare_keys(*a, *b) < 0;
+  });
+  return out;
+}
+
+}  // namespace tperf::analysis

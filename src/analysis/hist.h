@@ -1,0 +1,89 @@
+// Histogram of samples by sort keys (perf report's hist entries): each distinct combination of
+// the chosen keys (comm, pid, dso, sym, cpu, ...) gets one entry holding its self period and
+// sample count and, with callchains, the period accumulated through the callchains ("children").
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace tperf::session {
+struct Dso;
+}
+
+namespace tperf::analysis {
+
+enum class SortKey : uint8_t { kComm, kPid, kTid, kDso, kSym, kSymoff, kCpu };
+
+// Parses perf's --sort syntax ("comm,dso,sym"; "symbol" and "thread" spellings too). Returns ""
+// or a message naming the unknown key.
+std::string parse_sort_keys(std::string_view spec, std::vector<SortKey>* out);
+// The column header perf prints for a key ("Command", "Pid:Command", "Shared Object", ...).
+const char* sort_key_header(SortKey key);
+
+// Where an address is: what the dso and sym keys need.
+struct Location {
+  const session::Dso* dso = nullptr;  // nullptr: no map covers the address
+  const std::string* sym = nullptr;   // nullptr: no symbol (perf then prints the address)
+  uint64_t sym_start = 0;             // in the same space as addr
+  uint64_t addr = 0;                  // the address as perf keys it: map-relative for user files
+  char level = '.';                   // '.' user, 'k' kernel, 'H' hypervisor, 'g'/'u' guest
+};
+
+struct HistEntry {
+  // Keys (fields of keys not in use are left at their defaults).
+  const std::string* comm = nullptr;  // the comm at the sample's time
+  int32_t pid = -1;
+  int32_t tid = -1;
+  int32_t cpu = -1;
+  Location loc;
+  // Values.
+  uint64_t period = 0;    // self
+  uint64_t samples = 0;
+  uint64_t children_period = 0;  // self plus what callees of this entry's samples cost
+  uint64_t children_samples = 0;
+};
+
+class Hist {
+ public:
+  explicit Hist(std::vector<SortKey> keys);
+
+  const std::vector<SortKey>& keys() const { return keys_; }
+
+  // One sample: `self` holds its keys. With `cumulate` (children mode), the sample's period is
+  // also credited, once per distinct entry, to `self` and to the entry of every frame in
+  // `callers` (its callchain, leaf first) as children_period.
+  void add(const HistEntry& self, uint64_t period, bool cumulate = false, std::span<const HistEntry> callers = {});
+
+  // Entries in perf's output order: by (children_period when `by_children`, else period)
+  // descending, then by each sort key ascending, then by address.
+  std::vector<const HistEntry*> sorted(bool by_children) const;
+
+  uint64_t total_period() const { return total_period_; }
+  uint64_t total_samples() const { return total_samples_; }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  HistEntry normalized(const HistEntry& e) const;
+  uint32_t findnew(const HistEntry& key);
+  size_t hash_of(const HistEntry& e) const;
+  bool same_keys(const HistEntry& a, const HistEntry& b) const;
+  int compare_keys(const HistEntry& a, const HistEntry& b) const;
+
+  std::vector<SortKey> keys_;
+  bool use_comm_ = false, use_pid_ = false, use_tid_ = false, use_dso_ = false, use_sym_ = false,
+       use_symoff_ = false, use_cpu_ = false;
+  std::vector<HistEntry> entries_;
+  std::unordered_multimap<size_t, uint32_t> index_;  // hash of the keys -> entry
+  std::vector<uint32_t> seen_;  // entries credited for the current sample's children
+  uint64_t total_period_ = 0;
+  uint64_t total_samples_ = 0;
+};
+
+// perf's short name of a DSO for the dso column, "[unknown]" without one.
+std::string_view dso_column_name(const session::Dso* dso);
+
+}  // namespace tperf::analysis

@@ -1,0 +1,174 @@
+#include "output/report_format.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "session/machine.h"
+
+namespace tperf::output {
+
+namespace {
+
+using analysis::HistEntry;
+using analysis::SortKey;
+
+// Width perf gives an unresolved address (0x + 16 digits) in the sym column, and the dso column
+// width it reserves when any entry lacks a symbol.
+constexpr size_t kUnresolvedWidth = 16;
+
+// perf prints an address with printf's "%#.16llx", which leaves the 0x off a zero.
+std::string address_text(char level, uint64_t addr) {
+  return addr ? fmt::format("[{}] {:#018x}", level, addr) : fmt::format("[{}] {:016x}", level, addr);
+}
+
+std::string sym_text(const HistEntry& e) {
+  if (e.loc.sym) return fmt::format("[{}] {}", e.loc.level, *e.loc.sym);
+  return address_text(e.loc.level, e.loc.addr);
+}
+
+std::string symoff_text(const HistEntry& e) {
+  if (e.loc.sym) return fmt::format("[{}] {}+{:#x}", e.loc.level, *e.loc.sym, e.loc.addr - e.loc.sym_start);
+  return address_text(e.loc.level, e.loc.addr);
+}
+
+std::string cpu_text(int32_t cpu) {
+  // perf prints "%*.*d" with width and precision 3: -1 becomes "-001".
+  return cpu < 0 ? fmt::format("-{:03d}", -static_cast<int64_t>(cpu)) : fmt::format("{:03d}", cpu);
+}
+
+std::string percent(uint64_t part, uint64_t total) {
+  double p = total ? 100.0 * static_cast<double>(part) / static_cast<double>(total) : 0.0;
+  return fmt::format("{:.2f}%", p);
+}
+
+}  // namespace
+
+std::string abbreviated_count(uint64_t n) {
+  if (n > 1000000000ULL) return fmt::format("{}G", n / 1000000000ULL);
+  if (n > 1000000ULL) return fmt::format("{}M", n / 1000000ULL);
+  if (n > 1000ULL) return fmt::format("{}K", n / 1000ULL);
+  return fmt::format("{} ", n);
+}
+
+void print_report_preamble(std::FILE* out, uint64_t lost_samples) {
+  fmt::print(out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
+  fmt::print(out, "#\n# Total Lost Samples: {}\n#\n", lost_samples);
+}
+
+void print_report_section(std::FILE* out, std::string_view event_name, uint64_t nr_samples, uint64_t total_period,
+                          const analysis::Hist& hist, const ReportColumns& columns, const ThreadCommFn& thread_comm) {
+  fmt::print(out, "# Samples: {} of event '{}'\n", abbreviated_count(nr_samples), event_name);
+  fmt::print(out, "# Event count (approx.): {}\n#\n", total_period);
+
+  std::vector<const HistEntry*> rows = hist.sorted(columns.children);
+  if (columns.percent_limit > 0) {
+    std::erase_if(rows, [&](const HistEntry* e) {
+      uint64_t v = columns.children ? e->children_period : e->period;
+      return total_period && 100.0 * static_cast<double>(v) / static_cast<double>(total_period) < columns.percent_limit;
+    });
+  }
+  auto thread_comm_of = [&](const HistEntry& e) -> std::string_view {
+    const std::string* c = thread_comm ? thread_comm(e.tid) : nullptr;
+    return c ? std::string_view(*c) : std::string_view();
+  };
+
+  // Column widths: the header's, grown to the widest value (perf's hists__calc_col_len).
+  size_t comm_w = 7, dso_w = 13, sym_w = 6, symoff_w = 13, tid_w = 3;
+  for (const HistEntry* e : rows) {
+    if (e->comm) comm_w = std::max(comm_w, e->comm->size());
+    comm_w = std::max(comm_w, thread_comm_of(*e).size());
+    dso_w = std::max(dso_w, analysis::dso_column_name(e->loc.dso).size());
+    if (!e->loc.sym) dso_w = std::max(dso_w, kUnresolvedWidth);
+    sym_w = std::max(sym_w, sym_text(*e).size());
+    symoff_w = std::max(symoff_w, symoff_text(*e).size());
+    tid_w = std::max(tid_w, fmt::formatted_size("{}", e->tid));
+  }
+  const size_t thread_w = comm_w + 8;
+
+  struct Column {
+    std::string header;
+    size_t width;
+    bool right;
+    bool pad_last;  // pad the value even in the last column
+  };
+  std::vector<Column> cols;
+  if (columns.children) {
+    cols.push_back({"Children", 8, true, true});
+    cols.push_back({"Self", 8, true, true});
+  } else {
+    cols.push_back({"Overhead", 8, true, true});
+  }
+  if (columns.show_samples) cols.push_back({"Samples", 12, true, true});
+  if (columns.show_period) cols.push_back({"Period", 12, true, true});
+  const size_t first_key = cols.size();
+  for (SortKey k : hist.keys()) {
+    switch (k) {
+      case SortKey::kComm: cols.push_back({"Command", comm_w, false, true}); break;
+      // perf's header for this key carries its own four leading spaces.
+      case SortKey::kPid: cols.push_back({"    Pid:Command", thread_w, false, true}); break;
+      case SortKey::kTid: cols.push_back({"Tid", tid_w, true, true}); break;
+      case SortKey::kDso: cols.push_back({"Shared Object", dso_w, false, true}); break;
+      case SortKey::kSym: cols.push_back({"Symbol", sym_w, false, false}); break;
+      case SortKey::kSymoff: cols.push_back({"Symbol+Offset", symoff_w, false, false}); break;
+      case SortKey::kCpu: cols.push_back({"CPU", 3, false, true}); break;
+    }
+  }
+
+  std::string line = "# ";
+  std::string dots = "# ";
+  for (size_t i = 0; i < cols.size(); ++i) {
+    if (i) {
+      line += "  ";
+      dots += "  ";
+    }
+    const Column& c = cols[i];
+    line += c.right ? fmt::format("{:>{}}", c.header, c.width) : fmt::format("{:<{}}", c.header, c.width);
+    dots.append(c.width, '.');
+  }
+  fmt::print(out, "{}\n{}\n#\n", line, dots);
+
+  std::string row;
+  for (const HistEntry* e : rows) {
+    row.assign("  ");
+    auto cell = [&](size_t i, std::string_view text) {
+      const Column& c = cols[i];
+      if (i) row += "  ";
+      bool last = i + 1 == cols.size();
+      if (c.right) {
+        fmt::format_to(std::back_inserter(row), "{:>{}}", text, c.width);
+      } else if (last && !c.pad_last) {
+        row += text;
+      } else {
+        fmt::format_to(std::back_inserter(row), "{:<{}}", text, c.width);
+      }
+    };
+    size_t i = 0;
+    if (columns.children) {
+      cell(i++, percent(e->children_period, total_period));
+      cell(i++, percent(e->period, total_period));
+    } else {
+      cell(i++, percent(e->period, total_period));
+    }
+    if (columns.show_samples) cell(i++, fmt::format("{}", e->samples));
+    if (columns.show_period) cell(i++, fmt::format("{}", e->period));
+    for (SortKey k : hist.keys()) {
+      switch (k) {
+        case SortKey::kComm: cell(i++, e->comm ? std::string_view(*e->comm) : std::string_view()); break;
+        case SortKey::kPid: cell(i++, fmt::format("{:>7}:{:<{}}", e->tid, thread_comm_of(*e), comm_w)); break;
+        case SortKey::kTid: cell(i++, fmt::format("{}", e->tid)); break;
+        case SortKey::kDso: cell(i++, analysis::dso_column_name(e->loc.dso)); break;
+        case SortKey::kSym: cell(i++, sym_text(*e)); break;
+        case SortKey::kSymoff: cell(i++, symoff_text(*e)); break;
+        case SortKey::kCpu: cell(i++, cpu_text(e->cpu)); break;
+      }
+    }
+    (void)first_key;
+    row += '\n';
+    std::fputs(row.c_str(), out);
+  }
+  fmt::print(out, "\n\n");
+}
+
+}  // namespace tperf::output

@@ -1,0 +1,37 @@
+// `perf report --stdio` text (perf 6.1 layout): the preamble, one section per event with its
+// "# Samples"/"# Event count" lines, the column header sized to the widest value, and one row
+// per hist entry (Children/Self or Overhead, Samples, Period, then the sort keys).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "analysis/hist.h"
+
+namespace tperf::output {
+
+struct ReportColumns {
+  bool children = false;      // Children and Self instead of Overhead
+  bool show_samples = false;  // -n
+  bool show_period = false;   // --show-total-period
+  double percent_limit = 0;   // --percent-limit: rows below are not printed
+};
+
+// The current comm of a thread (the Pid:Command column), nullptr when unknown.
+using ThreadCommFn = std::function<const std::string*(int32_t tid)>;
+
+// "# To display the perf.data header info..." and the lost-samples block.
+void print_report_preamble(std::FILE* out, uint64_t lost_samples);
+
+// One event's section. `nr_samples` and `total_period` are the event's totals (the percentages'
+// base); the hist may hold fewer samples when filters dropped some.
+void print_report_section(std::FILE* out, std::string_view event_name, uint64_t nr_samples, uint64_t total_period,
+                          const analysis::Hist& hist, const ReportColumns& columns, const ThreadCommFn& thread_comm);
+
+// perf's sample count in the section line: 1K for 1,001..999,999, 3 followed by a space for 3.
+std::string abbreviated_count(uint64_t n);
+
+}  // namespace tperf::output
