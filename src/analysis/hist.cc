@@ -88,10 +88,10 @@ Hist::Hist(std::vector<SortKey> keys) : keys_(std::move(keys)) {
 HistEntry Hist::normalized(const HistEntry& e) const {
   HistEntry k;
   if (use_comm_) k.comm = e.comm;
-  if (use_pid_ || use_tid_) {
-    k.tid = e.tid;
-    k.pid = e.pid;
-  }
+  // The thread is kept even when it is not a key: perf sizes the comm column by the last comm of
+  // each entry's (first) thread.
+  k.tid = e.tid;
+  k.pid = e.pid;
   if (use_cpu_) k.cpu = e.cpu;
   if (use_dso_ || use_sym_ || use_symoff_) k.loc.dso = e.loc.dso;
   if (use_sym_ || use_symoff_) {
@@ -108,7 +108,7 @@ HistEntry Hist::normalized(const HistEntry& e) const {
 size_t Hist::hash_of(const HistEntry& e) const {
   size_t h = 0;
   h = mix(h, reinterpret_cast<uintptr_t>(e.comm));
-  h = mix(h, static_cast<uint32_t>(e.tid));
+  if (use_pid_ || use_tid_) h = mix(h, static_cast<uint32_t>(e.tid));
   h = mix(h, static_cast<uint32_t>(e.cpu));
   if (use_dso_) h = mix(h, std::hash<std::string_view>()(dso_column_name(e.loc.dso)));
   h = mix(h, reinterpret_cast<uintptr_t>(e.loc.sym));
@@ -118,7 +118,8 @@ size_t Hist::hash_of(const HistEntry& e) const {
 }
 
 bool Hist::same_keys(const HistEntry& a, const HistEntry& b) const {
-  if (a.comm != b.comm || a.tid != b.tid || a.cpu != b.cpu) return false;
+  if (a.comm != b.comm || a.cpu != b.cpu) return false;
+  if ((use_pid_ || use_tid_) && a.tid != b.tid) return false;
   // perf compares DSOs by the name it shows.
   if (use_dso_ && dso_column_name(a.loc.dso) != dso_column_name(b.loc.dso)) return false;
   if (a.loc.sym != b.loc.sym || a.loc.sym_start != b.loc.sym_start || a.loc.addr != b.loc.addr) return false;
@@ -193,7 +194,8 @@ int Hist::compare_keys(const HistEntry& a, const HistEntry& b) const {
     }
     if (c) return c;
   }
-  return cmp_num(a.loc.addr, b.loc.addr);
+  // perf orders unresolved addresses by the sign of their 64-bit difference.
+  return cmp_num(static_cast<int64_t>(a.loc.addr - b.loc.addr), int64_t{0});
 }
 
 std::vector<const HistEntry*> Hist::sorted(bool by_children) const {

@@ -3,6 +3,7 @@
 // tree (every thread seen, exited ones included) like perf 6.1.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -38,6 +39,7 @@ struct ReportCliOptions {
   bool show_period = false;
   double percent_limit = 0;
   unsigned max_stack = 127;
+  bool inverted = false;
 };
 
 // perf names the idle task of the host before reading anything.
@@ -104,7 +106,9 @@ analysis::Location locate(const session::Map* map, uint8_t cpumode, uint64_t ip,
   loc.addr = ip;
   if (!map) return loc;
   loc.dso = map->dso;
-  if (!frame) loc.addr = map->map_ip(ip);
+  // Addresses in the kernel image are shown as they are; in a module, as its offset.
+  bool kernel_image = map->dso && map->dso->kernel && map->dso->name && map->dso->name->starts_with("[");
+  if (!frame && !kernel_image) loc.addr = map->map_ip(ip);
   return loc;
 }
 
@@ -128,6 +132,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     }
   }
   (void)graph_none;
+  const bool caller_order = cli.callchain.find("callee") == std::string::npos && !cli.inverted;
 
   auto reader = perfdata::Reader::open(cli.path);
   session::Machine::Options mo;
@@ -137,11 +142,17 @@ int run_hist_report(const ReportCliOptions& cli) {
   register_idle_task(machine);
 
   std::vector<EventHist> events;
-  events.reserve(reader->attrs().size());
-  for (size_t i = 0; i < reader->attrs().size(); ++i) events.push_back({analysis::Hist(keys), 0, 0});
-  bool any_callchain = false;
-  for (const auto& a : reader->attrs()) any_callchain |= (a.attr.sample_type & perfdata::kSampleCallchain) != 0;
-  const bool children = any_callchain ? !cli.no_children : cli.children;
+  // perf decides on Children/Self from the events known when it starts; pipe files name theirs
+  // in the stream, so the first sample decides there.
+  bool decided = false;
+  bool children = false;
+  auto decide_children = [&] {
+    bool any_callchain = false;
+    for (const auto& a : reader->attrs()) any_callchain |= (a.attr.sample_type & perfdata::kSampleCallchain) != 0;
+    children = any_callchain ? !cli.no_children : cli.children;
+    decided = true;
+  };
+  if (!reader->attrs().empty()) decide_children();
 
   uint64_t lost_samples = 0;
   perfdata::Sample sample;
@@ -151,7 +162,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   session::OrderedEvents ordered(*reader, [&](const perfdata::Record& rec, uint64_t time) {
     try {
       if (rec.type == perfdata::kRecordLostSamples) {
-        lost_samples += perfdata::decode_lost(rec.body(), reader->swapped(), rec.offset).lost;
+        lost_samples += perfdata::decode_lost_samples(rec.body(), reader->swapped(), rec.offset + 8);
         return;
       }
       if (rec.type != perfdata::kRecordSample) {
@@ -160,7 +171,10 @@ int run_hist_report(const ReportCliOptions& cli) {
       }
       int ai = reader->attr_index_of(rec);
       if (ai < 0) return;
+      if (!decided) decide_children();
       reader->decode_sample(rec, sample);
+      // Pipe files announce their events as they go.
+      while (events.size() <= static_cast<size_t>(ai)) events.push_back({analysis::Hist(keys), 0, 0});
       EventHist& ev = events[static_cast<size_t>(ai)];
       session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
       const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
@@ -177,9 +191,19 @@ int run_hist_report(const ReportCliOptions& cli) {
       callers.clear();
       if (children && sample.has(perfdata::kSampleCallchain) &&
           session::resolve_callchain(machine, &thread, sample, cli.max_stack, &frames)) {
+        // perf takes a frame's level from the space its map is in; a frame without a map keeps
+        // the level of the frame walked before it (the sample's for the first). It walks the
+        // chain in the display order: from the root for caller graphs (the default).
+        if (caller_order) std::reverse(frames.begin(), frames.end());
+        char level = self.loc.level;
         for (const auto& f : frames) {
           analysis::HistEntry c = self;
           c.loc = locate(f.map, f.cpumode, f.ip, true);
+          if (f.map) {
+            level = c.loc.level;
+          } else {
+            c.loc.level = level;
+          }
           callers.push_back(c);
         }
       }
@@ -202,7 +226,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     return t ? t->comm() : nullptr;
   };
   output::print_report_preamble(stdout, lost_samples);
-  for (size_t i = 0; i < events.size(); ++i) {
+  for (size_t i = 0; i < events.size() && i < reader->attrs().size(); ++i) {
     if (events[i].samples == 0) continue;
     output::print_report_section(stdout, reader->attrs()[i].name, events[i].samples, events[i].period, events[i].hist,
                                  columns, thread_comm);
@@ -241,6 +265,7 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--show-total-period", opt->show_period, "add a Period column");
   cmd->add_option("--percent-limit", opt->percent_limit, "hide entries below this percentage");
   cmd->add_option("--max-stack", opt->max_stack, "callchain frames used at most (default 127)");
+  cmd->add_flag("-G,--inverted", opt->inverted, "callee-first callchains");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);
     status = run_guarded("report", opt->path, [&] { return run_report(*opt); });

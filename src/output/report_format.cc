@@ -77,7 +77,8 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
   // Column widths: the header's, grown to the widest value (perf's hists__calc_col_len).
   size_t comm_w = 7, dso_w = 13, sym_w = 6, symoff_w = 13, tid_w = 3;
   for (const HistEntry* e : rows) {
-    if (e->comm) comm_w = std::max(comm_w, e->comm->size());
+    // perf sizes the comm column by the threads' last comms, and cuts longer sample-time comms
+    // (a task that exec'd into a shorter name) to that width.
     comm_w = std::max(comm_w, thread_comm_of(*e).size());
     dso_w = std::max(dso_w, analysis::dso_column_name(e->loc.dso).size());
     if (!e->loc.sym) dso_w = std::max(dso_w, kUnresolvedWidth);
@@ -155,7 +156,9 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     if (columns.show_period) cell(i++, fmt::format("{}", e->period));
     for (SortKey k : hist.keys()) {
       switch (k) {
-        case SortKey::kComm: cell(i++, e->comm ? std::string_view(*e->comm) : std::string_view()); break;
+        case SortKey::kComm:
+          cell(i++, e->comm ? std::string_view(*e->comm).substr(0, comm_w) : std::string_view());
+          break;
         case SortKey::kPid: cell(i++, fmt::format("{:>7}:{:<{}}", e->tid, thread_comm_of(*e), comm_w)); break;
         case SortKey::kTid: cell(i++, fmt::format("{}", e->tid)); break;
         case SortKey::kDso: cell(i++, analysis::dso_column_name(e->loc.dso)); break;

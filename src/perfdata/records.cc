@@ -94,6 +94,11 @@ LostEvent decode_lost(std::span<const uint8_t> body, bool swap, uint64_t off) {
   return e;
 }
 
+uint64_t decode_lost_samples(std::span<const uint8_t> body, bool swap, uint64_t off) {
+  ByteReader r(body, swap, off);
+  return r.u64("lost samples count");
+}
+
 ThrottleEvent decode_throttle(std::span<const uint8_t> body, bool swap, uint64_t off) {
   ByteReader r(body, swap, off);
   ThrottleEvent e;

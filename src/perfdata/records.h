@@ -192,6 +192,8 @@ Mmap2Event decode_mmap2(std::span<const uint8_t> body, uint16_t misc, unsigned t
 CommEvent decode_comm(std::span<const uint8_t> body, uint16_t misc, unsigned trailer, bool swap, uint64_t off);
 TaskEvent decode_task(std::span<const uint8_t> body, uint16_t misc, bool swap, uint64_t off);  // FORK, EXIT
 LostEvent decode_lost(std::span<const uint8_t> body, bool swap, uint64_t off);
+// LOST_SAMPLES: the number of samples the kernel could not write (then the sample_id trailer).
+uint64_t decode_lost_samples(std::span<const uint8_t> body, bool swap, uint64_t off);
 ThrottleEvent decode_throttle(std::span<const uint8_t> body, bool swap, uint64_t off);
 AuxEvent decode_aux(std::span<const uint8_t> body, bool swap, uint64_t off);
 // SWITCH (14) has no body: next_prev_pid/tid stay 0.

@@ -1,0 +1,149 @@
+// `tperf report --stdio` against `perf report --stdio` (perf 6.1), line for line, on recordings
+// made here of a static, stripped fork/exec/thread workload (neither tool has symbols for it,
+// so both print addresses; symbol names come with the symbolizer) and on the corpus files
+// whose histograms need no symbol lookup. perf's random "(Tip: ...)" block is left out.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "e2e/recording_util.h"
+#include "test_util.h"
+
+namespace tperf {
+namespace {
+
+namespace fs = std::filesystem;
+using test::shell_quote;
+using test::e2e::CommandResult;
+using test::e2e::run;
+
+struct Compared {
+  std::string diff;
+  size_t perf_lines = 0;
+  int tperf_status = -1;
+  std::string tperf_err;
+};
+
+// perf's output without its tip block ("#", "# (Tip: ...)", "#" at the end).
+constexpr const char* kStripTip =
+    "awk '/^# \\(Tip/ {tip=NR} {l[NR]=$0} END {for (i=1;i<=NR;i++) if (!(tip && i>=tip-1 && i<=tip+1)) print l[i]}'";
+
+Compared compare(const std::string& input, const std::string& args) {
+  static int n = 0;
+  std::string base = fmt::format("{}/report{}", test::e2e::scratch_dir(), n++);
+  run(fmt::format("perf report --stdio -i {} {} 2>/dev/null | {} > {}.perf", shell_quote(input), args, kStripTip, base));
+  CommandResult t = run(fmt::format("{} report -i {} {} > {}.tperf", TPERF_BINARY, shell_quote(input), args, base));
+  Compared c;
+  c.tperf_status = t.status;
+  c.tperf_err = t.err;
+  c.diff = run(fmt::format("diff {0}.perf {0}.tperf | head -20", base)).out;
+  c.perf_lines = static_cast<size_t>(std::stoul("0" + run(fmt::format("wc -l < {}.perf", base)).out));
+  return c;
+}
+
+#define EXPECT_SAME_REPORT(input, args, min_lines)                                          \
+  do {                                                                                      \
+    Compared c_ = compare(input, args);                                                     \
+    EXPECT_EQ(c_.diff, "") << "perf report --stdio " << (args) << " vs tperf (diff perf tperf)"; \
+    EXPECT_GE(c_.perf_lines, size_t{min_lines}) << "perf printed too little";               \
+    EXPECT_EQ(c_.tperf_status, 0) << c_.tperf_err;                                          \
+  } while (0)
+
+struct Recordings {
+  std::string skip;
+  std::map<std::string, std::string> files;
+};
+
+const Recordings& recordings() {
+  static const Recordings r = [] {
+    Recordings out;
+    if (const std::string& why = test::e2e::perf_unavailable_reason(); !why.empty()) {
+      out.skip = why;
+      return out;
+    }
+    std::string dir = test::e2e::scratch_dir();
+    std::string bin = dir + "/report_forkexec";
+    CommandResult cc = run(fmt::format("gcc -O1 -static -s -fno-omit-frame-pointer -pthread -o {} {}/tests/e2e/workloads/forkexec.c",
+                                       shell_quote(bin), TPERF_SOURCE_DIR));
+    if (cc.status != 0) {
+      out.skip = "cannot build a static workload: " + cc.err;
+      return out;
+    }
+    const std::map<std::string, std::string> how = {
+        {"user", "-e cpu-clock:u"},
+        {"user-fp", "-e cpu-clock:u -g"},
+        {"two-events", "-e cpu-clock:u,task-clock:u"},
+    };
+    for (const auto& [name, args] : how) {
+      std::string path = dir + "/report-" + name + ".data";
+      CommandResult rec = run(fmt::format("timeout 60 perf record -q {} -o {} -- {}", args, shell_quote(path), shell_quote(bin)));
+      if (rec.status != 0) {
+        out.skip = fmt::format("perf record {} failed: {}", args, rec.err);
+        return out;
+      }
+      out.files[name] = path;
+    }
+    return out;
+  }();
+  return r;
+}
+
+#define REQUIRE_RECORDINGS()                                   \
+  const Recordings& rec = recordings();                        \
+  if (!rec.skip.empty()) GTEST_SKIP() << rec.skip;
+
+TEST(ReportE2E, DefaultSortWithoutCallchains) {
+  REQUIRE_RECORDINGS();
+  EXPECT_SAME_REPORT(rec.files.at("user"), "", 14);
+  EXPECT_SAME_REPORT(rec.files.at("two-events"), "", 28);
+}
+
+TEST(ReportE2E, SortKeysAndColumns) {
+  REQUIRE_RECORDINGS();
+  for (const char* args : {"-s comm,pid,dso,sym -n", "-s sym,comm", "-s pid", "-s cpu,dso -n --show-total-period",
+                           "-s dso,comm --percent-limit 5", "-s pid,comm -n"}) {
+    SCOPED_TRACE(args);
+    EXPECT_SAME_REPORT(rec.files.at("user"), args, 12);
+  }
+}
+
+TEST(ReportE2E, ChildrenAndSelfThroughCallchains) {
+  REQUIRE_RECORDINGS();
+  for (const char* args : {"-g none", "--no-children -g none", "-g none -s comm,pid,dso,sym -n"}) {
+    SCOPED_TRACE(args);
+    EXPECT_SAME_REPORT(rec.files.at("user-fp"), args, 14);
+  }
+}
+
+TEST(ReportE2E, CorpusFilesWithoutSymbolLookupsEqualPerf) {
+  if (!fs::exists(test::corpus_dir())) GTEST_SKIP() << "no corpus at " << test::corpus_dir();
+  if (!test::have_program("perf")) GTEST_SKIP() << "perf not installed";
+  // The corpus files whose samples perf cannot symbolize here either (other machines' kernels and
+  // binaries, identified by build id), without event groups or branch stacks.
+  for (const char* rel : {"quipper/testdata/perf.data.armv7-3.4", "quipper/testdata/perf.data.ctx_switch_namespaces-4.14",
+                          "quipper/testdata/perf.data.forkexit-3.8", "quipper/testdata/perf.data.hybrid_topology",
+                          "quipper/testdata/perf.data.i686-3.4", "quipper/testdata/perf.data.singleprocess-3.8"}) {
+    SCOPED_TRACE(rel);
+    std::string path = test::corpus_dir() + "/" + rel;
+    EXPECT_SAME_REPORT(path, "-g none", 12);
+    EXPECT_SAME_REPORT(path, "-g none -s comm,pid,dso,sym -n", 12);
+  }
+}
+
+TEST(ReportE2E, BadInputAndBadOptions) {
+  test::TempDir dir;
+  std::string path = dir.file("cut.data");
+  run(fmt::format("head -c 100 /bin/ls > {}", shell_quote(path)));
+  CommandResult t = run(fmt::format("{} report -i {}", TPERF_BINARY, shell_quote(path)));
+  EXPECT_EQ(t.status, 2);
+  EXPECT_NE(t.err.find(path), std::string::npos) << t.err;
+  t = run(fmt::format("{} report -i {} -s nosuchkey", TPERF_BINARY, shell_quote(path)));
+  EXPECT_EQ(t.status, 2);
+  EXPECT_NE(t.err.find("unknown --sort key 'nosuchkey'"), std::string::npos) << t.err;
+}
+
+}  // namespace
+}  // namespace tperf
