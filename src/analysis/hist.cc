@@ -160,6 +160,34 @@ void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<
   }
 }
 
+void Hist::add_with_chain(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
+                          std::span<const CallFrame> frames) {
+  add(self, period, cumulate, callers);
+  if (trees_.size() < entries_.size()) trees_.resize(entries_.size());
+  auto tree = [&](uint32_t i) -> CallTree& {
+    if (!trees_[i]) trees_[i] = std::make_unique<CallTree>();
+    return *trees_[i];
+  };
+  const uint32_t self_index = findnew(self);
+  tree(self_index).append(frames, period);
+  if (!cumulate) return;
+  // seen_ holds, in walk order, the entries add() credited; give each (but the sample's own)
+  // the chain from its first frame on.
+  for (size_t j = 0; j < callers.size() && j < frames.size(); ++j) {
+    uint32_t i = findnew(callers[j]);
+    if (i == self_index) continue;
+    auto it = std::find(seen_.begin(), seen_.end(), i);
+    if (it == seen_.end()) continue;
+    *it = self_index;  // only its first frame counts
+    tree(i).append(frames.subspan(j), period);
+  }
+}
+
+const CallTree* Hist::tree_of(const HistEntry* e) const {
+  size_t i = static_cast<size_t>(e - entries_.data());
+  return i < trees_.size() ? trees_[i].get() : nullptr;
+}
+
 int Hist::compare_keys(const HistEntry& a, const HistEntry& b) const {
   for (SortKey k : keys_) {
     int c = 0;
@@ -198,14 +226,20 @@ int Hist::compare_keys(const HistEntry& a, const HistEntry& b) const {
   return cmp_num(static_cast<int64_t>(a.loc.addr - b.loc.addr), int64_t{0});
 }
 
-std::vector<const HistEntry*> Hist::sorted(bool by_children) const {
+std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees) const {
   std::vector<const HistEntry*> out;
   out.reserve(entries_.size());
   for (const HistEntry& e : entries_) out.push_back(&e);
+  auto depth = [&](const HistEntry* e) {
+    const CallTree* t = tree_of(e);
+    return t ? t->max_depth() : 0;
+  };
   std::stable_sort(out.begin(), out.end(), [&](const HistEntry* a, const HistEntry* b) {
     uint64_t pa = by_children ? a->children_period : a->period;
     uint64_t pb = by_children ? b->children_period : b->period;
     if (pa != pb) return pa > pb;
+    // perf puts a caller above its callee when they cost the same.
+    if (by_children && with_trees && a->tid == b->tid && depth(a) != depth(b)) return depth(a) > depth(b);
     if (by_children && a->period != b->period) return a->period > b->period;
     return compare_keys(*a, *b) < 0;
   });

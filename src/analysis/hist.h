@@ -4,11 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "analysis/call_tree.h"
 
 namespace tperf::session {
 struct Dso;
@@ -58,9 +61,20 @@ class Hist {
   // `callers` (its callchain, leaf first) as children_period.
   void add(const HistEntry& self, uint64_t period, bool cumulate = false, std::span<const HistEntry> callers = {});
 
+  // Like add(), and builds the entries' callchain trees from `frames` (parallel to `callers`, in
+  // display order). Without `cumulate` the sample's entry gets the whole chain; with it, so does
+  // the sample's entry, and every other distinct entry on the chain gets the part of the chain
+  // from its own frame on (in caller order: the frame and its callees).
+  void add_with_chain(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
+                      std::span<const CallFrame> frames);
+
+  // The callchain tree of an entry of this hist, nullptr when it has none.
+  const CallTree* tree_of(const HistEntry* e) const;
+
   // Entries in perf's output order: by (children_period when `by_children`, else period)
-  // descending, then by each sort key ascending, then by address.
-  std::vector<const HistEntry*> sorted(bool by_children) const;
+  // descending; with `by_children` and callchain trees, an entry of the same thread with the
+  // deeper tree (the caller) first; then by self period, each sort key ascending, the address.
+  std::vector<const HistEntry*> sorted(bool by_children, bool with_trees = false) const;
 
   uint64_t total_period() const { return total_period_; }
   uint64_t total_samples() const { return total_samples_; }
@@ -77,6 +91,7 @@ class Hist {
   bool use_comm_ = false, use_pid_ = false, use_tid_ = false, use_dso_ = false, use_sym_ = false,
        use_symoff_ = false, use_cpu_ = false;
   std::vector<HistEntry> entries_;
+  std::vector<std::unique_ptr<CallTree>> trees_;  // by entry index, created on first chain
   std::unordered_multimap<size_t, uint32_t> index_;  // hash of the keys -> entry
   std::vector<uint32_t> seen_;  // entries credited for the current sample's children
   uint64_t total_period_ = 0;

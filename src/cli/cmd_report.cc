@@ -121,18 +121,30 @@ struct EventHist {
 int run_hist_report(const ReportCliOptions& cli) {
   std::vector<analysis::SortKey> keys;
   if (auto err = analysis::parse_sort_keys(cli.sort, &keys); !err.empty()) return fail(err);
-  bool graph_none = false;
+  // -g MODE[,THRESHOLD[,ORDER]]: the graph mode (absolute percentages) is drawn; other modes
+  // are refused until they are implemented.
+  double graph_threshold = 0.5;
+  bool graph = true;
   if (!cli.callchain.empty()) {
     std::string mode = cli.callchain.substr(0, cli.callchain.find(','));
     if (mode == "none") {
-      graph_none = true;
-    } else if (mode != "graph" && mode != "flat" && mode != "fractal" && mode != "folded" && mode != "caller" &&
-               mode != "callee") {
+      graph = false;
+    } else if (mode == "flat" || mode == "fractal" || mode == "folded") {
+      return fail(fmt::format("-g {}: only the graph and none modes are implemented so far", mode));
+    } else if (mode != "graph" && mode != "caller" && mode != "callee") {
       return fail(fmt::format("-g {}: unknown callchain mode (graph, flat, fractal, folded, none)", cli.callchain));
     }
+    size_t comma = cli.callchain.find(',');
+    if (comma != std::string::npos) {
+      std::string rest = cli.callchain.substr(comma + 1);
+      std::string threshold = rest.substr(0, rest.find(','));
+      if (!threshold.empty() && threshold != "caller" && threshold != "callee") {
+        char* end = nullptr;
+        graph_threshold = std::strtod(threshold.c_str(), &end);
+        if (!end || *end) return fail(fmt::format("-g {}: bad threshold '{}'", cli.callchain, threshold));
+      }
+    }
   }
-  (void)graph_none;
-  const bool caller_order = cli.callchain.find("callee") == std::string::npos && !cli.inverted;
 
   auto reader = perfdata::Reader::open(cli.path);
   session::Machine::Options mo;
@@ -158,6 +170,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   perfdata::Sample sample;
   std::vector<session::CallchainFrame> frames;
   std::vector<analysis::HistEntry> callers;
+  std::vector<analysis::CallFrame> chain;
   std::vector<std::string> problems;
   session::OrderedEvents ordered(*reader, [&](const perfdata::Record& rec, uint64_t time) {
     try {
@@ -185,11 +198,16 @@ int run_hist_report(const ReportCliOptions& cli) {
       self.tid = thread.tid();
       self.cpu = sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1;
       self.loc = locate(machine.find_map(&thread, cpumode, sample.ip), cpumode, sample.ip, false);
+      // Without --children, perf draws chains from the sample up (callee order) by default.
+      const bool caller_order = children ? cli.callchain.find("callee") == std::string::npos && !cli.inverted
+                                         : cli.callchain.find("caller") != std::string::npos;
       const uint64_t period = sample.has(perfdata::kSamplePeriod) ? sample.period : 1;
       ++ev.samples;
       ev.period += period;
       callers.clear();
-      if (children && sample.has(perfdata::kSampleCallchain) &&
+      chain.clear();
+      const bool want_chain = children || graph;
+      if (want_chain && sample.has(perfdata::kSampleCallchain) &&
           session::resolve_callchain(machine, &thread, sample, cli.max_stack, &frames)) {
         // perf takes a frame's level from the space its map is in; a frame without a map keeps
         // the level of the frame walked before it (the sample's for the first). It walks the
@@ -205,9 +223,19 @@ int run_hist_report(const ReportCliOptions& cli) {
             c.loc.level = level;
           }
           callers.push_back(c);
+          analysis::CallFrame cf;
+          cf.ip = f.ip;
+          cf.dso = c.loc.dso;
+          cf.sym = c.loc.sym;
+          cf.sym_start = c.loc.sym_start;
+          chain.push_back(cf);
         }
       }
-      ev.hist.add(self, period, children, callers);
+      if (graph && !chain.empty()) {
+        ev.hist.add_with_chain(self, period, children, callers, chain);
+      } else {
+        ev.hist.add(self, period, children, callers);
+      }
     } catch (const perfdata::FormatError& e) {
       problems.push_back(e.what());
     }
@@ -221,6 +249,8 @@ int run_hist_report(const ReportCliOptions& cli) {
   columns.show_samples = cli.show_samples;
   columns.show_period = cli.show_period;
   columns.percent_limit = cli.percent_limit;
+  columns.graph = graph;
+  columns.graph_min_percent = graph_threshold;
   auto thread_comm = [&](int32_t tid) -> const std::string* {
     const session::Thread* t = machine.find_thread(tid);
     return t ? t->comm() : nullptr;

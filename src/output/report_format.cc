@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "output/callchain_graph.h"
 #include "session/machine.h"
 
 namespace tperf::output {
@@ -62,7 +63,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
   fmt::print(out, "# Samples: {} of event '{}'\n", abbreviated_count(nr_samples), event_name);
   fmt::print(out, "# Event count (approx.): {}\n#\n", total_period);
 
-  std::vector<const HistEntry*> rows = hist.sorted(columns.children);
+  std::vector<const HistEntry*> rows = hist.sorted(columns.children, columns.graph);
   if (columns.percent_limit > 0) {
     std::erase_if(rows, [&](const HistEntry* e) {
       uint64_t v = columns.children ? e->children_period : e->period;
@@ -169,6 +170,16 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     }
     (void)first_key;
     row += '\n';
+    if (columns.graph) {
+      if (const analysis::CallTree* tree = hist.tree_of(e)) {
+        GraphOptions g;
+        g.total = total_period;
+        g.entry_period = columns.children ? e->children_period : e->period;
+        g.min_hit = static_cast<uint64_t>(static_cast<double>(total_period) * (columns.graph_min_percent / 100.0));
+        g.skip_first = !hist.keys().empty() && hist.keys()[0] == SortKey::kSym;
+        append_callchain_graph(row, *tree, g);
+      }
+    }
     std::fputs(row.c_str(), out);
   }
   fmt::print(out, "\n\n");

@@ -18,6 +18,8 @@ struct ReportColumns {
   bool show_samples = false;  // -n
   bool show_period = false;   // --show-total-period
   double percent_limit = 0;   // --percent-limit: rows below are not printed
+  bool graph = false;         // draw each entry's callchain tree (-g graph)
+  double graph_min_percent = 0.5;  // -g graph,THRESHOLD
 };
 
 // The current comm of a thread (the Pid:Command column), nullptr when unknown.

@@ -118,6 +118,16 @@ TEST(ReportE2E, ChildrenAndSelfThroughCallchains) {
   }
 }
 
+// The callchain graphs under the entries: caller graphs with Children (the default), callee
+// graphs without, the threshold, and an explicit caller order without children.
+TEST(ReportE2E, CallchainGraphs) {
+  REQUIRE_RECORDINGS();
+  for (const char* args : {"", "--no-children", "--no-children -g graph,0.5,caller", "-g graph,2", "--no-children -s sym"}) {
+    SCOPED_TRACE(args);
+    EXPECT_SAME_REPORT(rec.files.at("user-fp"), args, 14);
+  }
+}
+
 TEST(ReportE2E, CorpusFilesWithoutSymbolLookupsEqualPerf) {
   if (!fs::exists(test::corpus_dir())) GTEST_SKIP() << "no corpus at " << test::corpus_dir();
   if (!test::have_program("perf")) GTEST_SKIP() << "perf not installed";

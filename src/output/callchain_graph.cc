@@ -1,0 +1,108 @@
+#include "output/callchain_graph.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace tperf::output {
+
+namespace {
+
+using analysis::CallNode;
+
+constexpr const char* kMargin = "            ";  // perf's fixed left margin of graphs
+
+// The children drawn: heavy enough, heaviest first (ties keep their order).
+std::vector<const CallNode*> drawn_children(const CallNode& node, uint64_t min_hit) {
+  std::vector<const CallNode*> out;
+  for (const auto& c : node.children) {
+    if (c->cumul() >= min_hit) out.push_back(c.get());
+  }
+  // Equal weights: perf keeps its children ordered by first frame (function start, else
+  // address), highest first as signed numbers.
+  auto key = [](const CallNode* n) -> int64_t {
+    if (n->frames.empty()) return 0;
+    const analysis::CallFrame& f = n->frames[0];
+    return static_cast<int64_t>(f.sym ? f.sym_start : f.ip);  // compared as signed, like perf
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const CallNode* a, const CallNode* b) {
+    if (a->cumul() != b->cumul()) return a->cumul() > b->cumul();
+    return key(a) > key(b);
+  });
+  return out;
+}
+
+void margin(std::string& out, size_t extra) {
+  out += kMargin;
+  out.append(extra, ' ');
+}
+
+void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, int depth, uint64_t depth_mask,
+                size_t left) {
+  std::vector<const CallNode*> children = drawn_children(node, o.min_hit);
+  for (size_t n = 0; n < children.size(); ++n) {
+    const CallNode& child = *children[n];
+    uint64_t new_mask = depth_mask;
+    if (n + 1 == children.size()) new_mask &= ~(uint64_t{1} << (depth - 1));
+    // The separator line keeps the link of this level until its last child.
+    margin(out, left);
+    for (int i = 0; i < depth; ++i) out += (depth_mask & (uint64_t{1} << i)) ? "|          " : "           ";
+    out += '\n';
+    for (size_t f = 0; f < child.frames.size(); ++f) {
+      margin(out, left);
+      for (int i = 0; i < depth; ++i) {
+        out += (new_mask & (uint64_t{1} << i)) ? '|' : ' ';
+        if (f == 0 && i == depth - 1) {
+          double pct = o.total ? 100.0 * static_cast<double>(child.cumul()) / static_cast<double>(o.total) : 0.0;
+          fmt::format_to(std::back_inserter(out), "--{:.2f}%--", pct);
+        } else {
+          out += "          ";
+        }
+      }
+      out += frame_name(child.frames[f]);
+      out += '\n';
+    }
+    draw_level(out, child, o, depth + 1, new_mask | (uint64_t{1} << depth), left);
+  }
+}
+
+}  // namespace
+
+std::string frame_name(const analysis::CallFrame& f) {
+  if (f.sym) return *f.sym;
+  return f.ip ? fmt::format("{:#x}", f.ip) : std::string("0");  // printf's %#lx
+}
+
+void append_callchain_graph(std::string& out, const analysis::CallTree& tree, const GraphOptions& o) {
+  const size_t start = out.size();
+  const CallNode* root = &tree.root();
+  size_t left = 0;
+  std::vector<const CallNode*> top = drawn_children(*root, o.min_hit);
+  if (top.size() == 1 && top[0]->cumul() == o.entry_period) {
+    // A single way in that carries all of the entry: its frames hang from "---" and the
+    // branching starts below them.
+    const CallNode& only = *top[0];
+    bool printed = false;
+    for (size_t f = 0; f < only.frames.size(); ++f) {
+      if (f == 0 && o.skip_first) continue;
+      if (!printed) {
+        margin(out, left);
+        out += "|\n";
+        margin(out, left);
+        out += "---";
+        left += 3;
+        printed = true;
+      } else {
+        margin(out, left);
+      }
+      out += frame_name(only.frames[f]);
+      out += '\n';
+    }
+    root = &only;
+  }
+  draw_level(out, *root, o, 1, 1, left);
+  if (out.size() != start) out += '\n';
+}
+
+}  // namespace tperf::output

@@ -1,0 +1,26 @@
+// perf report's stdio callchain graph (-g graph, absolute percentages): the tree under a hist
+// entry drawn with "---", "|--NN.NN%--" and "--NN.NN%--" branches, children below the threshold
+// left out, siblings by weight.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "analysis/call_tree.h"
+
+namespace tperf::output {
+
+struct GraphOptions {
+  uint64_t total = 0;        // the percentages' base (the event's total period)
+  uint64_t entry_period = 0; // the entry's own period (its children period with --children)
+  uint64_t min_hit = 0;      // branches lighter than this are not drawn (threshold % of total)
+  bool skip_first = false;   // the entry's column already names the first frame (sort by sym)
+};
+
+// Appends the graph of `tree` to `out`, followed by a blank line; nothing when nothing is drawn.
+void append_callchain_graph(std::string& out, const analysis::CallTree& tree, const GraphOptions& options);
+
+// How perf names a frame in a graph: the symbol, else the raw address in hex.
+std::string frame_name(const analysis::CallFrame& f);
+
+}  // namespace tperf::output
