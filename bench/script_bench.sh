@@ -108,7 +108,7 @@ for f in "${files[@]}"; do
       same="identical ($lines lines)"
     else
       differing=$(diff "$tmp/perf.txt" "$tmp/tperf.txt" | grep -c '^<' || true)
-      same="DIFFERENT: $differing of $lines lines; first: $(diff "$tmp/perf.txt" "$tmp/tperf.txt" | sed -n 2p | cut -c1-100)"
+      same="DIFFERENT: $differing of $lines lines; first: $(diff "$tmp/perf.txt" "$tmp/tperf.txt" | sed -n 2p | cut -c1-100 || true)"
     fi
     line=$(awk -v name="$(basename "$f")" -v label="$label" -v ps="$p_s" -v ts="$t_s" -v pc="$p_cpu" -v tc="$t_cpu" \
       -v pk="$p_kb" -v tk="$t_kb" -v target="$target" -v same="$same" 'BEGIN {
@@ -116,7 +116,7 @@ for f in "${files[@]}"; do
         printf "%s, %s:\n", name, label
         printf "  perf  %8.2f s wall %8.2f s cpu %9.1f MiB peak RSS\n", ps, pc, pk / 1024
         printf "  tperf %8.2f s wall %8.2f s cpu %9.1f MiB peak RSS\n", ts, tc, tk / 1024
-        printf "  perf / tperf: %.1fx wall, %.1fx cpu, %.1fx RSS; target >= %dx wall: %s\n", ps / ts, pc / tc, pk / (tk > 0 ? tk : 1), target, ps / ts >= target ? "ok" : "MISSED"
+        printf "  perf / tperf: %.1fx wall, %.1fx cpu, %.1fx RSS; target >= %dx wall: %s\n", ps / ts, pc / tc, pk / (tk > 0 ? tk : 1), target, (ps / ts >= target ? "ok" : "MISSED")
         printf "  output: %s\n", same
       }')
     echo "$line"

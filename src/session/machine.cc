@@ -373,7 +373,12 @@ void Machine::on_exit(const perfdata::TaskEvent& e) {
 }
 
 void Machine::retire_exited(uint64_t time) {
-  while (!exited_.empty() && exited_.front().first < time) {
+  // A task still runs briefly after its EXIT record (and trace decoders emit samples stamped
+  // before its end), so samples later than the exit keep coming for a while: keep the thread
+  // until the stream is exit_grace_ns past its exit.
+  if (time < options_.exit_grace_ns) return;
+  const uint64_t limit = time - options_.exit_grace_ns;
+  while (!exited_.empty() && exited_.front().first < limit) {
     auto [exit_time, tid] = exited_.front();
     exited_.pop_front();
     Thread* t = find_thread(tid);

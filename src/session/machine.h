@@ -155,6 +155,9 @@ class Machine {
     // perf 6.1 keeps a process's maps across exec (new maps only cut the old ones they overlap);
     // by default tperf empties the address space at an exec COMM, which is what the kernel did.
     bool keep_maps_on_exec = false;
+    // How long (in sample time) an exited thread is kept for samples stamped after its EXIT
+    // record; a real task's last samples follow its EXIT by microseconds to milliseconds.
+    uint64_t exit_grace_ns = 1000000000;
   };
 
   struct MemStats {
@@ -195,8 +198,8 @@ class Machine {
   // in the kernel's maps, user modes in the thread's process.
   const Map* find_map(const Thread* thread, uint8_t cpumode, uint64_t addr) const;
 
-  // Releases exited threads whose exit is older than `time` (events are delivered in time order,
-  // so nothing later can name them) and processes left without threads. No-op with keep_exited.
+  // Releases exited threads whose exit is more than exit_grace_ns older than `time` (events are
+  // delivered in time order) and processes left without threads. No-op with keep_exited.
   void retire_exited(uint64_t time);
 
   AddressSpace& kernel_maps() { return kernel_; }
