@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "session/machine.h"
 
@@ -189,6 +190,12 @@ const CallTree* Hist::tree_of(const HistEntry* e) const {
 }
 
 int Hist::compare_keys(const HistEntry& a, const HistEntry& b) const {
+  if (int c = compare_sort_keys(a, b)) return c;
+  // perf orders unresolved addresses by the sign of their 64-bit difference.
+  return cmp_num(static_cast<int64_t>(a.loc.addr - b.loc.addr), int64_t{0});
+}
+
+int Hist::compare_sort_keys(const HistEntry& a, const HistEntry& b) const {
   for (SortKey k : keys_) {
     int c = 0;
     switch (k) {
@@ -222,27 +229,43 @@ int Hist::compare_keys(const HistEntry& a, const HistEntry& b) const {
     }
     if (c) return c;
   }
-  // perf orders unresolved addresses by the sign of their 64-bit difference.
-  return cmp_num(static_cast<int64_t>(a.loc.addr - b.loc.addr), int64_t{0});
+  return 0;
 }
 
 std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees) const {
-  std::vector<const HistEntry*> out;
-  out.reserve(entries_.size());
-  for (const HistEntry& e : entries_) out.push_back(&e);
+  // perf walks its entries in key order and inserts each into a red-black tree with its output
+  // comparator, equal ones to the right. That comparator is not a total order (the caller-above-
+  // callee rule below holds within one thread only), so where entries tie the result depends on
+  // the tree's shape: replay the same insertions into a red-black tree (std::multimap walks and
+  // rebalances the same way) to get the same order.
+  std::vector<const HistEntry*> in;
+  in.reserve(entries_.size());
+  for (const HistEntry& e : entries_) in.push_back(&e);
+  std::stable_sort(in.begin(), in.end(), [&](const HistEntry* a, const HistEntry* b) { return compare_keys(*a, *b) < 0; });
+
   auto depth = [&](const HistEntry* e) {
     const CallTree* t = tree_of(e);
     return t ? t->max_depth() : 0;
   };
-  std::stable_sort(out.begin(), out.end(), [&](const HistEntry* a, const HistEntry* b) {
+  // True when `a` goes before (left of) `b`.
+  auto before = [&](const HistEntry* a, const HistEntry* b) {
     uint64_t pa = by_children ? a->children_period : a->period;
     uint64_t pb = by_children ? b->children_period : b->period;
     if (pa != pb) return pa > pb;
-    // perf puts a caller above its callee when they cost the same.
+    // perf puts a caller (the deeper tree) above its callee when they cost the same.
     if (by_children && with_trees && a->tid == b->tid && depth(a) != depth(b)) return depth(a) > depth(b);
     if (by_children && a->period != b->period) return a->period > b->period;
-    return compare_keys(*a, *b) < 0;
-  });
+    return compare_sort_keys(*a, *b) < 0;
+  };
+  struct Before {
+    const decltype(before)* f;
+    bool operator()(const HistEntry* a, const HistEntry* b) const { return (*f)(a, b); }
+  };
+  std::multimap<const HistEntry*, char, Before> tree(Before{&before});
+  for (const HistEntry* e : in) tree.emplace(e, 0);
+  std::vector<const HistEntry*> out;
+  out.reserve(in.size());
+  for (const auto& [e, unused] : tree) out.push_back(e);
   return out;
 }
 

@@ -85,7 +85,10 @@ class Hist {
   uint32_t findnew(const HistEntry& key);
   size_t hash_of(const HistEntry& e) const;
   bool same_keys(const HistEntry& a, const HistEntry& b) const;
+  // Key order (perf's collapsed order): the sort keys, then the address.
   int compare_keys(const HistEntry& a, const HistEntry& b) const;
+  // The sort keys only (perf's output comparator after the value columns).
+  int compare_sort_keys(const HistEntry& a, const HistEntry& b) const;
 
   std::vector<SortKey> keys_;
   bool use_comm_ = false, use_pid_ = false, use_tid_ = false, use_dso_ = false, use_sym_ = false,

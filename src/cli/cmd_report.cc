@@ -40,7 +40,34 @@ struct ReportCliOptions {
   double percent_limit = 0;
   unsigned max_stack = 127;
   bool inverted = false;
+  std::string comms, dsos, pids, tids, cpus;
 };
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t c = s.find(',', pos);
+    std::string tok = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+    if (!tok.empty()) out.push_back(tok);
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  return out;
+}
+
+// A comma-separated list of numbers, ranges "a-b" allowed (for --cpu).
+bool parse_numbers(const std::string& s, bool ranges, std::vector<int32_t>* out) {
+  for (const auto& tok : split_list(s)) {
+    char* end = nullptr;
+    long a = std::strtol(tok.c_str(), &end, 10);
+    long b = a;
+    if (ranges && end && *end == '-') b = std::strtol(end + 1, &end, 10);
+    if (!end || *end || b < a || b - a > 1 << 20) return false;
+    for (long v = a; v <= b; ++v) out->push_back(static_cast<int32_t>(v));
+  }
+  return true;
+}
 
 // perf names the idle task of the host before reading anything.
 void register_idle_task(session::Machine& machine) {
@@ -125,12 +152,16 @@ int run_hist_report(const ReportCliOptions& cli) {
   // are refused until they are implemented.
   double graph_threshold = 0.5;
   bool graph = true;
+  bool folded = false;
   if (!cli.callchain.empty()) {
     std::string mode = cli.callchain.substr(0, cli.callchain.find(','));
     if (mode == "none") {
       graph = false;
-    } else if (mode == "flat" || mode == "fractal" || mode == "folded") {
-      return fail(fmt::format("-g {}: only the graph and none modes are implemented so far", mode));
+    } else if (mode == "folded") {
+      folded = true;
+      graph = false;
+    } else if (mode == "flat" || mode == "fractal") {
+      return fail(fmt::format("-g {}: only the graph, folded and none modes are implemented so far", mode));
     } else if (mode != "graph" && mode != "caller" && mode != "callee") {
       return fail(fmt::format("-g {}: unknown callchain mode (graph, flat, fractal, folded, none)", cli.callchain));
     }
@@ -145,6 +176,19 @@ int run_hist_report(const ReportCliOptions& cli) {
       }
     }
   }
+
+  // Filters: samples outside them are left out of the histogram but still count in the totals
+  // the percentages are taken of (perf's default --percentage absolute... as perf 6.1 shows).
+  const std::vector<std::string> comm_filter = split_list(cli.comms);
+  const std::vector<std::string> dso_filter = split_list(cli.dsos);
+  std::vector<int32_t> pid_filter, tid_filter, cpu_filter;
+  if (!parse_numbers(cli.pids, false, &pid_filter)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
+  if (!parse_numbers(cli.tids, false, &tid_filter)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
+  if (!parse_numbers(cli.cpus, true, &cpu_filter)) return fail(fmt::format("--cpu {}: not a cpu list", cli.cpus));
+  auto listed = [](const auto& list, const auto& v) { return list.empty() || std::find(list.begin(), list.end(), v) != list.end(); };
+
+  // perf's --percent-limit also sets the callchain threshold.
+  if (cli.percent_limit > 0) graph_threshold = cli.percent_limit;
 
   auto reader = perfdata::Reader::open(cli.path);
   session::Machine::Options mo;
@@ -204,9 +248,14 @@ int run_hist_report(const ReportCliOptions& cli) {
       const uint64_t period = sample.has(perfdata::kSamplePeriod) ? sample.period : 1;
       ++ev.samples;
       ev.period += period;
+      if (!listed(comm_filter, std::string_view(*self.comm)) || !listed(pid_filter, self.pid) ||
+          !listed(tid_filter, self.tid) || !listed(cpu_filter, self.cpu) ||
+          !listed(dso_filter, analysis::dso_column_name(self.loc.dso))) {
+        return;
+      }
       callers.clear();
       chain.clear();
-      const bool want_chain = children || graph;
+      const bool want_chain = children || graph || folded;
       if (want_chain && sample.has(perfdata::kSampleCallchain) &&
           session::resolve_callchain(machine, &thread, sample, cli.max_stack, &frames)) {
         // perf takes a frame's level from the space its map is in; a frame without a map keeps
@@ -231,7 +280,7 @@ int run_hist_report(const ReportCliOptions& cli) {
           chain.push_back(cf);
         }
       }
-      if (graph && !chain.empty()) {
+      if ((graph || folded) && !chain.empty()) {
         ev.hist.add_with_chain(self, period, children, callers, chain);
       } else {
         ev.hist.add(self, period, children, callers);
@@ -250,12 +299,22 @@ int run_hist_report(const ReportCliOptions& cli) {
   columns.show_period = cli.show_period;
   columns.percent_limit = cli.percent_limit;
   columns.graph = graph;
+  columns.folded = folded;
   columns.graph_min_percent = graph_threshold;
+  std::vector<std::string> filter_lines;
+  if (comm_filter.size() == 1) {
+    filter_lines.push_back("comm: " + comm_filter[0]);
+    columns.elide_comm = true;
+  }
+  if (dso_filter.size() == 1) {
+    filter_lines.push_back("dso: " + dso_filter[0]);
+    columns.elide_dso = true;
+  }
   auto thread_comm = [&](int32_t tid) -> const std::string* {
     const session::Thread* t = machine.find_thread(tid);
     return t ? t->comm() : nullptr;
   };
-  output::print_report_preamble(stdout, lost_samples);
+  output::print_report_preamble(stdout, lost_samples, filter_lines);
   for (size_t i = 0; i < events.size() && i < reader->attrs().size(); ++i) {
     if (events[i].samples == 0) continue;
     output::print_report_section(stdout, reader->attrs()[i].name, events[i].samples, events[i].period, events[i].hist,
@@ -296,6 +355,11 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_option("--percent-limit", opt->percent_limit, "hide entries below this percentage");
   cmd->add_option("--max-stack", opt->max_stack, "callchain frames used at most (default 127)");
   cmd->add_flag("-G,--inverted", opt->inverted, "callee-first callchains");
+  cmd->add_option("--comm,--comms", opt->comms, "only samples of these comms (comma separated)");
+  cmd->add_option("-d,--dso,--dsos", opt->dsos, "only samples in these DSOs (short names, comma separated)");
+  cmd->add_option("--pid", opt->pids, "only samples of these pids");
+  cmd->add_option("--tid", opt->tids, "only samples of these tids");
+  cmd->add_option("-C,--cpu", opt->cpus, "only samples on these cpus (0-3,5)");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);
     status = run_guarded("report", opt->path, [&] { return run_report(*opt); });

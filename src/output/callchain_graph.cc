@@ -67,7 +67,45 @@ void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, i
   }
 }
 
+// perf's flat/folded order: the nodes in post-order (children in perf's tie order), then by
+// their own period, heaviest first, ties in that order.
+void collect_ends(const CallNode& node, const std::vector<const CallNode*>& path, uint64_t min_hit,
+                  std::vector<std::vector<const CallNode*>>* out) {
+  std::vector<const CallNode*> children;
+  for (const auto& c : node.children) children.push_back(c.get());
+  auto key = [](const CallNode* n) -> int64_t {
+    const analysis::CallFrame& f = n->frames[0];
+    return static_cast<int64_t>(f.sym ? f.sym_start : f.ip);
+  };
+  std::stable_sort(children.begin(), children.end(), [&](const CallNode* a, const CallNode* b) { return key(a) > key(b); });
+  for (const CallNode* c : children) {
+    std::vector<const CallNode*> p = path;
+    p.push_back(c);
+    collect_ends(*c, p, min_hit, out);
+  }
+  if (!path.empty() && node.hit && node.hit >= min_hit) out->push_back(path);
+}
+
 }  // namespace
+
+void append_callchain_folded(std::string& out, const analysis::CallTree& tree, const GraphOptions& o) {
+  std::vector<std::vector<const CallNode*>> ends;
+  collect_ends(tree.root(), {}, o.min_hit, &ends);
+  std::stable_sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.back()->hit > b.back()->hit; });
+  for (const auto& path : ends) {
+    double pct = o.total ? 100.0 * static_cast<double>(path.back()->hit) / static_cast<double>(o.total) : 0.0;
+    fmt::format_to(std::back_inserter(out), "{:.2f}% ", pct);
+    bool first = true;
+    for (const CallNode* n : path) {
+      for (const auto& f : n->frames) {
+        if (!first) out += ';';
+        first = false;
+        out += frame_name(f);
+      }
+    }
+    out += '\n';
+  }
+}
 
 std::string frame_name(const analysis::CallFrame& f) {
   if (f.sym) return *f.sym;

@@ -20,6 +20,10 @@ struct GraphOptions {
 // Appends the graph of `tree` to `out`, followed by a blank line; nothing when nothing is drawn.
 void append_callchain_graph(std::string& out, const analysis::CallTree& tree, const GraphOptions& options);
 
+// perf's -g folded lines of an entry: every chain end heavy enough (by its own period, heaviest
+// first) as "NN.NN% frame;frame;..." from the top of the tree down to it.
+void append_callchain_folded(std::string& out, const analysis::CallTree& tree, const GraphOptions& options);
+
 // How perf names a frame in a graph: the symbol, else the raw address in hex.
 std::string frame_name(const analysis::CallFrame& f);
 

@@ -53,8 +53,9 @@ std::string abbreviated_count(uint64_t n) {
   return fmt::format("{} ", n);
 }
 
-void print_report_preamble(std::FILE* out, uint64_t lost_samples) {
+void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vector<std::string>& filter_lines) {
   fmt::print(out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
+  for (const auto& l : filter_lines) fmt::print(out, "# {}\n", l);
   fmt::print(out, "#\n# Total Lost Samples: {}\n#\n", lost_samples);
 }
 
@@ -63,7 +64,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
   fmt::print(out, "# Samples: {} of event '{}'\n", abbreviated_count(nr_samples), event_name);
   fmt::print(out, "# Event count (approx.): {}\n#\n", total_period);
 
-  std::vector<const HistEntry*> rows = hist.sorted(columns.children, columns.graph);
+  std::vector<const HistEntry*> rows = hist.sorted(columns.children, columns.graph || columns.folded);
   if (columns.percent_limit > 0) {
     std::erase_if(rows, [&](const HistEntry* e) {
       uint64_t v = columns.children ? e->children_period : e->period;
@@ -104,8 +105,12 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
   }
   if (columns.show_samples) cols.push_back({"Samples", 12, true, true});
   if (columns.show_period) cols.push_back({"Period", 12, true, true});
-  const size_t first_key = cols.size();
+  std::vector<SortKey> shown;
   for (SortKey k : hist.keys()) {
+    if ((k == SortKey::kComm && columns.elide_comm) || (k == SortKey::kDso && columns.elide_dso)) continue;
+    shown.push_back(k);
+  }
+  for (SortKey k : shown) {
     switch (k) {
       case SortKey::kComm: cols.push_back({"Command", comm_w, false, true}); break;
       // perf's header for this key carries its own four leading spaces.
@@ -155,7 +160,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     }
     if (columns.show_samples) cell(i++, fmt::format("{}", e->samples));
     if (columns.show_period) cell(i++, fmt::format("{}", e->period));
-    for (SortKey k : hist.keys()) {
+    for (SortKey k : shown) {
       switch (k) {
         case SortKey::kComm:
           cell(i++, e->comm ? std::string_view(*e->comm).substr(0, comm_w) : std::string_view());
@@ -168,16 +173,19 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
         case SortKey::kCpu: cell(i++, cpu_text(e->cpu)); break;
       }
     }
-    (void)first_key;
     row += '\n';
-    if (columns.graph) {
+    if (columns.graph || columns.folded) {
       if (const analysis::CallTree* tree = hist.tree_of(e)) {
         GraphOptions g;
         g.total = total_period;
         g.entry_period = columns.children ? e->children_period : e->period;
         g.min_hit = static_cast<uint64_t>(static_cast<double>(total_period) * (columns.graph_min_percent / 100.0));
         g.skip_first = !hist.keys().empty() && hist.keys()[0] == SortKey::kSym;
-        append_callchain_graph(row, *tree, g);
+        if (columns.folded) {
+          append_callchain_folded(row, *tree, g);
+        } else {
+          append_callchain_graph(row, *tree, g);
+        }
       }
     }
     std::fputs(row.c_str(), out);

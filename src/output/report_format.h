@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analysis/hist.h"
 
@@ -19,14 +20,19 @@ struct ReportColumns {
   bool show_period = false;   // --show-total-period
   double percent_limit = 0;   // --percent-limit: rows below are not printed
   bool graph = false;         // draw each entry's callchain tree (-g graph)
+  bool folded = false;        // ... as folded lines instead (-g folded)
   double graph_min_percent = 0.5;  // -g graph,THRESHOLD
+  // Columns perf leaves out because a single-value filter fixes them (--comm X, --dso X).
+  bool elide_comm = false;
+  bool elide_dso = false;
 };
 
 // The current comm of a thread (the Pid:Command column), nullptr when unknown.
 using ThreadCommFn = std::function<const std::string*(int32_t tid)>;
 
-// "# To display the perf.data header info..." and the lost-samples block.
-void print_report_preamble(std::FILE* out, uint64_t lost_samples);
+// "# To display the perf.data header info...", the filter lines ("# comm: NAME" for a single
+// --comm, "# dso: NAME" for a single --dso) and the lost-samples block.
+void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vector<std::string>& filter_lines = {});
 
 // One event's section. `nr_samples` and `total_period` are the event's totals (the percentages'
 // base); the hist may hold fewer samples when filters dropped some.
