@@ -238,10 +238,26 @@ std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees) co
   // callee rule below holds within one thread only), so where entries tie the result depends on
   // the tree's shape: replay the same insertions into a red-black tree (std::multimap walks and
   // rebalances the same way) to get the same order.
+  // The order perf walks them in comes from the same kind of replay: entries go into its input
+  // tree in creation order by key (unresolved addresses by the sign of their 64-bit difference,
+  // not a total order either) and, when a key needs it (comm), once more into its collapsed tree.
+  struct KeyLess {
+    const Hist* hist;
+    bool operator()(const HistEntry* a, const HistEntry* b) const { return hist->compare_keys(*a, *b) < 0; }
+  };
+  auto replay = [&](const std::vector<const HistEntry*>& order) {
+    std::multimap<const HistEntry*, char, KeyLess> t(KeyLess{this});
+    for (const HistEntry* e : order) t.emplace(e, 0);
+    std::vector<const HistEntry*> r;
+    r.reserve(order.size());
+    for (const auto& [e, unused] : t) r.push_back(e);
+    return r;
+  };
   std::vector<const HistEntry*> in;
   in.reserve(entries_.size());
   for (const HistEntry& e : entries_) in.push_back(&e);
-  std::stable_sort(in.begin(), in.end(), [&](const HistEntry* a, const HistEntry* b) { return compare_keys(*a, *b) < 0; });
+  in = replay(in);
+  if (use_comm_) in = replay(in);
 
   auto depth = [&](const HistEntry* e) {
     const CallTree* t = tree_of(e);
