@@ -1049,6 +1049,9 @@ ScriptLocation ScriptWriter::locate(const session::Thread* thread, uint8_t cpumo
   ScriptLocation loc;
   loc.ip = addr;
   const session::Map* map = thread ? machine_.find_map(thread, cpumode, addr) : nullptr;
+  if (!map && thread && options_.symbolizer && (cpumode & perfdata::kMiscCpumodeMask) == perfdata::kMiscKernel) {
+    map = options_.symbolizer->widened_kernel_map(addr);
+  }
   last_map_ = map;
   if (!map || !map->dso) return loc;
   loc.has_map = true;

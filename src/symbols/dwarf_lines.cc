@@ -95,13 +95,32 @@ bool DwarfLines::lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFra
   size_t nfiles = 0;
   if (cu && dwarf_getsrcfiles(cu, &files, &nfiles) != 0) files = nullptr;
 
-  SourceFrame current = first;
-  bool found_function = false;
+  // dwarf_getscopes follows an inlined instance to its abstract definition; the callers of the
+  // instance are the DIEs physically around it, which dwarf_getscopes_die gives.
+  Dwarf_Die* chain = nullptr;
+  int nchain = 0;
   for (int i = 0; i < n; ++i) {
-    Dwarf_Die* scope = &scopes[i];
+    int tag = dwarf_tag(&scopes[i]);
+    if (tag == DW_TAG_inlined_subroutine) {
+      nchain = dwarf_getscopes_die(&scopes[i], &chain);
+      break;
+    }
+    if (tag == DW_TAG_subprogram) {
+      nchain = 1;
+      chain = static_cast<Dwarf_Die*>(std::malloc(sizeof(Dwarf_Die)));
+      if (chain) {
+        chain[0] = scopes[i];
+      } else {
+        nchain = 0;
+      }
+      break;
+    }
+  }
+  SourceFrame current = first;
+  for (int i = 0; i < nchain; ++i) {
+    Dwarf_Die* scope = &chain[i];
     int tag = dwarf_tag(scope);
     if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) continue;
-    found_function = true;
     const char* name = die_name(scope);
     current.function = name ? name : "";
     frames->push_back(current);
@@ -117,8 +136,9 @@ bool DwarfLines::lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFra
       current.line = static_cast<unsigned>(call_line);
     }
   }
+  std::free(chain);
+  if (frames->empty()) frames->push_back(first);
   std::free(scopes);
-  if (!found_function) frames->push_back(first);
   return true;
 }
 

@@ -406,6 +406,26 @@ Resolved Symbolizer::resolve(const session::Map& map, int32_t pid, uint64_t addr
   return r;
 }
 
+const session::Map* Symbolizer::widened_kernel_map(uint64_t addr) {
+  std::lock_guard lock(widened_mu_);
+  if (!widened_) {
+    const session::Map* kmap = nullptr;
+    for (const session::Map& m : machine_.kernel_maps().maps()) {
+      if (m.dso && m.dso->name && *m.dso->name == kKernelDsoName) {
+        kmap = &m;
+        break;
+      }
+    }
+    if (!kmap) return nullptr;  // no kernel map yet: perf has nothing to widen either
+    const SymbolTable& symbols = state_of(*kmap->dso).symbols();
+    if (symbols.empty()) return nullptr;
+    widened_ = std::make_unique<session::Map>(*kmap);
+    widened_->start = std::min(kmap->start, symbols.symbols().front().start);
+    widened_->end = std::max(kmap->end, symbols.symbols().back().end);
+  }
+  return widened_->contains(addr) ? widened_.get() : nullptr;
+}
+
 void Symbolizer::add_kernel_symbol(uint64_t addr, uint64_t len, std::string_view name) {
   std::unique_lock lock(ksymbol_mu_);
   ksymbols_.add_after_finish(addr, len, kBindGlobal, kTypeFunc, name);

@@ -96,6 +96,12 @@ class Symbolizer {
   // Loads the symbols of these DSOs now, in parallel on `queue` (instead of on first use).
   void preload(const std::vector<const session::Dso*>& dsos, util::WorkQueue& queue);
 
+  // perf widens the kernel map to its kallsyms symbols once they are loaded (map__fixup_start/
+  // end), so kernel addresses past the recorded map (.init.text, data) still resolve to
+  // [kernel.kallsyms]. The widened map when `addr` falls in it and the Machine has no map for
+  // it, else nullptr. Valid for the Symbolizer's life.
+  const session::Map* widened_kernel_map(uint64_t addr);
+
   // A symbol a KSYMBOL record placed inside an existing kernel map (perf adds it to that DSO).
   void add_kernel_symbol(uint64_t addr, uint64_t len, std::string_view name);
 
@@ -135,6 +141,9 @@ class Symbolizer {
   std::once_flag kallsyms_once_;
   struct KernelData;
   std::unique_ptr<KernelData> kernel_;
+
+  std::mutex widened_mu_;
+  std::unique_ptr<session::Map> widened_;
 
   std::shared_mutex ksymbol_mu_;
   SymbolTable ksymbols_;  // KSYMBOL symbols inside the kernel map
