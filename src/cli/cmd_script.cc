@@ -1,6 +1,6 @@
 // `tperf script`: the samples (and with --show-*-events the side-band records) of a perf.data
-// file as text, in perf's time order, byte for byte as `perf script` (6.1) prints them where
-// no symbol names are needed. Reader -> OrderedEvents -> Machine + ScriptWriter.
+// file as text, in perf's time order, byte for byte as `perf script` (6.1) prints them, symbols
+// included. Reader -> OrderedEvents -> Machine + Symbolizer + ScriptWriter.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -11,6 +11,7 @@
 #include "perfdata/reader.h"
 #include "session/machine.h"
 #include "session/ordered_events.h"
+#include "symbols/symbolizer.h"
 
 namespace tperf::cli {
 
@@ -34,6 +35,11 @@ struct ScriptCliOptions {
   std::string tids;
   unsigned max_stack = 127;
   bool force = false;
+  std::string symfs;
+  std::string kallsyms;
+  bool no_demangle = false;
+  bool demangle_kernel = false;
+  bool inline_frames = false;
 };
 
 std::vector<std::string> split_commas(const std::string& s) {
@@ -94,6 +100,14 @@ int run_script(const ScriptCliOptions& cli) {
   session::Machine::Options machine_options;
   machine_options.keep_maps_on_exec = true;
   session::Machine machine(machine_options);
+  symbols::SymbolizerOptions sym_options;
+  sym_options.symfs = cli.symfs;
+  sym_options.kallsyms = cli.kallsyms;
+  sym_options.demangle = !cli.no_demangle;
+  sym_options.demangle_kernel = cli.demangle_kernel;
+  symbols::Symbolizer symbolizer(machine, sym_options);
+  opt.symbolizer = &symbolizer;
+  opt.inline_frames = cli.inline_frames;
   output::ScriptWriter writer(*reader, machine, std::move(opt), stdout);
   if (auto err = writer.start(); !err.empty()) return fail(err);
 
@@ -104,6 +118,7 @@ int run_script(const ScriptCliOptions& cli) {
   while (reader->next(rec) && writer.fatal().empty()) ordered.push(rec);
   if (writer.fatal().empty()) ordered.flush_all();
   writer.finish();
+  for (const auto& w : symbolizer.take_warnings()) fmt::print(stderr, "tperf script: warning: {}\n", w);
   if (!writer.fatal().empty()) return fail(writer.fatal());
   if (cli.mem_stats) print_mem_stats("script", machine);
   int status = report_reader_problems("script", *reader);
@@ -140,6 +155,11 @@ void add_script_command(CLI::App& app, int& status) {
   cmd->add_option("--max-stack", opt->max_stack, "callchain frames shown at most (default 127)");
   cmd->add_flag("-f,--force", opt->force, "accepted for perf compatibility");
   cmd->add_flag("--mem-stats", opt->mem_stats, "print what the machine model holds (threads, maps, DSOs) at the end");
+  cmd->add_option("--symfs", opt->symfs, "look for files (binaries, debug files) under this directory");
+  cmd->add_option("--kallsyms", opt->kallsyms, "kernel symbols from this kallsyms file");
+  cmd->add_flag("--no-demangle", opt->no_demangle, "show symbol names as they are in the files");
+  cmd->add_flag("--demangle-kernel", opt->demangle_kernel, "demangle kernel symbol names too");
+  cmd->add_flag("--inline", opt->inline_frames, "show the inlined functions of callchain frames");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);
     status = run_guarded("script", opt->path, [&] { return run_script(*opt); });

@@ -14,6 +14,7 @@
 #include "perfdata/abi.h"
 #include "perfdata/error.h"
 #include "session/machine.h"
+#include "symbols/symbolizer.h"
 
 namespace tperf::output {
 
@@ -147,7 +148,7 @@ uint64_t script_field_by_name(std::string_view name) {
 
 uint64_t script_supported_fields() {
   return kFieldComm | kFieldTid | kFieldPid | kFieldTime | kFieldCpu | kFieldEvent | kFieldTrace | kFieldIp |
-         kFieldSym | kFieldDso | kFieldAddr | kFieldSymoff | kFieldPeriod | kFieldWeight | kFieldBpfOutput |
+         kFieldSym | kFieldDso | kFieldAddr | kFieldSymoff | kFieldSrcline | kFieldPeriod | kFieldWeight | kFieldBpfOutput |
          kFieldIregs | kFieldUregs | kFieldBrstack | kFieldBrstacksym | kFieldCallindent | kFieldPhysAddr | kFieldMisc |
          kFieldTod | kFieldDataPageSize | kFieldCodePageSize | kFieldInsLat | kFieldMachinePid | kFieldVcpu;
 }
@@ -546,11 +547,11 @@ void append_event_name(std::string& out, std::string_view name, int width) {
 namespace {
 
 void append_sym(std::string& out, const ScriptLocation& loc, bool symoff) {
-  if (!loc.sym) {
+  if (!loc.has_sym) {
     out += "[unknown]";
     return;
   }
-  out += *loc.sym;
+  out += loc.sym;
   if (symoff) fmt::format_to(std::back_inserter(out), "+{:#x}", loc.symoff);
 }
 
@@ -573,6 +574,10 @@ void append_ip(std::string& out, const ScriptLocation& loc, const ScriptIpOption
     append_sym(out, loc, o.symoff);
   }
   if (o.dso) append_dso(out, loc);
+  if (loc.has_srcline) {
+    out += "\n  ";
+    out += loc.srcline;
+  }
 }
 
 void append_frame(std::string& out, const ScriptLocation& loc, const ScriptIpOptions& o) {
@@ -581,7 +586,12 @@ void append_frame(std::string& out, const ScriptLocation& loc, const ScriptIpOpt
     out += ' ';
     append_sym(out, loc, o.symoff);
   }
-  if (o.dso) append_dso(out, loc);
+  if (o.dso && !loc.inlined) append_dso(out, loc);
+  if (loc.has_srcline) {
+    out += "\n  ";
+    out += loc.srcline;
+  }
+  if (loc.inlined) out += " (inlined)";
   out += '\n';
 }
 
@@ -936,6 +946,8 @@ std::string ScriptWriter::start() {
   }
   // Pipe mode: perf writes the build ids at the end, after every module map was made.
   if (!reader_.is_pipe()) {
+    // The DSOs get the build ids perf recorded, which decide which files may give their symbols.
+    machine_.dsos().apply_build_ids(f.build_ids);
     for (const auto& b : f.build_ids) {
       uint16_t mode = b.misc & perfdata::kMiscCpumodeMask;
       if (mode == perfdata::kMiscKernel || mode == perfdata::kMiscGuestKernel)
@@ -1028,10 +1040,14 @@ bool ScriptWriter::thread_filtered(const session::Thread& thread) const {
 }
 
 ScriptLocation ScriptWriter::locate(const session::Thread* thread, uint8_t cpumode, uint64_t addr,
-                                    bool callchain_frame) const {
+                                    bool callchain_frame, bool srcline) const {
   ScriptLocation loc;
   loc.ip = addr;
   const session::Map* map = thread ? machine_.find_map(thread, cpumode, addr) : nullptr;
+  if (!map && thread && options_.symbolizer && (cpumode & perfdata::kMiscCpumodeMask) == perfdata::kMiscKernel) {
+    map = options_.symbolizer->widened_kernel_map(addr);
+  }
+  last_map_ = map;
   if (!map || !map->dso) return loc;
   loc.has_map = true;
   const session::Dso& dso = *map->dso;
@@ -1045,6 +1061,19 @@ ScriptLocation ScriptWriter::locate(const session::Thread* thread, uint8_t cpumo
   loc.dso = name;
   // perf 6.1 shows user-space callchain addresses as offsets into the mapped file.
   if (callchain_frame && !dso.kernel) loc.ip = map->map_ip(addr);
+  if (symbols::Symbolizer* sz = options_.symbolizer) {
+    int32_t pid = dso.kernel ? -1 : thread->pid();
+    symbols::Resolved r = sz->resolve(*map, pid, addr);
+    if (r.sym) {
+      loc.has_sym = true;
+      loc.sym = r.sym->name();
+      loc.symoff = r.symoff();
+    }
+    if (srcline) {
+      loc.srcline = sz->srcline(*map, pid, addr);
+      loc.has_srcline = !loc.srcline.empty();
+    }
+  }
   return loc;
 }
 
@@ -1074,11 +1103,21 @@ void ScriptWriter::append_branches(const Sample& s, const session::Thread& threa
       fmt::format_to(std::back_inserter(out_), "/0x{:x}", b.to);
       if (dso) dso_part(locate_fb(&thread, cpumode, b.to));
     } else {
-      // No symbols yet: perf's name for an address without one.
-      out_ += "[unknown]";
-      if (dso) dso_part(locate_fb(&thread, cpumode, b.from));
-      out_ += "/[unknown]";
-      if (dso) dso_part(locate_fb(&thread, cpumode, b.to));
+      // perf prints branch symbols with their offsets.
+      auto sym_part = [&](const ScriptLocation& loc) {
+        if (!loc.has_sym) {
+          out_ += "[unknown]";
+        } else {
+          fmt::format_to(std::back_inserter(out_), "{}+{:#x}", loc.sym, loc.symoff);
+        }
+      };
+      ScriptLocation from = locate_fb(&thread, cpumode, b.from);
+      sym_part(from);
+      if (dso) dso_part(from);
+      out_ += '/';
+      ScriptLocation to = locate_fb(&thread, cpumode, b.to);
+      sym_part(to);
+      if (dso) dso_part(to);
     }
     append_branch_flags(out_, b.flags);
   }
@@ -1240,6 +1279,18 @@ void ScriptWriter::on_record(const Record& rec, uint64_t time) {
         machine_.retire_exited(retire_time_);
         retire_time_ = last_time_;
         break;
+      case kRecordKsymbol:
+        if (options_.symbolizer) {
+          // perf adds a program that lands inside a kernel map to that map's DSO.
+          KsymbolEvent e = decode_ksymbol(rec.body(), rec.misc, trailer(), swap, boff);
+          constexpr uint16_t kUnregister = 1;
+          const session::Map* m = machine_.kernel_maps().find(e.addr);
+          if (!(e.flags & kUnregister) && m && m->dso && m->dso->name && *m->dso->name == "[kernel.kallsyms]") {
+            options_.symbolizer->add_kernel_symbol(e.addr, e.len, e.name);
+          }
+        }
+        machine_.process(reader_, rec, time);
+        break;
       default:
         machine_.process(reader_, rec, time);
         break;
@@ -1315,6 +1366,7 @@ void ScriptWriter::on_sample(const Record& rec) {
   ipo.sym = fields & kFieldSym;
   ipo.symoff = fields & kFieldSymoff;
   ipo.dso = fields & kFieldDso;
+  const bool srcline = (fields & kFieldSrcline) && options_.symbolizer;
   const uint8_t cpumode = rec.misc & kMiscCpumodeMask;
 
   if (fields & kFieldAddr) {
@@ -1364,11 +1416,27 @@ void ScriptWriter::on_sample(const Record& rec) {
           continue;
         }
         ++entries;
-        append_frame(out_, locate(&thread, mode, ip, true), ipo);
+        ScriptLocation loc = locate(&thread, mode, ip, true, srcline);
+        if (options_.inline_frames && loc.has_sym && last_map_ && options_.symbolizer) {
+          // perf --inline: a frame inside inlined code becomes its inline chain, innermost first.
+          const session::Map* map = last_map_;
+          auto chain =
+              options_.symbolizer->inline_frames(*map, map->dso && map->dso->kernel ? -1 : thread.pid(), ip);
+          if (!chain.empty()) {
+            for (const auto& f : chain) {
+              ScriptLocation il = loc;
+              il.sym = f.function;
+              il.inlined = f.inlined;
+              append_frame(out_, il, ipo);
+            }
+            continue;
+          }
+        }
+        append_frame(out_, loc, ipo);
       }
     } else {
       out_ += ' ';
-      ScriptLocation loc = locate(&thread, cpumode, s.ip, false);
+      ScriptLocation loc = locate(&thread, cpumode, s.ip, false, srcline);
       loc.ip = s.ip;
       append_ip(out_, loc, ipo);
     }

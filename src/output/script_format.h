@@ -22,6 +22,10 @@ class Thread;
 struct Map;
 }  // namespace tperf::session
 
+namespace tperf::symbols {
+class Symbolizer;
+}
+
 namespace tperf::output {
 
 // perf script's output fields (the -F names of perf 6.1). Bits are tperf's own.
@@ -163,14 +167,18 @@ void append_period(std::string& out, uint64_t period);
 // "%*s: ", the width of the longest event name of the file.
 void append_event_name(std::string& out, std::string_view name, int width);
 
-// What perf knows about one address: the shown value, the symbol (none until symbols/ exists)
-// and the DSO of the map it falls in.
+// What perf knows about one address: the shown value, the symbol and the DSO of the map it
+// falls in, and (when asked) its source line.
 struct ScriptLocation {
-  uint64_t ip = 0;                   // the address printed
-  const std::string* sym = nullptr;  // nullptr: "[unknown]"
+  uint64_t ip = 0;  // the address printed
+  bool has_sym = false;  // false: "[unknown]"
+  std::string_view sym;
   uint64_t symoff = 0;
+  bool inlined = false;  // a frame of an inline chain (perf --inline): no dso, " (inlined)" after it
   bool has_map = false;  // false: dso "[unknown]"
   std::string_view dso;
+  bool has_srcline = false;  // printed as "\n  <srcline>" after the dso
+  std::string srcline;
 };
 
 struct ScriptIpOptions {
@@ -179,7 +187,7 @@ struct ScriptIpOptions {
 
 // The sample's own address without a callchain: "%16lx [sym] (dso)".
 void append_ip(std::string& out, const ScriptLocation& loc, const ScriptIpOptions& o);
-// One callchain frame: "\t%16lx sym (dso)\n".
+// One callchain frame: "\t%16lx sym (dso)[\n  srcline][ (inlined)]\n".
 void append_frame(std::string& out, const ScriptLocation& loc, const ScriptIpOptions& o);
 // "addr" for events whose address is data (page faults): "%16lx" plus sym/dso when asked.
 void append_addr(std::string& out, uint64_t addr, const ScriptLocation* loc, const ScriptIpOptions& o);
@@ -246,6 +254,9 @@ struct ScriptOptions {
   std::vector<std::string> comms;
   std::vector<int32_t> pids;
   std::vector<int32_t> tids;
+  // Symbol names, srclines and inline frames; nullptr prints "[unknown]" for every symbol.
+  symbols::Symbolizer* symbolizer = nullptr;
+  bool inline_frames = false;  // --inline: callchain frames expand into their inline chains
 };
 
 // Prints the records of one file, delivered in perf's time order (session::OrderedEvents), as
@@ -278,7 +289,9 @@ class ScriptWriter {
   bool print_sideband(const perfdata::Record& rec, int32_t pid, int32_t tid, uint64_t event_time, bool have_event_time);
   int sideband_attr(const perfdata::Record& rec, perfdata::Sample& id, bool* have_id) const;
   bool thread_filtered(const session::Thread& thread) const;
-  ScriptLocation locate(const session::Thread* thread, uint8_t cpumode, uint64_t addr, bool callchain_frame) const;
+  ScriptLocation locate(const session::Thread* thread, uint8_t cpumode, uint64_t addr, bool callchain_frame,
+                        bool srcline = false) const;
+  mutable const session::Map* last_map_ = nullptr;  // the map the last locate() found (for --inline)
   // perf's thread__find_map_fb: the sample's cpumode first, then the one the address implies.
   ScriptLocation locate_fb(const session::Thread* thread, uint8_t cpumode, uint64_t addr) const;
   void append_branches(const perfdata::Sample& s, const session::Thread& thread, uint8_t cpumode, uint64_t fields);

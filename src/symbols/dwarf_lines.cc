@@ -1,0 +1,145 @@
+#include "symbols/dwarf_lines.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace tperf::symbols {
+
+struct DwarfLines::Impl {
+  Dwfl* dwfl = nullptr;
+  Dwfl_Module* module = nullptr;
+  Dwfl_Callbacks callbacks{};
+  char* debuginfo_path = nullptr;
+
+  ~Impl() {
+    if (dwfl) dwfl_end(dwfl);
+  }
+};
+
+namespace {
+
+const char* die_name(Dwarf_Die* die) {
+  Dwarf_Attribute attr;
+  // The linkage name first (what addr2line prints without -C), through abstract origins and
+  // specifications.
+  for (int at : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name}) {
+    if (dwarf_attr_integrate(die, at, &attr)) {
+      if (const char* s = dwarf_formstring(&attr)) return s;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<DwarfLines> DwarfLines::open(const std::string& path, std::string* error) {
+  std::unique_ptr<DwarfLines> d(new DwarfLines());
+  d->impl_ = std::make_unique<Impl>();
+  Impl& impl = *d->impl_;
+  impl.callbacks.find_elf = dwfl_build_id_find_elf;
+  impl.callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+  impl.callbacks.section_address = dwfl_offline_section_address;
+  impl.callbacks.debuginfo_path = &impl.debuginfo_path;
+  impl.dwfl = dwfl_begin(&impl.callbacks);
+  if (!impl.dwfl) {
+    if (error) *error = dwfl_errmsg(-1);
+    return nullptr;
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (error) *error = fmt::format("{}: {}", path, std::strerror(errno));
+    return nullptr;
+  }
+  // Reported at its link-time addresses (base 0, no p_vaddr added): lookups take file vaddrs.
+  impl.module = dwfl_report_elf(impl.dwfl, path.c_str(), path.c_str(), fd, 0, false);
+  if (!impl.module) {
+    if (error) *error = fmt::format("{}: {}", path, dwfl_errmsg(-1));
+    ::close(fd);
+    return nullptr;
+  }
+  dwfl_report_end(impl.dwfl, nullptr, nullptr);
+  return d;
+}
+
+DwarfLines::~DwarfLines() = default;
+
+bool DwarfLines::lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFrame>* frames) {
+  frames->clear();
+  Impl& impl = *impl_;
+  if (!impl.module) return false;
+  Dwfl_Line* line = dwfl_module_getsrc(impl.module, vaddr);
+  if (!line) return false;
+  int lineno = 0;
+  const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
+  SourceFrame first;
+  first.file = file ? file : "";
+  first.line = lineno > 0 ? static_cast<unsigned>(lineno) : 0;
+  if (!with_inlines) {
+    frames->push_back(std::move(first));
+    return true;
+  }
+
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* cu = dwfl_module_addrdie(impl.module, vaddr, &bias);
+  Dwarf_Die* scopes = nullptr;
+  int n = cu ? dwarf_getscopes(cu, vaddr - bias, &scopes) : 0;
+  Dwarf_Files* files = nullptr;
+  size_t nfiles = 0;
+  if (cu && dwarf_getsrcfiles(cu, &files, &nfiles) != 0) files = nullptr;
+
+  // dwarf_getscopes follows an inlined instance to its abstract definition; the callers of the
+  // instance are the DIEs physically around it, which dwarf_getscopes_die gives.
+  Dwarf_Die* chain = nullptr;
+  int nchain = 0;
+  for (int i = 0; i < n; ++i) {
+    int tag = dwarf_tag(&scopes[i]);
+    if (tag == DW_TAG_inlined_subroutine) {
+      nchain = dwarf_getscopes_die(&scopes[i], &chain);
+      break;
+    }
+    if (tag == DW_TAG_subprogram) {
+      nchain = 1;
+      chain = static_cast<Dwarf_Die*>(std::malloc(sizeof(Dwarf_Die)));
+      if (chain) {
+        chain[0] = scopes[i];
+      } else {
+        nchain = 0;
+      }
+      break;
+    }
+  }
+  SourceFrame current = first;
+  for (int i = 0; i < nchain; ++i) {
+    Dwarf_Die* scope = &chain[i];
+    int tag = dwarf_tag(scope);
+    if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) continue;
+    const char* name = die_name(scope);
+    current.function = name ? name : "";
+    frames->push_back(current);
+    if (tag == DW_TAG_subprogram) break;
+    // The caller's frame is at the call site of this inlined instance.
+    Dwarf_Attribute attr;
+    Dwarf_Word call_file = 0, call_line = 0;
+    current = SourceFrame();
+    if (dwarf_formudata(dwarf_attr(scope, DW_AT_call_file, &attr), &call_file) == 0 && files && call_file < nfiles) {
+      if (const char* f = dwarf_filesrc(files, call_file, nullptr, nullptr)) current.file = f;
+    }
+    if (dwarf_formudata(dwarf_attr(scope, DW_AT_call_line, &attr), &call_line) == 0) {
+      current.line = static_cast<unsigned>(call_line);
+    }
+  }
+  std::free(chain);
+  if (frames->empty()) frames->push_back(first);
+  std::free(scopes);
+  return true;
+}
+
+}  // namespace tperf::symbols

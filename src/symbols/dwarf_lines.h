@@ -1,0 +1,42 @@
+// Source lines and inline chains of one ELF file from its DWARF (elfutils libdw), the answers
+// `addr2line -i -f` gives: for an address, the innermost inlined function with the line of the
+// address, then each caller with the line of the call, out to the real function.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tperf::symbols {
+
+struct SourceFrame {
+  std::string function;  // as DWARF names it (the linkage name when it has one: mangled); may be ""
+  std::string file;      // full path as DWARF gives it; "" when unknown
+  unsigned line = 0;
+};
+
+// Not thread-safe: callers serialize use of one DwarfLines (the Symbolizer holds a mutex per DSO).
+class DwarfLines {
+ public:
+  // Opens `path`'s DWARF: its own .debug_info, or the separate debug file that its build id or
+  // .gnu_debuglink names (libdw's standard search: /usr/lib/debug and next to the file).
+  // nullptr when the file cannot be read as ELF; a file without DWARF gives an object whose
+  // lookups fail.
+  static std::unique_ptr<DwarfLines> open(const std::string& path, std::string* error = nullptr);
+  ~DwarfLines();
+  DwarfLines(const DwarfLines&) = delete;
+  DwarfLines& operator=(const DwarfLines&) = delete;
+
+  // `vaddr` is the address in the file's own terms (what objdump shows). Frames innermost
+  // first; `with_inlines` false gives only the first, without its function name (cheaper).
+  // False when DWARF has no line for it.
+  bool lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFrame>* frames);
+
+ private:
+  DwarfLines() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tperf::symbols

@@ -1,0 +1,141 @@
+#include "symbols/symbol_table.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tperf::symbols {
+
+namespace {
+
+size_t leading_underscores(std::string_view s) {
+  size_t n = 0;
+  while (n < s.size() && s[n] == '_') ++n;
+  return n;
+}
+
+constexpr uint64_t kPage = 4096;
+
+uint64_t round_up_page(uint64_t v) { return (v + kPage - 1) / kPage * kPage; }
+
+}  // namespace
+
+bool prefer_symbol(const Symbol& a, const Symbol& b) {
+  uint64_t size_a = a.end - a.start, size_b = b.end - b.start;
+  if (size_b == 0 && size_a > 0) return true;
+  if (size_a == 0 && size_b > 0) return false;
+  bool weak_a = a.binding == kBindWeak, weak_b = b.binding == kBindWeak;
+  if (weak_b && !weak_a) return true;
+  if (weak_a && !weak_b) return false;
+  bool global_a = a.binding == kBindGlobal, global_b = b.binding == kBindGlobal;
+  if (global_a && !global_b) return true;
+  if (global_b && !global_a) return false;
+  size_t us_a = leading_underscores(a.name()), us_b = leading_underscores(b.name());
+  if (us_b > us_a) return true;
+  if (us_a > us_b) return false;
+  if (a.name_len > b.name_len) return true;
+  if (a.name_len < b.name_len) return false;
+  return true;
+}
+
+const char* SymbolTable::store(std::string_view name) {
+  size_t need = name.size() + 1;
+  if (block_used_ + need > block_size_) {
+    block_size_ = std::max<size_t>(need, 64 * 1024);
+    blocks_.push_back(std::make_unique<char[]>(block_size_));
+    block_used_ = 0;
+    arena_bytes_ += block_size_;
+  }
+  char* p = blocks_.back().get() + block_used_;
+  std::memcpy(p, name.data(), name.size());
+  p[name.size()] = '\0';
+  block_used_ += need;
+  return p;
+}
+
+void SymbolTable::add(uint64_t start, uint64_t size, uint8_t binding, uint8_t type, std::string_view name) {
+  Symbol s;
+  s.start = start;
+  // A size that wraps is bad input; perf would make such a symbol end before it starts. Keep it
+  // zero-size so lookups stay well-defined.
+  s.end = size && start + size > start ? start + size : start;
+  s.name_ptr = store(name);
+  s.name_len = static_cast<uint32_t>(std::min<size_t>(name.size(), UINT32_MAX));
+  s.binding = binding;
+  s.type = type;
+  symbols_.push_back(s);
+}
+
+void SymbolTable::finish(Fixups fixups) {
+  // perf's tree keeps symbols of one start address in insertion order.
+  std::stable_sort(symbols_.begin(), symbols_.end(),
+                   [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
+  if (fixups == Fixups::kNone) return;
+  const bool kallsyms = fixups == Fixups::kKallsyms;
+  // perf extends zero sizes first and only then picks among aliases, so of several zero-size
+  // aliases the last one (the only one extended) wins on size.
+  for (size_t i = 0; i + 1 < symbols_.size(); ++i) {
+    Symbol& prev = symbols_[i];
+    const Symbol& next = symbols_[i + 1];
+    if (prev.end != prev.start) continue;
+    bool prev_module = prev.name().find('[') != std::string_view::npos;
+    bool next_module = next.name().find('[') != std::string_view::npos;
+    if (kallsyms && prev_module != next_module) {
+      prev.end = round_up_page(prev.end + kPage);
+    } else {
+      prev.end = next.start;
+    }
+  }
+  if (!symbols_.empty()) {
+    Symbol& last = symbols_.back();
+    if (last.end == last.start) last.end = round_up_page(last.start) + kPage;
+  }
+  if (!symbols_.empty()) {
+    size_t out = 0;
+    for (size_t i = 1; i < symbols_.size(); ++i) {
+      if (symbols_[i].start == symbols_[out].start) {
+        if (!prefer_symbol(symbols_[out], symbols_[i])) symbols_[out] = symbols_[i];
+      } else {
+        symbols_[++out] = symbols_[i];
+      }
+    }
+    symbols_.resize(out + 1);
+  }
+}
+
+void SymbolTable::add_after_finish(uint64_t start, uint64_t size, uint8_t binding, uint8_t type,
+                                   std::string_view name) {
+  if (late_begin_ == SIZE_MAX) late_begin_ = symbols_.size();
+  add(start, size, binding, type, name);
+}
+
+void SymbolTable::merge_late_adds() {
+  if (late_begin_ == SIZE_MAX) return;
+  auto by_start = [](const Symbol& a, const Symbol& b) { return a.start < b.start; };
+  auto mid = symbols_.begin() + static_cast<ptrdiff_t>(late_begin_);
+  std::stable_sort(mid, symbols_.end(), by_start);
+  std::inplace_merge(symbols_.begin(), mid, symbols_.end(), by_start);
+  late_begin_ = SIZE_MAX;
+}
+
+const Symbol* SymbolTable::find(uint64_t addr) const {
+  // The last symbol starting at or below addr; perf's tree walk finds the same one unless
+  // symbols overlap, where perf's answer depends on its tree's shape.
+  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), addr,
+                             [](uint64_t v, const Symbol& x) { return v < x.start; });
+  if (it == symbols_.begin()) return nullptr;
+  --it;
+  if (it->contains(addr)) return &*it;
+  // A nested symbol that ended before addr may sit inside an enclosing one.
+  for (auto back = it; back != symbols_.begin();) {
+    --back;
+    if (back->contains(addr)) return &*back;
+    if (it - back > 4) break;
+  }
+  return nullptr;
+}
+
+size_t SymbolTable::memory_bytes() const {
+  return symbols_.capacity() * sizeof(Symbol) + arena_bytes_ + blocks_.capacity() * sizeof(void*);
+}
+
+}  // namespace tperf::symbols

@@ -1,0 +1,77 @@
+// The symbols of one DSO as perf keeps them: sorted by start for binary-search lookup, aliases at
+// one address reduced to the one perf shows (its choose_best_symbol rules), zero-size symbols
+// extended to the next one (symbols__fixup_end). Names live in the table's own arena.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace tperf::symbols {
+
+// ELF binding and type values (STB_*, STT_*), kept as perf does for its alias choice.
+enum : uint8_t { kBindLocal = 0, kBindGlobal = 1, kBindWeak = 2 };
+enum : uint8_t { kTypeNoType = 0, kTypeObject = 1, kTypeFunc = 2, kTypeGnuIfunc = 10 };
+
+struct Symbol {
+  uint64_t start = 0;  // in the DSO's address space for lookups (see Symbolizer: file-offset based
+                       // for user DSOs, the address itself for the kernel)
+  uint64_t end = 0;    // exclusive; equal to start for a zero-size symbol nothing followed
+  const char* name_ptr = nullptr;  // NUL-terminated, owned by the SymbolTable
+  uint32_t name_len = 0;
+  uint8_t binding = kBindGlobal;
+  uint8_t type = kTypeFunc;
+
+  std::string_view name() const { return {name_ptr, name_len}; }
+  uint64_t size() const { return end - start; }
+  // perf's containment: [start, end), or exactly start for a zero-size symbol.
+  bool contains(uint64_t addr) const { return addr == start || (addr > start && addr < end); }
+};
+
+class SymbolTable {
+ public:
+  SymbolTable() = default;
+  SymbolTable(SymbolTable&&) = default;
+  SymbolTable& operator=(SymbolTable&&) = default;
+
+  // Adds a symbol [start, start + size); call finish() once all are in.
+  void add(uint64_t start, uint64_t size, uint8_t binding, uint8_t type, std::string_view name);
+  enum class Fixups {
+    kElf,       // zero-size ends extended to the next symbol, then one symbol per start address
+                // (choose_best_symbol)
+    kKallsyms,  // the same, but the last symbol before a change between kernel and module
+                // symbols (module names carry "\t[") ends at the page after it, as perf does
+    kNone,      // sorted only (perf-PID.map symbols go in as they are)
+  };
+  // Sorts and applies perf's fixups; call once after the last add().
+  void finish(Fixups fixups = Fixups::kElf);
+  // Adds symbols after finish() without the fixups (perf inserts PLT entries that way); they
+  // replace nothing and sort after the symbols of the same start. Lookups see them after
+  // merge_late_adds().
+  void add_after_finish(uint64_t start, uint64_t size, uint8_t binding, uint8_t type, std::string_view name);
+  void merge_late_adds();
+
+  // The symbol containing `addr` (perf's symbols__find), nullptr when none.
+  const Symbol* find(uint64_t addr) const;
+  const std::vector<Symbol>& symbols() const { return symbols_; }
+  size_t size() const { return symbols_.size(); }
+  bool empty() const { return symbols_.empty(); }
+  size_t memory_bytes() const;
+
+ private:
+  const char* store(std::string_view name);
+
+  std::vector<Symbol> symbols_;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t block_used_ = 0;
+  size_t block_size_ = 0;
+  size_t arena_bytes_ = 0;
+  size_t late_begin_ = SIZE_MAX;  // index of the first add_after_finish() symbol not merged yet
+};
+
+// perf's choice between two symbols at one address: true when `a` wins over `b` (non-zero size,
+// then non-weak, then global, then fewer leading underscores, then the longer name, then `a`).
+bool prefer_symbol(const Symbol& a, const Symbol& b);
+
+}  // namespace tperf::symbols

@@ -1,0 +1,523 @@
+#include "symbols/symbolizer.h"
+
+#include <elf.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "symbols/debug_lookup.h"
+#include "symbols/demangle.h"
+#include "symbols/dwarf_lines.h"
+#include "symbols/elf_file.h"
+#include "symbols/elf_symbols.h"
+#include "symbols/jit_map.h"
+#include "symbols/kallsyms.h"
+#include "util/workqueue.h"
+
+namespace tperf::symbols {
+
+namespace {
+
+constexpr char kKernelDsoName[] = "[kernel.kallsyms]";
+
+// perf's anonymous memory (is_anon_memory) and file-less memory (is_no_dso_memory): addresses are
+// used as they are, and executable ones take their symbols from the process's JIT map.
+bool is_anon_name(std::string_view n) {
+  return n == "//anon" || n.starts_with("/dev/zero") || n.starts_with("/anon_hugepage");
+}
+bool is_no_dso_name(std::string_view n) { return n.starts_with("[stack") || n.starts_with("/SYSV") || n == "[heap]"; }
+// The name the machine gives executable anonymous memory: symbols come from the JIT map, by pid.
+bool is_jit_map_name(std::string_view n) { return n.starts_with("/tmp/perf-") && n.ends_with(".map"); }
+
+std::string_view basename_of(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+std::optional<std::string> read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return std::move(ss).str();
+}
+
+// The running kernel's build id, from the raw notes in /sys/kernel/notes.
+std::optional<util::BuildId> running_kernel_build_id() {
+  auto notes = read_whole_file("/sys/kernel/notes");
+  if (!notes) return std::nullopt;
+  const std::string& s = *notes;
+  size_t off = 0;
+  auto u32 = [&](size_t at) {
+    uint32_t v;
+    std::memcpy(&v, s.data() + at, 4);
+    return v;
+  };
+  while (off + 12 <= s.size()) {
+    uint32_t namesz = u32(off), descsz = u32(off + 4), type = u32(off + 8);
+    size_t name_off = off + 12;
+    size_t desc_off = name_off + ((size_t{namesz} + 3) & ~size_t{3});
+    size_t next = desc_off + ((size_t{descsz} + 3) & ~size_t{3});
+    if (next > s.size() || next <= off) break;
+    if (type == NT_GNU_BUILD_ID && namesz == 4 && std::memcmp(s.data() + name_off, "GNU", 4) == 0) {
+      return util::BuildId::from_bytes({reinterpret_cast<const uint8_t*>(s.data() + desc_off), descsz});
+    }
+    off = next;
+  }
+  return std::nullopt;
+}
+
+// This process's vDSO image (the kernel maps the same one into every process).
+std::vector<uint8_t> own_vdso_image() {
+  auto base = reinterpret_cast<const uint8_t*>(getauxval(AT_SYSINFO_EHDR));
+  if (!base) return {};
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, base, sizeof(eh));
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64) return {};
+  size_t size = eh.e_shoff + size_t{eh.e_shnum} * eh.e_shentsize;
+  // Bound by the vDSO's mapping size (a few pages) to never read past it.
+  if (size == 0 || size > (1u << 20)) return {};
+  std::vector<uint8_t> image(size);
+  std::memcpy(image.data(), base, size);
+  return image;
+}
+
+}  // namespace
+
+struct Symbolizer::DsoState {
+  enum class Kind { kNone, kElf, kKernel, kModule, kBpf, kJit };
+  std::once_flag once;
+  Kind kind = Kind::kNone;
+  SymbolTable table;
+  const SymbolTable* shared = nullptr;  // kernel/module tables owned by KernelData
+  std::string dwarf_path;               // file for source lines (perf's dso__name); "" = none
+  uint64_t text_offset = 0;             // .text sh_addr - sh_offset: file offset -> objdump address
+  std::string short_name;               // for perf's srcline fallback
+  std::mutex bpf_mu;                    // the lazily made symbol of a BPF program DSO
+
+  std::mutex dwarf_mu;
+  bool dwarf_tried = false;
+  std::unique_ptr<DwarfLines> dwarf;
+  std::unordered_map<uint64_t, std::string> srclines;
+  struct Chain {
+    bool found = false;
+    std::vector<SourceFrame> frames;
+  };
+  std::unordered_map<uint64_t, Chain> chains;
+
+  const SymbolTable& symbols() const { return shared ? *shared : table; }
+};
+
+struct Symbolizer::Chunk {
+  std::array<std::atomic<DsoState*>, kChunkSize> slots{};
+  ~Chunk() {
+    for (auto& s : slots) delete s.load();
+  }
+};
+
+struct Symbolizer::KernelData {
+  bool ok = false;
+  KernelSymbols symbols;
+};
+
+Symbolizer::Symbolizer(const session::Machine& machine, SymbolizerOptions options)
+    : machine_(machine),
+      options_(std::move(options)),
+      chunks_(std::make_unique<std::array<std::atomic<Chunk*>, kMaxChunks>>()) {}
+
+Symbolizer::~Symbolizer() {
+  for (auto& c : *chunks_) delete c.load();
+}
+
+void Symbolizer::warn(std::string message) {
+  std::lock_guard lock(warn_mu_);
+  warnings_.push_back(std::move(message));
+}
+
+std::vector<std::string> Symbolizer::take_warnings() {
+  std::lock_guard lock(warn_mu_);
+  return std::exchange(warnings_, {});
+}
+
+Symbolizer::DsoState& Symbolizer::state_of(const session::Dso& dso) {
+  size_t ci = dso.id >> kChunkBits;
+  if (ci >= kMaxChunks) ci = kMaxChunks - 1;  // beyond 4M DSOs they share the last chunk's slots
+  auto& chunk_slot = (*chunks_)[ci];
+  Chunk* chunk = chunk_slot.load(std::memory_order_acquire);
+  if (!chunk) {
+    std::lock_guard lock(chunk_mu_);
+    chunk = chunk_slot.load(std::memory_order_acquire);
+    if (!chunk) {
+      chunk = new Chunk();
+      chunk_slot.store(chunk, std::memory_order_release);
+    }
+  }
+  auto& slot = chunk->slots[dso.id & (kChunkSize - 1)];
+  DsoState* state = slot.load(std::memory_order_acquire);
+  if (!state) {
+    auto fresh = std::make_unique<DsoState>();
+    if (slot.compare_exchange_strong(state, fresh.get(), std::memory_order_acq_rel)) state = fresh.release();
+  }
+  std::call_once(state->once, [&] { load(*state, dso); });
+  return *state;
+}
+
+Symbolizer::DsoState& Symbolizer::jit_state(int32_t pid) {
+  DsoState* state;
+  {
+    std::lock_guard lock(jit_mu_);
+    auto& slot = jit_[pid];
+    if (!slot) slot = std::make_unique<DsoState>();
+    state = slot.get();
+  }
+  std::call_once(state->once, [&] {
+    state->kind = DsoState::Kind::kJit;
+    state->short_name = fmt::format("[JIT] tid {}", pid);
+    std::string host = join_symfs(options_.symfs, fmt::format("/tmp/perf-{}.map", pid));
+    auto text = read_whole_file(host);
+    if (!text) text = read_whole_file(fmt::format("/proc/{}/root/tmp/perf-{}.map", pid, pid));
+    if (text) parse_jit_map(*text, state->table);
+  });
+  return *state;
+}
+
+void Symbolizer::load(DsoState& state, const session::Dso& dso) {
+  state.short_name = std::string(dso.short_name());
+  if (dso.kernel) {
+    load_kernel(state, dso);
+  } else {
+    load_elf(state, dso);
+  }
+}
+
+void Symbolizer::load_kallsyms_once() {
+  std::call_once(kallsyms_once_, [&] {
+    kernel_ = std::make_unique<KernelData>();
+    std::string path = options_.kallsyms;
+    const session::Dso* kdso = machine_.dsos().find(kKernelDsoName);
+    if (path.empty()) {
+      path = "/proc/kallsyms";
+      if (kdso && !kdso->build_id.empty()) {
+        auto running = running_kernel_build_id();
+        if (!running || !(*running == kdso->build_id)) {
+          std::string cached =
+              fmt::format("{}/[kernel.kallsyms]/{}/kallsyms", buildid_cache_dir({options_.symfs, options_.buildid_dir}),
+                          kdso->build_id.hex());
+          std::ifstream probe(cached);
+          if (!probe) {
+            warn(fmt::format("kernel symbols unavailable: the recording's kernel (build id {}) is not the running one "
+                             "and {} does not exist",
+                             kdso->build_id.hex(), cached));
+            return;
+          }
+          path = cached;
+        }
+      }
+    }
+    auto text = read_whole_file(path);
+    if (!text) {
+      warn(fmt::format("kernel symbols unavailable: cannot read {}: {}", path, std::strerror(errno)));
+      return;
+    }
+    // The reference symbol: the kernel map's pgoff holds where "_text" was when recording.
+    uint64_t ref_addr = 0;
+    for (const session::Map& m : machine_.kernel_maps().maps()) {
+      if (m.dso && m.dso == kdso && m.pgoff) {
+        ref_addr = m.pgoff;
+        break;
+      }
+    }
+    std::string error;
+    auto parsed = parse_kallsyms(*text, "_text", ref_addr, &error);
+    if (!parsed && error.find("kptr_restrict") != std::string::npos) {
+      std::string level;
+      if (auto v = read_whole_file("/proc/sys/kernel/kptr_restrict")) level = fmt::format(" (kernel.kptr_restrict = {})", std::string_view(*v).substr(0, v->find('\n')));
+      error += level;
+    }
+    if (!parsed) {
+      warn(fmt::format("kernel symbols unavailable: {}: {}", path, error));
+      return;
+    }
+    kernel_->symbols = std::move(*parsed);
+    kernel_->ok = true;
+  });
+}
+
+void Symbolizer::load_kernel(DsoState& state, const session::Dso& dso) {
+  std::string_view name = dso.name ? std::string_view(*dso.name) : std::string_view();
+  if (name == kKernelDsoName) {
+    state.kind = DsoState::Kind::kKernel;
+    load_kallsyms_once();
+    if (kernel_->ok) state.shared = &kernel_->symbols.kernel;
+    return;
+  }
+  if (!name.empty() && (name.front() == '/' || name.front() == '[')) {
+    state.kind = DsoState::Kind::kModule;
+    load_kallsyms_once();
+    std::string_view module = dso.short_name();
+    if (module.size() >= 2 && module.front() == '[') module = module.substr(1, module.size() - 2);
+    if (kernel_->ok) {
+      auto it = kernel_->symbols.modules.find(std::string(module));
+      if (it != kernel_->symbols.modules.end()) state.shared = &it->second;
+    }
+    return;
+  }
+  // A BPF program or trampoline from KSYMBOL: one symbol, its own name, over its map.
+  state.kind = DsoState::Kind::kBpf;
+}
+
+void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
+  if (!dso.name) return;
+  const std::string& name = *dso.name;
+  const bool vdso = name == "[vdso]";
+  if (is_anon_name(name) || is_no_dso_name(name) || is_jit_map_name(name)) return;
+  if (!vdso && (name.empty() || name.front() != '/')) return;  // [vsyscall], [uprobes], ...
+  state.kind = DsoState::Kind::kElf;
+
+  DebugLookupOptions lookup{options_.symfs, options_.buildid_dir};
+  // Without a recorded build id perf takes the local file's, so that the debug files named by
+  // build id are found (and must then match it).
+  util::BuildId build_id = dso.build_id;
+  const bool recorded_build_id = !build_id.empty();
+  if (build_id.empty() && !vdso) {
+    if (auto local = util::read_build_id(join_symfs(options_.symfs, name))) build_id = *local;
+  }
+  auto candidates = symbol_file_candidates(name, build_id, vdso, lookup);
+  // perf's dso__load: the first acceptable file with a .symtab gives the symbols, the first with
+  // a .dynsym is the "runtime" image whose program headers place them (often one file is both).
+  std::vector<std::unique_ptr<ElfFile>> files;
+  ElfFile* syms = nullptr;
+  ElfFile* runtime = nullptr;
+  std::string mismatch;  // what the first refused file had, for the warning
+  for (const auto& c : candidates) {
+    auto f = ElfFile::open(c.path);
+    if (!f) continue;
+    if (!build_id.empty()) {
+      // perf refuses any file whose build id differs from the recording's (or that has none).
+      if (!f->build_id() || !(*f->build_id() == build_id)) {
+        if (mismatch.empty()) {
+          mismatch = fmt::format("{} has {}", c.path,
+                                 f->build_id() ? "build-id " + f->build_id()->hex() : std::string("no build-id"));
+        }
+        continue;
+      }
+    } else if (c.debuglink) {
+      if (debuglink_crc32(f->image()) != c.crc) continue;
+    }
+    bool used = false;
+    if (!syms && f->has_symtab()) syms = f.get(), used = true;
+    if (!runtime && f->has_dynsym()) runtime = f.get(), used = true;
+    if (used) files.push_back(std::move(f));
+    if (syms && runtime) break;
+  }
+  if (vdso && !syms && !runtime && options_.use_own_vdso) {
+    auto image = own_vdso_image();
+    if (!image.empty()) {
+      auto f = ElfFile::from_memory(std::move(image), "[vdso]");
+      if (f && (build_id.empty() || (f->build_id() && *f->build_id() == build_id))) {
+        syms = f->has_symtab() ? f.get() : nullptr;
+        runtime = f.get();
+        files.push_back(std::move(f));
+      }
+    }
+  }
+  // MiniDebugInfo: a stripped file may carry its .symtab xz-compressed in .gnu_debugdata (perf
+  // 6.1 does not read it; newer perf does).
+  if (!syms && runtime) {
+    if (auto image = runtime->gnu_debugdata()) {
+      auto mini = ElfFile::from_memory(std::move(*image), runtime->path());
+      if (mini && mini->has_symtab()) {
+        syms = mini.get();
+        files.push_back(std::move(mini));
+      }
+    }
+  }
+  if (!syms && !runtime) {
+    if (recorded_build_id && !mismatch.empty()) {
+      warn(fmt::format("{}: no file with build-id {} ({}); its samples show as [unknown]", name, build_id.hex(),
+                       mismatch));
+    } else if (recorded_build_id && !vdso) {
+      warn(fmt::format("{}: no file with build-id {} found; its samples show as [unknown]", name, build_id.hex()));
+    }
+    return;
+  }
+  if (!syms) syms = runtime;
+  if (!runtime) runtime = syms;
+  const ElfFile& symfile = *syms;
+  const ElfFile& runfile = *runtime;
+  load_elf_symbols(symfile, runfile, options_.demangle, state.table);
+  state.table.finish(SymbolTable::Fixups::kElf);
+  if (!state.table.empty()) add_plt_symbols(runfile, options_.demangle, state.table);
+  GElf_Shdr text;
+  if (runfile.section(".text", &text)) state.text_offset = text.sh_addr - text.sh_offset;
+  // Source lines come from the file the symbols came from, as perf hands that to addr2line (a
+  // MiniDebugInfo image carries its file's path; an in-memory vDSO has none).
+  const std::string& src = symfile.path();
+  if (!src.empty() && src.front() == '/') state.dwarf_path = src;
+}
+Symbolizer::DsoState* Symbolizer::state_for_map(const session::Map& map, int32_t pid, uint64_t* addr) {
+  const session::Dso* dso = map.dso;
+  if (!dso || !dso->name) return nullptr;
+  if (dso->kernel) return &state_of(*dso);
+  std::string_view name = *dso->name;
+  // The machine marks anonymous and file-less memory (its executable parts carry the JIT map's
+  // name, /tmp/perf-PID.map, as in perf).
+  if (map.identity || is_anon_name(name) || is_no_dso_name(name)) {
+    constexpr uint32_t kProtExec = 4;
+    if ((map.prot & kProtExec) && pid >= 0) return &jit_state(pid);
+    return nullptr;
+  }
+  *addr = map.map_ip(*addr);
+  return &state_of(*dso);
+}
+
+Resolved Symbolizer::resolve(const session::Map& map, int32_t pid, uint64_t addr) {
+  Resolved r;
+  r.addr = addr;
+  DsoState* st = state_for_map(map, pid, &r.addr);
+  if (!st) return r;
+  switch (st->kind) {
+    case DsoState::Kind::kBpf: {
+      std::lock_guard lock(st->bpf_mu);
+      if (st->table.empty()) {
+        st->table.add(0, map.end - map.start, kBindGlobal, kTypeFunc, map.dso->name ? *map.dso->name : "");
+        st->table.finish(SymbolTable::Fixups::kNone);
+      }
+      r.addr = addr - map.start;
+      r.sym = st->table.find(r.addr);
+      return r;
+    }
+    case DsoState::Kind::kKernel: {
+      std::shared_lock lock(ksymbol_mu_);
+      if (!ksymbols_.empty()) {
+        if (const Symbol* s = ksymbols_.find(addr)) {
+          r.sym = s;
+          return r;
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  r.sym = st->symbols().find(r.addr);
+  return r;
+}
+
+const session::Map* Symbolizer::widened_kernel_map(uint64_t addr) {
+  std::lock_guard lock(widened_mu_);
+  if (!widened_) {
+    const session::Map* kmap = nullptr;
+    for (const session::Map& m : machine_.kernel_maps().maps()) {
+      if (m.dso && m.dso->name && *m.dso->name == kKernelDsoName) {
+        kmap = &m;
+        break;
+      }
+    }
+    if (!kmap) return nullptr;  // no kernel map yet: perf has nothing to widen either
+    const SymbolTable& symbols = state_of(*kmap->dso).symbols();
+    if (symbols.empty()) return nullptr;
+    widened_ = std::make_unique<session::Map>(*kmap);
+    widened_->start = std::min(kmap->start, symbols.symbols().front().start);
+    widened_->end = std::max(kmap->end, symbols.symbols().back().end);
+  }
+  return widened_->contains(addr) ? widened_.get() : nullptr;
+}
+
+void Symbolizer::add_kernel_symbol(uint64_t addr, uint64_t len, std::string_view name) {
+  std::unique_lock lock(ksymbol_mu_);
+  ksymbols_.add_after_finish(addr, len, kBindGlobal, kTypeFunc, name);
+  ksymbols_.merge_late_adds();
+}
+
+std::string Symbolizer::srcline(const session::Map& map, int32_t pid, uint64_t addr) {
+  uint64_t rel = addr;
+  DsoState* st = state_for_map(map, pid, &rel);
+  std::string_view short_name = map.dso ? map.dso->short_name() : std::string_view("[unknown]");
+  if (!st) return fmt::format("{}[{:x}]", short_name, rel);
+  uint64_t objdump = st->kind == DsoState::Kind::kElf ? rel + st->text_offset : rel;
+  if (st->kind == DsoState::Kind::kJit) short_name = st->short_name;
+  // perf asks addr2line only about real files; pseudo DSOs get "<name>[<address>]".
+  if (st->kind != DsoState::Kind::kElf || st->dwarf_path.empty()) return fmt::format("{}[{:x}]", short_name, objdump);
+  std::lock_guard lock(st->dwarf_mu);
+  auto it = st->srclines.find(objdump);
+  if (it != st->srclines.end()) return it->second;
+  if (!st->dwarf_tried) {
+    st->dwarf_tried = true;
+    st->dwarf = DwarfLines::open(st->dwarf_path);
+  }
+  std::string text;
+  std::vector<SourceFrame> frames;
+  if (!st->dwarf) {
+    text = fmt::format("{}[{:x}]", short_name, objdump);  // addr2line could not read the file
+  } else if (st->dwarf->lookup(objdump, false, &frames) && !frames.empty() && !frames[0].file.empty()) {
+    text = fmt::format("{}:{}", basename_of(frames[0].file), frames[0].line);
+  }
+  // else: addr2line's "??:0", which perf does not print
+  st->srclines.emplace(objdump, text);
+  return text;
+}
+
+std::vector<InlineFrame> Symbolizer::inline_frames(const session::Map& map, int32_t pid, uint64_t addr) {
+  std::vector<InlineFrame> out;
+  Resolved r = resolve(map, pid, addr);
+  if (!r.sym) return out;
+  uint64_t rel = addr;
+  DsoState* st = state_for_map(map, pid, &rel);
+  if (!st || st->kind != DsoState::Kind::kElf || st->dwarf_path.empty()) return out;
+  uint64_t objdump = rel + st->text_offset;
+  std::lock_guard lock(st->dwarf_mu);
+  auto it = st->chains.find(objdump);
+  if (it == st->chains.end()) {
+    if (!st->dwarf_tried) {
+      st->dwarf_tried = true;
+      st->dwarf = DwarfLines::open(st->dwarf_path);
+    }
+    DsoState::Chain chain;
+    chain.found = st->dwarf && st->dwarf->lookup(objdump, true, &chain.frames);
+    it = st->chains.emplace(objdump, std::move(chain)).first;
+  }
+  if (!it->second.found) return out;
+  for (const SourceFrame& f : it->second.frames) {
+    InlineFrame frame;
+    frame.function = f.function.empty() ? "??" : f.function;
+    if (options_.demangle) {
+      if (auto d = demangle(frame.function)) frame.function = std::move(*d);
+    }
+    frame.inlined = frame.function != r.sym->name();
+    if (!f.file.empty()) frame.srcline = fmt::format("{}:{}", basename_of(f.file), f.line);
+    out.push_back(std::move(frame));
+  }
+  return out;
+}
+
+void Symbolizer::preload(const std::vector<const session::Dso*>& dsos, util::WorkQueue& queue) {
+  queue.parallel_for(0, dsos.size(), [&](size_t i) {
+    if (dsos[i]) state_of(*dsos[i]);
+  });
+}
+
+size_t Symbolizer::memory_bytes() const {
+  size_t bytes = 0;
+  for (auto& c : *chunks_) {
+    Chunk* chunk = c.load();
+    if (!chunk) continue;
+    bytes += sizeof(Chunk);
+    for (auto& s : chunk->slots) {
+      if (DsoState* st = s.load()) bytes += sizeof(DsoState) + st->table.memory_bytes();
+    }
+  }
+  if (kernel_) {
+    bytes += kernel_->symbols.kernel.memory_bytes();
+    for (auto& [n, t] : kernel_->symbols.modules) bytes += t.memory_bytes();
+  }
+  return bytes;
+}
+
+}  // namespace tperf::symbols

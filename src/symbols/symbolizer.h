@@ -1,0 +1,155 @@
+// The one entry point for turning addresses into what perf shows: symbol names (ELF .symtab/
+// .dynsym, PLT entries, kallsyms, BPF/KSYMBOL, perf-PID.map JIT maps, the vDSO), source lines and
+// inline chains (DWARF). Everything is loaded lazily per DSO on first use, cached for the
+// Symbolizer's life, and safe to query from several threads at once.
+//
+// Usage (what `tperf script` does):
+//   symbols::Symbolizer symbolizer(machine, options);
+//   const session::Map* map = machine.find_map(thread, cpumode, ip);
+//   if (map) {
+//     symbols::Resolved r = symbolizer.resolve(*map, thread->pid(), ip);
+//     // r.sym ? r.sym->name() : "[unknown]";  r.symoff();  r.addr (perf's callchain address)
+//   }
+//   for (auto& w : symbolizer.take_warnings()) fmt::print(stderr, "{}\n", w);
+//
+// Addresses. For a user-space file perf 6.1 works in file offsets: a sample address becomes
+// map.map_ip(addr) = addr - map.start + map.pgoff, and ELF symbol values are moved into the same
+// space through the PT_LOAD segment holding them (st_value - p_vaddr + p_offset). Resolved::addr
+// is that offset; perf prints it for user-space callchain frames and counts symoff from it.
+// Kernel, module, BPF and JIT (anonymous memory) addresses are used as they are.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "session/machine.h"
+#include "symbols/symbol_table.h"
+
+namespace tperf::util {
+class WorkQueue;
+}
+
+namespace tperf::symbols {
+
+struct SymbolizerOptions {
+  // Root of the recording machine's files (perf --symfs): every DSO path is looked up under it.
+  std::string symfs;
+  // A kallsyms file to use for the kernel (perf --kallsyms); "" = perf's choice: /proc/kallsyms
+  // when the recording's kernel build id is the running kernel's (or unknown), else the copy in
+  // the build-id cache (~/.debug/[kernel.kallsyms]/<build id>/kallsyms).
+  std::string kallsyms;
+  // perf's build-id cache; "" = $HOME/.debug.
+  std::string buildid_dir;
+  // Demangle C++/Rust/OCaml names of user-space symbols (perf's default; --no-demangle turns it off).
+  bool demangle = true;
+  // Demangle kernel symbols too (perf --demangle-kernel).
+  bool demangle_kernel = false;
+  // Read the vDSO of this process when the recording's [vdso] is not in the build-id cache and
+  // this kernel's vDSO has the same build id (or the recording has none).
+  bool use_own_vdso = true;
+};
+
+// What an address resolved to.
+struct Resolved {
+  const Symbol* sym = nullptr;  // nullptr: perf prints "[unknown]"
+  uint64_t addr = 0;            // the address in the DSO's terms (see the header comment)
+  uint64_t symoff() const { return sym ? addr - sym->start : 0; }
+};
+
+// One frame of an inline chain, innermost first, as perf --inline shows them.
+struct InlineFrame {
+  std::string function;  // demangled as perf demangles; "??" when DWARF names none
+  std::string srcline;   // "file.c:12" (basename), "" when unknown
+  bool inlined = true;   // false for the real function the chain ends in (perf then prints the dso)
+};
+
+class Symbolizer {
+ public:
+  explicit Symbolizer(const session::Machine& machine, SymbolizerOptions options = {});
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // The symbol at `addr` in `map` (found by Machine::find_map for that address). `pid`: the
+  // process the address belongs to (names the JIT map of anonymous executable memory); -1 for
+  // kernel maps. Thread-safe; the Symbol stays valid for the Symbolizer's life.
+  Resolved resolve(const session::Map& map, int32_t pid, uint64_t addr);
+
+  // perf's srcline for `addr` (perf script -F srcline): "file.c:12" from DWARF; "" when the file
+  // has no line for it (addr2line's "??:0", which perf does not print); perf's fallback
+  // "<dso short name>[<hex address>]" for pseudo DSOs (kernel, [vdso], JIT) and unreadable files.
+  // Thread-safe; cached per DSO.
+  std::string srcline(const session::Map& map, int32_t pid, uint64_t addr);
+
+  // The inline chain at `addr` as perf --inline expands a callchain frame: empty when perf shows
+  // the frame as it is (no symbol, no DWARF); otherwise the frames that replace it. Thread-safe.
+  std::vector<InlineFrame> inline_frames(const session::Map& map, int32_t pid, uint64_t addr);
+
+  // Loads the symbols of these DSOs now, in parallel on `queue` (instead of on first use).
+  void preload(const std::vector<const session::Dso*>& dsos, util::WorkQueue& queue);
+
+  // perf widens the kernel map to its kallsyms symbols once they are loaded (map__fixup_start/
+  // end), so kernel addresses past the recorded map (.init.text, data) still resolve to
+  // [kernel.kallsyms]. The widened map when `addr` falls in it and the Machine has no map for
+  // it, else nullptr. Valid for the Symbolizer's life.
+  const session::Map* widened_kernel_map(uint64_t addr);
+
+  // A symbol a KSYMBOL record placed inside an existing kernel map (perf adds it to that DSO).
+  void add_kernel_symbol(uint64_t addr, uint64_t len, std::string_view name);
+
+  // One-line messages for the user (a DSO whose build id matched no file, kernel symbols that
+  // could not be read and why), each given once; the caller prints them to stderr.
+  std::vector<std::string> take_warnings();
+
+  // Bytes held by symbol tables and caches (approximate), for stats.
+  size_t memory_bytes() const;
+
+ private:
+  struct DsoState;
+  DsoState& state_of(const session::Dso& dso);
+  DsoState& jit_state(int32_t pid);
+  DsoState* state_for_map(const session::Map& map, int32_t pid, uint64_t* addr);
+  void load(DsoState& state, const session::Dso& dso);
+  void load_elf(DsoState& state, const session::Dso& dso);
+  void load_kernel(DsoState& state, const session::Dso& dso);
+  void load_kallsyms_once();
+  void warn(std::string message);
+
+  const session::Machine& machine_;
+  SymbolizerOptions options_;
+
+  // DSO states by Dso::id in chunks that never move, so lookups take no lock.
+  static constexpr size_t kChunkBits = 10;
+  static constexpr size_t kChunkSize = size_t{1} << kChunkBits;
+  static constexpr size_t kMaxChunks = 1 << 12;
+  struct Chunk;
+  std::unique_ptr<std::array<std::atomic<Chunk*>, kMaxChunks>> chunks_;
+  std::mutex chunk_mu_;
+
+  std::mutex jit_mu_;
+  std::unordered_map<int32_t, std::unique_ptr<DsoState>> jit_;
+
+  // Kernel symbols, parsed once for the kernel image and every module.
+  std::once_flag kallsyms_once_;
+  struct KernelData;
+  std::unique_ptr<KernelData> kernel_;
+
+  std::mutex widened_mu_;
+  std::unique_ptr<session::Map> widened_;
+
+  std::shared_mutex ksymbol_mu_;
+  SymbolTable ksymbols_;  // KSYMBOL symbols inside the kernel map
+
+  mutable std::mutex warn_mu_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace tperf::symbols

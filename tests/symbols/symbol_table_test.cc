@@ -1,0 +1,113 @@
+// SymbolTable: perf's alias choice (choose_best_symbol), zero-size ends (symbols__fixup_end) and
+// lookups, on symbols read by `nm` from a binary built here, and on small hand-made tables whose
+// expected answers are perf's documented rules.
+#include "symbols/symbol_table.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "symbols/elf_file.h"
+#include "symbols/elf_symbols.h"
+#include "test_util.h"
+
+namespace tperf::symbols {
+namespace {
+
+TEST(SymbolTable, AliasesKeepTheSizedThenGlobalThenFewerUnderscoresThenLonger) {
+  SymbolTable t;
+  t.add(0x100, 0, kBindGlobal, kTypeFunc, "zero_size");
+  t.add(0x100, 0x10, kBindLocal, kTypeFunc, "sized_local");
+  t.add(0x200, 0x10, kBindWeak, kTypeFunc, "weak");
+  t.add(0x200, 0x10, kBindLocal, kTypeFunc, "local");
+  t.add(0x300, 0x10, kBindLocal, kTypeFunc, "local");
+  t.add(0x300, 0x10, kBindGlobal, kTypeFunc, "global");
+  t.add(0x400, 0x10, kBindGlobal, kTypeFunc, "__two");
+  t.add(0x400, 0x10, kBindGlobal, kTypeFunc, "_one");
+  t.add(0x500, 0x10, kBindGlobal, kTypeFunc, "short");
+  t.add(0x500, 0x10, kBindGlobal, kTypeFunc, "longer");
+  t.add(0x600, 0x10, kBindGlobal, kTypeFunc, "first");
+  t.add(0x600, 0x10, kBindGlobal, kTypeFunc, "secnd");
+  t.finish();
+  ASSERT_EQ(t.size(), 6u);
+  EXPECT_EQ(t.find(0x100)->name(), "sized_local");
+  EXPECT_EQ(t.find(0x200)->name(), "local");  // not weak beats weak
+  EXPECT_EQ(t.find(0x300)->name(), "global");
+  EXPECT_EQ(t.find(0x400)->name(), "_one");
+  EXPECT_EQ(t.find(0x500)->name(), "longer");
+  EXPECT_EQ(t.find(0x600)->name(), "first");  // a tie keeps the first one read
+}
+
+TEST(SymbolTable, ZeroSizesExtendToTheNextSymbolAndTheLastToTheNextPage) {
+  SymbolTable t;
+  t.add(0x1000, 0, kBindGlobal, kTypeFunc, "a");
+  t.add(0x1040, 0x10, kBindGlobal, kTypeFunc, "b");
+  t.add(0x2010, 0, kBindGlobal, kTypeFunc, "last");
+  t.finish();
+  EXPECT_EQ(t.find(0x103f)->name(), "a");
+  EXPECT_EQ(t.find(0x1045)->name(), "b");
+  EXPECT_EQ(t.find(0x1050), nullptr);  // a sized symbol keeps its end
+  EXPECT_EQ(t.find(0x2fff)->name(), "last");
+  EXPECT_EQ(t.find(0x3000)->name(), "last");  // roundup(0x2010, 4096) + 4096 = 0x4000
+  EXPECT_EQ(t.find(0x4000), nullptr);
+  EXPECT_EQ(t.find(0xfff), nullptr);
+}
+
+TEST(SymbolTable, KallsymsZeroSizeAliasesLetTheLastOneWin) {
+  // /proc/kallsyms lists aliases with no size; perf extends the last one of the group to the next
+  // symbol and then prefers it for having a size (what perf script shows as __pi_memcpy).
+  SymbolTable t;
+  t.add(0xffffffff82260b20, 0, kBindGlobal, kTypeFunc, "memcpy");
+  t.add(0xffffffff82260b20, 0, kBindGlobal, kTypeFunc, "__memcpy");
+  t.add(0xffffffff82260b20, 0, kBindGlobal, kTypeFunc, "__pi_memcpy");
+  t.add(0xffffffff82260b30, 0, kBindLocal, kTypeFunc, "__pfx_memcpy_orig");
+  t.finish(SymbolTable::Fixups::kKallsyms);
+  EXPECT_EQ(t.find(0xffffffff82260b2a)->name(), "__pi_memcpy");
+}
+
+TEST(SymbolTable, PltEntriesAddedAfterTheFixups) {
+  SymbolTable t;
+  t.add(0x1000, 0, kBindGlobal, kTypeFunc, "_init");
+  t.add(0x1100, 0x20, kBindGlobal, kTypeFunc, "main");
+  t.finish();
+  t.add_after_finish(0x1030, 0x10, kBindGlobal, kTypeFunc, "puts@plt");
+  t.add_after_finish(0x1020, 0x10, kBindGlobal, kTypeFunc, "abort@plt");
+  t.merge_late_adds();
+  EXPECT_EQ(t.find(0x1025)->name(), "abort@plt");
+  EXPECT_EQ(t.find(0x1035)->name(), "puts@plt");
+  EXPECT_EQ(t.find(0x1010)->name(), "_init");
+}
+
+// Every function `nm` lists for a binary built here is found at its address (converted to a file
+// offset through the program headers, which is where readelf says the segment is).
+TEST(SymbolTable, ElfSymbolsMatchNm) {
+  if (!test::have_program("gcc") || !test::have_program("nm")) GTEST_SKIP() << "gcc/nm missing";
+  test::TempDir dir;
+  std::string src = dir.path() + "/p.c", bin = dir.path() + "/p";
+  test::run_command("printf 'int f1(int x){return x*3;}\\nstatic int f2(int x){return x+1;}\\nint (*keep)(int)=f2;\\n"
+                    "int main(int c,char**v){(void)v;return f1(c)+keep(c);}\\n' > " + src);
+  int status = 0;
+  test::run_command("gcc -O1 -no-pie -o " + bin + " " + src, &status);
+  ASSERT_EQ(status, 0);
+  auto elf = ElfFile::open(bin);
+  ASSERT_TRUE(elf);
+  SymbolTable t;
+  ASSERT_GT(load_elf_symbols(*elf, *elf, true, t), 0u);
+  t.finish();
+  std::istringstream nm(test::run_command("nm --defined-only " + bin + " | grep -E ' [Tt] (f1|f2|main)$'"));
+  int checked = 0;
+  for (std::string line; std::getline(nm, line);) {
+    uint64_t vaddr = std::stoull(line.substr(0, line.find(' ')), nullptr, 16);
+    std::string name = line.substr(line.rfind(' ') + 1);
+    GElf_Phdr ph;
+    ASSERT_TRUE(elf->load_segment_for_vaddr(vaddr, &ph));
+    const Symbol* s = t.find(vaddr - ph.p_vaddr + ph.p_offset);
+    ASSERT_NE(s, nullptr) << name;
+    EXPECT_EQ(s->name(), name);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);
+}
+
+}  // namespace
+}  // namespace tperf::symbols
