@@ -162,8 +162,7 @@ HostInfo read_host_info() {
       if (read_u32("/sys/bus/event_source/devices/" + n + "/type", type)) pmus.emplace_back(type, n);
     }
     ::closedir(d);
-    // perf lists them in directory order; a stable order makes files reproducible.
-    std::sort(pmus.begin(), pmus.end());
+    // Directory order, as perf lists them.
     h.pmu_mappings = std::move(pmus);
   }
 

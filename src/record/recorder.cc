@@ -24,6 +24,7 @@
 #include "record/build_id_collector.h"
 #include "record/perf_event.h"
 #include "record/proc_synthesis.h"
+#include "record/tracing_data.h"
 #include "record/workload.h"
 #include "util/workqueue.h"
 
@@ -452,6 +453,16 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
     writer->set_clock_data(cd);
   }
   if (threaded) writer->set_dir_format(1);
+  std::vector<uint8_t> tracing_data;
+  if (std::any_of(cfg.events.begin(), cfg.events.end(), [](const EventSpec& e) { return e.is_tracepoint(); })) {
+    try {
+      tracing_data = build_tracing_data(cfg.events);
+    } catch (const std::exception& e) {
+      workload.kill(SIGKILL);
+      return fail(e.what(), 1);
+    }
+    if (!pipe) writer->set_feature(kFeatTracingData, tracing_data);
+  }
 
   const RecordBuilder rb = writer->builder(tracking_index);
   const auto& first_attr = evlist->events().front().attr;
@@ -467,6 +478,19 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
   bool workload_started = false;
   std::vector<ReaderThread> readers;
   try {
+    if (pipe && !tracing_data.empty()) {
+      // HEADER_TRACING_DATA: the record announces the (8-aligned) size; the blob follows it.
+      std::vector<uint8_t> rec;
+      size_t aligned = (tracing_data.size() + 7) & ~size_t{7};
+      put_record_header(rec, kRecordHeaderTracingData, 0, 16, false);
+      uint32_t size32 = static_cast<uint32_t>(aligned);
+      const auto* p = reinterpret_cast<const uint8_t*>(&size32);
+      rec.insert(rec.end(), p, p + 4);
+      rec.insert(rec.end(), 4, 0);
+      rec.insert(rec.end(), tracing_data.begin(), tracing_data.end());
+      rec.resize(16 + aligned, 0);
+      writer->write_record(rec);
+    }
     // ID_INDEX, at most ~2000 entries per record.
     std::vector<IdIndexEntry> index;
     for (const auto& ev : evlist->events()) index.insert(index.end(), ev.id_index.begin(), ev.id_index.end());
