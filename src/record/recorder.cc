@@ -697,6 +697,21 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
   if (write_error.empty()) {
     try {
       if (!pipe && total.samples > 0) writer->set_sample_time(total.first_time, total.last_time);
+      if (threaded && o.compression_level > 0) {
+        // The data.N files are compressed, the header file is not: perf sizes its decompression
+        // buffer from this feature, so it must be there all the same.
+        uint64_t in = 0, out = 0;
+        for (auto& r : readers) {
+          in += r.writer->bytes_before_compression();
+          out += r.writer->bytes_after_compression();
+        }
+        CompressedInfo ci;
+        ci.type = 1;
+        ci.level = static_cast<uint32_t>(o.compression_level);
+        ci.ratio = out ? static_cast<uint32_t>((in + out / 2) / out) : 0;
+        ci.mmap_len = 256 * 1024;
+        writer->set_compressed(ci);
+      }
       writer->finish();
       finished = true;
     } catch (const std::exception& e) {
