@@ -143,6 +143,7 @@ uint64_t Writer::data_size() const {
 void Writer::emit(std::span<const uint8_t> bytes) {
   buf_.insert(buf_.end(), bytes.begin(), bytes.end());
   pos_ += bytes.size();
+  emit_ends_.push_back(buf_.size());
   if (buf_.size() >= kBufferSize) flush_buffer();
 }
 
@@ -164,8 +165,25 @@ void Writer::write_all(const uint8_t* p, size_t n) {
 
 void Writer::flush_buffer() {
   if (buf_.empty()) return;
-  write_all(buf_.data(), buf_.size());
+  const uint64_t buf_start = pos_ - buf_.size();
+  size_t done = 0;
+  while (done < buf_.size()) {
+    ssize_t w = ::write(fd_, buf_.data() + done, buf_.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      if (w == 0) errno = EIO;
+      int err = errno;
+      // What reached the disk ends at the last whole unit (record, section) inside `done`.
+      auto it = std::upper_bound(emit_ends_.begin(), emit_ends_.end(), done);
+      size_t whole = it == emit_ends_.begin() ? 0 : *std::prev(it);
+      flushed_pos_ = buf_start + whole;
+      errno = err;
+      io_fail("write failed");
+    }
+    done += static_cast<size_t>(w);
+  }
   buf_.clear();
+  emit_ends_.clear();
   flushed_pos_ = pos_;
 }
 
@@ -198,6 +216,7 @@ bool Writer::salvage() {
   if (fd_ < 0) return false;
   finished_ = true;
   buf_.clear();
+  emit_ends_.clear();
   pending_.clear();
   if (options_.pipe) {
     close_owned();

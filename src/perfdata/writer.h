@@ -177,6 +177,7 @@ class Writer {
   std::map<unsigned, std::vector<uint8_t>> features_;
 
   std::vector<uint8_t> buf_;  // bytes not yet written to fd_
+  std::vector<size_t> emit_ends_;  // where each unit emitted into buf_ ends (whole-unit boundaries)
   uint64_t pos_ = 0;          // file offset of the end of buf_
   uint64_t flushed_pos_ = 0;  // file offset up to which every byte was written (a record boundary)
   uint64_t data_end_ = UINT64_MAX;  // set once finish() has written the last record

@@ -88,7 +88,6 @@ void EventList::build_attrs() {
       a.sample_stack_user = config_.dwarf_stack_size;
       a.set_flag(kFlagExcludeCallchainUser);
     }
-    if (total > 1) a.sample_type |= kSampleIdentifier;
     a.read_format = kReadId | kReadLost;
     a.set_flag(kFlagDisabled);
     a.set_flag(kFlagInherit, config_.inherit);
@@ -117,7 +116,7 @@ void EventList::build_attrs() {
     a.size = kAttrSizeVer7;
     a.config = kSwDummy;
     a.sample_period = 1;
-    a.sample_type = kSampleIp | kSampleTid | kSampleTime | kSampleCpu | kSampleIdentifier;
+    a.sample_type = kSampleIp | kSampleTid | kSampleTime | kSampleCpu;
     a.read_format = kReadId | kReadLost;
     a.set_flag(kFlagInherit, config_.inherit);
     a.set_flag(kFlagSampleIdAll);
@@ -126,6 +125,13 @@ void EventList::build_attrs() {
       a.clockid = config_.clockid;
     }
     events_.push_back(std::move(ev));
+  }
+  // Several events: each sample names its event. perf uses IDENTIFIER (at a fixed place) only when
+  // the sample layouts differ, else ID.
+  if (total > 1) {
+    bool differ = false;
+    for (const auto& ev : events_) differ = differ || ev.attr.sample_type != events_.front().attr.sample_type;
+    for (auto& ev : events_) ev.attr.sample_type |= differ ? kSampleIdentifier : kSampleId;
   }
   Event& tracking = add_dummy ? events_.back() : events_.front();
   tracking.tracking = true;

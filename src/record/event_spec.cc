@@ -60,33 +60,46 @@ bool is_dir(const std::string& path) {
 }
 
 void apply_modifiers(EventSpec& e, const std::string& mods) {
-  bool u = false, k = false, h = false, host = false, guest = false;
+  if (mods.empty()) return;  // perf's defaults: everything, guest excluded
+  // perf's modifier rules: naming a privilege level excludes the ones not named; :u alone also
+  // excludes the guest; H and G choose between host and guest.
+  bool excluded = false, gh = false;
+  bool eu = false, ek = false, eh = false, eG = false, eH = false;
   for (char c : mods) {
     switch (c) {
-      case 'u': u = true; break;
-      case 'k': k = true; break;
-      case 'h': h = true; break;
+      case 'u':
+        if (!excluded) excluded = eu = ek = eh = true;
+        if (!gh) eG = true;
+        eu = false;
+        break;
+      case 'k':
+        if (!excluded) excluded = eu = ek = eh = true;
+        ek = false;
+        break;
+      case 'h':
+        if (!excluded) excluded = eu = ek = eh = true;
+        eh = false;
+        break;
+      case 'G':
+        if (!gh) gh = eG = eH = true;
+        eG = false;
+        break;
+      case 'H':
+        if (!gh) gh = eG = eH = true;
+        eH = false;
+        break;
       case 'p': ++e.precise_ip; break;
       case 'P': e.precise_ip = 3; break;
-      case 'H': host = true; break;
-      case 'G': guest = true; break;
       default:
         throw std::invalid_argument(fmt::format("event '{}': unknown modifier '{}' (known: u k h p P H G)", e.name, c));
     }
   }
   if (e.precise_ip > 3) throw std::invalid_argument(fmt::format("event '{}': at most :ppp", e.name));
-  // perf: naming some privilege levels excludes the ones not named.
-  if (u || k || h) {
-    e.exclude_user = !u;
-    e.exclude_kernel = !k;
-    e.exclude_hv = !h;
-  }
-  if (guest && !host) {
-    e.exclude_guest = false;
-    e.exclude_host = true;
-  } else if (guest && host) {
-    e.exclude_guest = false;
-  }
+  e.exclude_user = eu;
+  e.exclude_kernel = ek;
+  e.exclude_hv = eh;
+  e.exclude_guest = eG;
+  e.exclude_host = eH;
 }
 
 }  // namespace

@@ -415,6 +415,10 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
   Writer::Options wo;
   wo.pipe = pipe;
   if (!threaded) wo.compression_level = o.compression_level;
+  // perf 6.1 fails on a COMPRESSED record that decompresses to nothing, which happens when one
+  // flush's zstd output is split over several records: chunks this small always fit in one.
+  constexpr size_t kCompressChunk = 60 * 1024;
+  wo.compress_chunk = kCompressChunk;
   auto writer = std::make_unique<Writer>(wo);
   try {
     if (pipe) {
@@ -537,6 +541,7 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
         Writer::Options rwo;
         rwo.headerless = true;
         rwo.compression_level = o.compression_level;
+        rwo.compress_chunk = kCompressChunk;
         r.writer = std::make_unique<Writer>(rwo);
         r.writer->open(fmt::format("{}/data.{}", dir, g));
         readers.push_back(std::move(r));
@@ -709,7 +714,7 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
         ci.type = 1;
         ci.level = static_cast<uint32_t>(o.compression_level);
         ci.ratio = out ? static_cast<uint32_t>((in + out / 2) / out) : 0;
-        ci.mmap_len = 256 * 1024;
+        ci.mmap_len = 64 * 1024;
         writer->set_compressed(ci);
       }
       writer->finish();
