@@ -4,6 +4,7 @@
 #include <linux/perf_event.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -159,6 +160,13 @@ std::vector<int> EventList::all_fds() const {
 
 void EventList::open(util::WorkQueue& wq, size_t data_pages) {
   const size_t ncpu = open_cpus_.size(), nthr = open_threads_.size();
+  // Wake the reader when a quarter of the buffer is full (the kernel's default is half): more
+  // room left for the time it takes to be scheduled on a busy machine.
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  for (auto& ev : events_) {
+    ev.attr.set_flag(kFlagWatermark);
+    ev.attr.wakeup_events = static_cast<uint32_t>(std::max<uint64_t>(page, data_pages * page / 4));
+  }
   for (auto& ev : events_) ev.fds.assign(ncpu * nthr, -1);
 
   // The first fd of each event is opened alone, dropping what an older kernel refuses, so the

@@ -568,6 +568,7 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
   for (auto& b : buffers) pfds.push_back(pollfd{b.fd(), POLLIN, 0});
   pfds.push_back(pollfd{g_wake_pipe[0], POLLIN, 0});
   const bool per_task = !system_wide;
+  const size_t sleep_below = buffers.empty() ? 1 : std::max<size_t>(1, buffers.front().data_size() / 8);
   size_t hung = 0;
 
   auto drain_all = [&]() -> size_t {
@@ -596,7 +597,7 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
       } else {
         for (auto& r : readers) {
           ReaderThread* rp = &r;
-          reader_wq->queue_work([rp, &buffers, &readers_stop, readers_wake, time_offset]() {
+          reader_wq->queue_work([rp, &buffers, &readers_stop, readers_wake, time_offset, sleep_below]() {
             pin_to(rp->cpus);
             std::vector<pollfd> fds;
             for (size_t b : rp->buffers) fds.push_back(pollfd{buffers[b].fd(), POLLIN, 0});
@@ -611,7 +612,7 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
                 size_t bytes = 0;
                 for (size_t b : rp->buffers) bytes += buffers[b].drain(sink);
                 if (stopping) break;
-                if (bytes == 0) {
+                if (bytes < sleep_below) {
                   int n = ::poll(fds.data(), fds.size(), 1000);
                   if (n > 0) ++rp->counters.wakeups;
                   for (size_t i = 0; i + 1 < fds.size(); ++i) {
@@ -634,7 +635,10 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
       for (;;) {
         size_t bytes = threaded ? 0 : drain_all();
         if (stop_wanted()) break;
-        if (bytes == 0) {
+        // Sleep unless a pass brought a lot: a reader that spins on small passes is charged as a
+        // CPU hog and then waits behind the workload for its turn while the buffers overflow;
+        // one that sleeps until the wakeup watermark is scheduled as soon as it is woken.
+        if (bytes < sleep_below) {
           if (threaded) {
             // Only the wake pipe and hang-ups matter here; readers poll for data.
             for (size_t i = 0; i + 1 < pfds.size(); ++i) pfds[i].events = 0;
