@@ -858,7 +858,9 @@ TEST(WriterTest, SalvageAfterWriteFailureLeavesAReadableFile) {
   EXPECT_LE(std::filesystem::file_size(file), 300u * 1024);
   auto r = Reader::open(file);
   // The features follow the data only if they still fit under the limit.
-  if (r->features().has(kFeatHostname)) EXPECT_EQ(r->features().hostname, "salvaged");
+  if (r->features().has(kFeatHostname)) {
+    EXPECT_EQ(r->features().hostname, "salvaged");
+  }
   Record rec;
   Sample s;
   uint64_t n = 0;
