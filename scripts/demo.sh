@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Shows tperf on a real recording: builds tperf and the demo workload (demo/workload.c), records
-# the workload with cpu-clock sampling and callchains, then prints what tperf reads from it.
+# the workload with `tperf record` (cpu-clock sampling and callchains), then prints what tperf
+# reads from it.
 # Everything it writes goes to demo/out/.
 set -euo pipefail
 
@@ -22,15 +23,8 @@ cc -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -o "$OUT/workload" demo
 
 # cpu-clock is a software event, so this works on machines without a hardware PMU (VMs, CI).
 echo "== recording"
-# `tperf record --help` would print the top-level help when record does not exist: read the list.
-subcommands=$("$TPERF" --help 2>&1 || true)
-if grep -Eq '^[[:space:]]+record([[:space:]]|$)' <<<"$subcommands"; then
-  echo "\$ $TPERF record -g -e cpu-clock -o $DATA -- $OUT/workload"
-  "$TPERF" record -g -e cpu-clock -o "$DATA" -- "$OUT/workload"
-else
-  echo "\$ perf record -g -e cpu-clock -o $DATA -- $OUT/workload"
-  perf record -g -e cpu-clock -o "$DATA" -- "$OUT/workload"
-fi
+echo "\$ $TPERF record -g -e cpu-clock -o $DATA -- $OUT/workload"
+"$TPERF" record -g -e cpu-clock -o "$DATA" -- "$OUT/workload"
 
 show() {
   echo

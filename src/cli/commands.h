@@ -13,6 +13,7 @@ void add_header_command(CLI::App& app, int& status);
 void add_stats_command(CLI::App& app, int& status);
 void add_convert_command(CLI::App& app, int& status);
 void add_script_command(CLI::App& app, int& status);
+void add_record_command(CLI::App& app, int& status);
 void add_report_command(CLI::App& app, int& status);
 
 // Runs `body`, turning the errors every command can meet into a one-line message on stderr

@@ -476,4 +476,71 @@ std::vector<uint8_t> feature_build_ids(std::span<const BuildIdEntry> entries, bo
   return out;
 }
 
+std::vector<uint8_t> feature_cpu_topology(const CpuTopology& topology, bool swap) {
+  std::vector<uint8_t> out;
+  ByteWriter w(out, swap);
+  auto lists = [&](const std::vector<std::string>& list) {
+    w.u32(static_cast<uint32_t>(list.size()));
+    for (const auto& s : list) put_header_string(out, s, swap);
+  };
+  lists(topology.core_siblings);
+  lists(topology.thread_siblings);
+  for (const auto& cpu : topology.cpus) w.u32(cpu.core_id).u32(cpu.socket_id);
+  if (topology.has_die) {
+    lists(topology.die_siblings);
+    for (const auto& cpu : topology.cpus) w.u32(cpu.die_id);
+  }
+  return out;
+}
+
+std::vector<uint8_t> feature_numa_topology(std::span<const NumaNode> nodes, bool swap) {
+  std::vector<uint8_t> out;
+  ByteWriter w(out, swap);
+  w.u32(static_cast<uint32_t>(nodes.size()));
+  for (const auto& n : nodes) {
+    w.u32(n.node).u64(n.mem_total).u64(n.mem_free);
+    put_header_string(out, n.cpus, swap);
+  }
+  return out;
+}
+
+std::vector<uint8_t> feature_pmu_mappings(std::span<const std::pair<uint32_t, std::string>> pmus, bool swap) {
+  std::vector<uint8_t> out;
+  ByteWriter w(out, swap);
+  w.u32(static_cast<uint32_t>(pmus.size()));
+  for (const auto& [type, name] : pmus) {
+    w.u32(type);
+    put_header_string(out, name, swap);
+  }
+  return out;
+}
+
+std::vector<uint8_t> feature_cache(std::span<const CacheLevel> caches, bool swap) {
+  std::vector<uint8_t> out;
+  ByteWriter w(out, swap);
+  w.u32(1).u32(static_cast<uint32_t>(caches.size()));
+  for (const auto& c : caches) {
+    w.u32(c.level).u32(c.line_size).u32(c.sets).u32(c.ways);
+    put_header_string(out, c.type, swap);
+    put_header_string(out, c.size, swap);
+    put_header_string(out, c.map, swap);
+  }
+  return out;
+}
+
+std::vector<uint8_t> feature_mem_topology(const MemTopology& topology, bool swap) {
+  std::vector<uint8_t> out;
+  ByteWriter w(out, swap);
+  w.u64(1).u64(topology.block_size).u64(topology.nodes.size());
+  for (const auto& n : topology.nodes) {
+    uint64_t words = n.nbits / 64 + (n.nbits % 64 != 0);
+    if (n.bitmap.size() != words) {
+      throw std::invalid_argument(fmt::format("mem_topology node {}: {} bitmap words for {} bits", n.node,
+                                              n.bitmap.size(), n.nbits));
+    }
+    w.u64(n.node).u64(n.size).u64(n.nbits).u64s(n.bitmap);
+  }
+  return out;
+}
+
 }  // namespace tperf::perfdata

@@ -128,5 +128,16 @@ std::vector<uint8_t> feature_compressed(const CompressedInfo& ci, bool swap = fa
 std::vector<uint8_t> feature_event_desc(std::span<const EventDescEntry> events, bool swap = false);
 // BUILD_ID: one entry per DSO, header type 0, filename padded to 64 (entries are not 8-aligned).
 std::vector<uint8_t> feature_build_ids(std::span<const BuildIdEntry> entries, bool swap = false);
+// CPU_TOPOLOGY as perf 6.1 writes it: core and thread sibling lists, {core_id, socket_id} per
+// CPU, then (when has_die) die sibling lists and a die_id per CPU.
+std::vector<uint8_t> feature_cpu_topology(const CpuTopology& topology, bool swap = false);
+// NUMA_TOPOLOGY: u32 nr, then per node {u32 node, u64 mem_total kB, u64 mem_free kB, cpu list}.
+std::vector<uint8_t> feature_numa_topology(std::span<const NumaNode> nodes, bool swap = false);
+// PMU_MAPPINGS: u32 nr, then {u32 type, name} per PMU.
+std::vector<uint8_t> feature_pmu_mappings(std::span<const std::pair<uint32_t, std::string>> pmus, bool swap = false);
+// CACHE (version 1): u32 nr, then {level, line_size, sets, ways, type, size, map} per cache.
+std::vector<uint8_t> feature_cache(std::span<const CacheLevel> caches, bool swap = false);
+// MEM_TOPOLOGY (version 1): block size, then per node {node, size in blocks, bitmap of blocks}.
+std::vector<uint8_t> feature_mem_topology(const MemTopology& topology, bool swap = false);
 
 }  // namespace tperf::perfdata

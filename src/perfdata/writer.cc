@@ -90,6 +90,10 @@ void Writer::open_fd(int fd, const std::string& name) {
   fd_ = fd;
   own_fd_ = false;
   ByteWriter w(buf_, options_.swap);
+  if (options_.headerless) {
+    pos_ = 0;
+    return;
+  }
   if (options_.pipe) {
     w.u64(kMagic).u64(kPipeHeaderSize);
   } else {
@@ -139,6 +143,7 @@ uint64_t Writer::data_size() const {
 void Writer::emit(std::span<const uint8_t> bytes) {
   buf_.insert(buf_.end(), bytes.begin(), bytes.end());
   pos_ += bytes.size();
+  emit_ends_.push_back(buf_.size());
   if (buf_.size() >= kBufferSize) flush_buffer();
 }
 
@@ -160,8 +165,109 @@ void Writer::write_all(const uint8_t* p, size_t n) {
 
 void Writer::flush_buffer() {
   if (buf_.empty()) return;
-  write_all(buf_.data(), buf_.size());
+  const uint64_t buf_start = pos_ - buf_.size();
+  size_t done = 0;
+  while (done < buf_.size()) {
+    ssize_t w = ::write(fd_, buf_.data() + done, buf_.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      if (w == 0) errno = EIO;
+      int err = errno;
+      // What reached the disk ends at the last whole unit (record, section) inside `done`.
+      auto it = std::upper_bound(emit_ends_.begin(), emit_ends_.end(), done);
+      size_t whole = it == emit_ends_.begin() ? 0 : *std::prev(it);
+      flushed_pos_ = buf_start + whole;
+      errno = err;
+      io_fail("write failed");
+    }
+    done += static_cast<size_t>(w);
+  }
   buf_.clear();
+  emit_ends_.clear();
+  flushed_pos_ = pos_;
+}
+
+bool Writer::write_header(const std::map<unsigned, std::vector<uint8_t>>& feats) {
+  std::vector<uint8_t> header;
+  ByteWriter hw(header, options_.swap);
+  hw.u64(kMagic).u64(kFileHeaderSize).u64(attr_stride_);
+  hw.u64(attrs_offset_).u64(attrs_size_);
+  hw.u64(data_offset_).u64(data_size_);
+  hw.u64(0).u64(0);  // event_types: obsolete
+  uint64_t words[kFeatBits / 64] = {};
+  for (const auto& [bit, payload] : feats) words[bit / 64] |= 1ULL << (bit % 64);
+  for (uint64_t word : words) hw.u64(word);
+  size_t done = 0;
+  while (done < header.size()) {
+    ssize_t w = ::pwrite(fd_, header.data() + done, header.size() - done, static_cast<off_t>(done));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    done += static_cast<size_t>(w);
+  }
+  return true;
+}
+
+void Writer::close_owned() {
+  if (own_fd_ && fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+bool Writer::salvage() {
+  if (fd_ < 0) return false;
+  finished_ = true;
+  buf_.clear();
+  emit_ends_.clear();
+  pending_.clear();
+  if (options_.pipe) {
+    close_owned();
+    return true;
+  }
+  flushed_pos_ = std::min(flushed_pos_, data_end_);
+  bool ok = ::ftruncate(fd_, static_cast<off_t>(flushed_pos_)) == 0;
+  if (options_.headerless) {
+    data_size_ = flushed_pos_;
+    close_owned();
+    return ok;
+  }
+  if (!data_started_ || flushed_pos_ < data_offset_ || attrs_in_front_ == 0 ||
+      attrs_offset_ + attrs_size_ > flushed_pos_) {
+    // Not even the attrs reached the disk: an empty file says so better than a broken one.
+    attrs_offset_ = attrs_size_ = 0;
+    data_offset_ = kFileHeaderSize;
+    data_size_ = 0;
+    if (::ftruncate(fd_, static_cast<off_t>(kFileHeaderSize)) != 0) ok = false;
+  } else {
+    data_size_ = flushed_pos_ - data_offset_;
+  }
+  // Features first, so the header never points at a table that is not there.
+  auto feats = final_features();
+  std::vector<uint8_t> tail;
+  ByteWriter tw(tail, options_.swap);
+  uint64_t end = data_offset_ + data_size_;
+  uint64_t payload_offset = end + feats.size() * 16;
+  for (const auto& [bit, payload] : feats) {
+    tw.u64(payload_offset).u64(payload.size());
+    payload_offset += payload.size();
+  }
+  for (const auto& [bit, payload] : feats) tw.bytes(payload);
+  bool feats_ok = true;
+  size_t done = 0;
+  while (done < tail.size()) {
+    ssize_t w = ::pwrite(fd_, tail.data() + done, tail.size() - done, static_cast<off_t>(end + done));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      feats_ok = false;
+      break;
+    }
+    done += static_cast<size_t>(w);
+  }
+  if (!feats_ok) {
+    if (::ftruncate(fd_, static_cast<off_t>(end)) != 0) ok = false;
+    feats.clear();
+  }
+  if (!write_header(feats)) ok = false;
+  close_owned();
+  return ok;
 }
 
 void Writer::write_attrs_section() {
@@ -231,6 +337,10 @@ std::map<unsigned, std::vector<uint8_t>> Writer::final_features() const {
 void Writer::start_data() {
   if (data_started_) return;
   data_started_ = true;
+  if (options_.headerless) {
+    data_offset_ = 0;
+    return;
+  }
   if (options_.pipe) {
     RecordBuilder rb({}, options_.swap);
     for (const auto& a : attrs_) emit(rb.header_attr(a.attr, a.ids));
@@ -318,8 +428,12 @@ void Writer::finish() {
   check_open();
   start_data();
   compress_pending();
-  if (!options_.pipe) {
+  if (options_.headerless) {
+    flush_buffer();
+    data_size_ = pos_;
+  } else if (!options_.pipe) {
     data_size_ = pos_ - data_offset_;
+    data_end_ = pos_;
     auto feats = final_features();
     std::vector<uint8_t> table;
     ByteWriter tw(table, options_.swap);
@@ -337,28 +451,7 @@ void Writer::finish() {
     }
     flush_buffer();
 
-    std::vector<uint8_t> header;
-    ByteWriter hw(header, options_.swap);
-    hw.u64(kMagic).u64(kFileHeaderSize).u64(attr_stride_);
-    hw.u64(attrs_offset_).u64(attrs_size_);
-    hw.u64(data_offset_).u64(data_size_);
-    hw.u64(0).u64(0);  // event_types: obsolete
-    uint64_t words[kFeatBits / 64] = {};
-    for (const auto& [bit, payload] : feats) words[bit / 64] |= 1ULL << (bit % 64);
-    for (uint64_t word : words) hw.u64(word);
-    size_t done = 0;
-    while (done < header.size()) {
-      ssize_t w = ::pwrite(fd_, header.data() + done, header.size() - done, static_cast<off_t>(done));
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        io_fail("write failed");
-      }
-      if (w == 0) {
-        errno = EIO;
-        io_fail("write failed");
-      }
-      done += static_cast<size_t>(w);
-    }
+    if (!write_header(feats)) io_fail("write failed");
   } else {
     flush_buffer();
     data_size_ = pos_ - data_offset_;
@@ -369,6 +462,110 @@ void Writer::finish() {
     fd_ = -1;
     if (::close(fd) != 0) io_fail("close failed");
   }
+}
+
+namespace {
+
+[[noreturn]] void file_fail(const std::string& path, const char* what) {
+  int err = errno;
+  throw IoError(fmt::format("{}: {}: {}", path, what, std::strerror(err)));
+}
+
+void pread_all(int fd, const std::string& path, uint8_t* p, size_t n, uint64_t off) {
+  while (n > 0) {
+    ssize_t r = ::pread(fd, p, n, static_cast<off_t>(off));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) file_fail(path, "read failed");
+    if (r == 0) throw FormatError(off, "file ends inside the feature section");
+    p += r;
+    n -= static_cast<size_t>(r);
+    off += static_cast<uint64_t>(r);
+  }
+}
+
+void pwrite_all(int fd, const std::string& path, const uint8_t* p, size_t n, uint64_t off) {
+  while (n > 0) {
+    ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(off));
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) file_fail(path, "write failed");
+    if (w == 0) {
+      errno = EIO;
+      file_fail(path, "write failed");
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+    off += static_cast<uint64_t>(w);
+  }
+}
+
+struct FdCloser {
+  int fd;
+  ~FdCloser() { ::close(fd); }
+};
+
+}  // namespace
+
+void update_features(const std::string& path, const std::map<unsigned, std::vector<uint8_t>>& features) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) file_fail(path, "cannot open for updating");
+  FdCloser closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) file_fail(path, "stat failed");
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  if (file_size < kFileHeaderSize) throw FormatError(0, "not a perf.data file (shorter than its header)");
+  uint8_t header[kFileHeaderSize];
+  pread_all(fd, path, header, sizeof header, 0);
+  if (load<uint64_t>(header, false) != kMagic || load<uint64_t>(header + 8, false) != kFileHeaderSize) {
+    throw FormatError(0, "not a host-order file-mode perf.data header");
+  }
+  const uint64_t attrs_offset = load<uint64_t>(header + 24, false);
+  const uint64_t attrs_size = load<uint64_t>(header + 32, false);
+  const uint64_t data_offset = load<uint64_t>(header + 40, false);
+  const uint64_t data_size = load<uint64_t>(header + 48, false);
+  const uint64_t data_end = data_offset + data_size;
+  if (data_end < data_offset || data_end > file_size) throw FormatError(40, "data section outside the file");
+  if (attrs_size != 0 && attrs_offset + attrs_size > data_offset) {
+    throw FormatError(24, "attrs after the data: cannot rewrite the features in place");
+  }
+  uint64_t words[kFeatBits / 64];
+  for (size_t i = 0; i < kFeatBits / 64; ++i) words[i] = load<uint64_t>(header + 72 + 8 * i, false);
+
+  std::map<unsigned, std::vector<uint8_t>> merged;
+  uint64_t slot = data_end;
+  for (unsigned bit = 0; bit < kFeatBits; ++bit) {
+    if (!((words[bit / 64] >> (bit % 64)) & 1)) continue;
+    uint8_t entry[16];
+    pread_all(fd, path, entry, sizeof entry, slot);
+    uint64_t off = load<uint64_t>(entry, false), size = load<uint64_t>(entry + 8, false);
+    if (off > file_size || size > file_size - off) {
+      throw FormatError(slot, fmt::format("feature {} payload outside the file", bit));
+    }
+    std::vector<uint8_t> payload(size);
+    pread_all(fd, path, payload.data(), size, off);
+    merged[bit] = std::move(payload);
+    slot += 16;
+  }
+  for (const auto& [bit, payload] : features) {
+    if (bit >= kFeatBits) throw std::invalid_argument(fmt::format("feature bit {} out of range", bit));
+    merged[bit] = payload;
+  }
+
+  std::vector<uint8_t> tail;
+  ByteWriter tw(tail, false);
+  uint64_t payload_offset = data_end + merged.size() * 16;
+  for (const auto& [bit, payload] : merged) {
+    tw.u64(payload_offset).u64(payload.size());
+    payload_offset += payload.size();
+  }
+  for (const auto& [bit, payload] : merged) tw.bytes(payload);
+  pwrite_all(fd, path, tail.data(), tail.size(), data_end);
+  if (::ftruncate(fd, static_cast<off_t>(data_end + tail.size())) != 0) file_fail(path, "truncate failed");
+  std::vector<uint8_t> bits;
+  ByteWriter bw(bits, false);
+  uint64_t new_words[kFeatBits / 64] = {};
+  for (const auto& [bit, payload] : merged) new_words[bit / 64] |= 1ULL << (bit % 64);
+  for (uint64_t w : new_words) bw.u64(w);
+  pwrite_all(fd, path, bits.data(), bits.size(), 72);
 }
 
 }  // namespace tperf::perfdata

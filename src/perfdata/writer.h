@@ -52,6 +52,10 @@ class Writer {
     // feature of a swapped file. So an empty hostname is written when none was set.
     bool ensure_hostname = true;
     uint64_t pipe_last_feature = kFeatLastPerf61;
+    // Records only: no file header, no attrs, no features (the data.N files of a `perf record
+    // --threads` directory, whose attrs and features live in the directory's header file). With
+    // compression each such file holds its own zstd stream.
+    bool headerless = false;
   };
 
   Writer();
@@ -119,6 +123,13 @@ class Writer {
   // descriptor. Nothing may be written afterwards.
   void finish();
 
+  // After a failed write (a full disk, a file size limit): drops what did not fully reach the
+  // disk, cuts the file after the last complete flush (a record boundary), and writes a header
+  // (and the features, if they still fit) so that what was written reads as a complete file.
+  // Closes the output. Returns false when even the header could not be written. Pipe mode:
+  // only closes.
+  bool salvage();
+
   const Options& options() const { return options_; }
   bool swapped() const { return options_.swap; }
   const std::string& path() const { return path_; }
@@ -147,6 +158,8 @@ class Writer {
   void compress_pending();
   void emit_pipe_attr(const Attr& a);
   void write_attrs_section();
+  bool write_header(const std::map<unsigned, std::vector<uint8_t>>& feats);
+  void close_owned();
   std::vector<uint8_t> event_desc_payload() const;
   std::map<unsigned, std::vector<uint8_t>> final_features() const;
   [[noreturn]] void io_fail(const char* what) const;
@@ -164,7 +177,10 @@ class Writer {
   std::map<unsigned, std::vector<uint8_t>> features_;
 
   std::vector<uint8_t> buf_;  // bytes not yet written to fd_
+  std::vector<size_t> emit_ends_;  // where each unit emitted into buf_ ends (whole-unit boundaries)
   uint64_t pos_ = 0;          // file offset of the end of buf_
+  uint64_t flushed_pos_ = 0;  // file offset up to which every byte was written (a record boundary)
+  uint64_t data_end_ = UINT64_MAX;  // set once finish() has written the last record
   uint64_t data_offset_ = 0;
   uint64_t data_size_ = 0;  // set by finish()
 
@@ -172,5 +188,12 @@ class Writer {
   std::vector<uint8_t> pending_;  // uncompressed records waiting for the next zstd flush
   uint64_t zstd_in_ = 0, zstd_out_ = 0;
 };
+
+// Adds or replaces features of a finished file-mode perf.data in host byte order (what `perf
+// record` does after reading its own data back to find build ids): the feature table and
+// payloads after the data are rewritten and the header's feature bits updated; data and attrs are
+// not touched. Throws IoError (unreadable, unwritable) or FormatError (not such a file, or attrs
+// placed after the data).
+void update_features(const std::string& path, const std::map<unsigned, std::vector<uint8_t>>& features);
 
 }  // namespace tperf::perfdata

@@ -66,7 +66,7 @@ const Recordings& recordings() {
     }
     std::string dir = test::e2e::scratch_dir();
     std::string bin = dir + "/report_forkexec";
-    CommandResult cc = run(fmt::format("gcc -O1 -static -s -fno-omit-frame-pointer -pthread -o {} {}/tests/e2e/workloads/forkexec.c",
+    CommandResult cc = run(fmt::format("gcc -O1 -static -s -fno-omit-frame-pointer -pthread -o {} {}/tests/e2e/workloads/stripped_hot_loops.c",
                                        shell_quote(bin), TPERF_SOURCE_DIR));
     if (cc.status != 0) {
       out.skip = "cannot build a static workload: " + cc.err;

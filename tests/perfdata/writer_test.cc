@@ -4,6 +4,9 @@
 #include "perfdata/writer.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -714,6 +717,182 @@ TEST(WriterTest, DirFormatFeature) {
   auto r = Reader::open(file);
   EXPECT_TRUE(r->features().has(kFeatDirFormat));
   EXPECT_EQ(r->features().dir_format_version, 1u);
+}
+
+// The topology encoders, held against perf's own rendering of them (perf report -I) and the Reader.
+TEST(WriterTest, TopologyFeatures) {
+  TempDir dir;
+  std::string file = dir.file("perf.data");
+  Writer w;
+  w.open(file);
+  w.add_attr(user_attr(kSwCpuClock, kSampleIp | kSampleTid | kSampleTime), {1}, "cpu-clock:u");
+  w.set_nrcpus(2, 2);
+  CpuTopology topo;
+  topo.core_siblings = {"0-1"};
+  topo.thread_siblings = {"0", "1"};
+  topo.cpus = {{.core_id = 0, .socket_id = 0, .die_id = 0}, {.core_id = 1, .socket_id = 0, .die_id = 0}};
+  topo.die_siblings = {"0-1"};
+  topo.has_die = true;
+  w.set_feature(kFeatCpuTopology, feature_cpu_topology(topo));
+  std::vector<NumaNode> numa = {{.node = 0, .mem_total = 1000, .mem_free = 500, .cpus = "0-1"}};
+  w.set_feature(kFeatNumaTopology, feature_numa_topology(numa));
+  std::vector<std::pair<uint32_t, std::string>> pmus = {{1, "software"}, {2, "tracepoint"}};
+  w.set_feature(kFeatPmuMappings, feature_pmu_mappings(pmus));
+  std::vector<CacheLevel> caches = {
+      {.level = 1, .line_size = 64, .sets = 64, .ways = 12, .type = "Data", .size = "48K", .map = "0"},
+      {.level = 3, .line_size = 64, .sets = 4096, .ways = 16, .type = "Unified", .size = "32768K", .map = "0-1"}};
+  w.set_feature(kFeatCache, feature_cache(caches));
+  MemTopology mem;
+  mem.version = 1;
+  mem.block_size = 0x8000000;
+  mem.nodes = {{.node = 0, .size = 70, .nbits = 70, .bitmap = {~0ULL, 0x3f}}};
+  w.set_feature(kFeatMemTopology, feature_mem_topology(mem));
+  w.write_record(w.builder(0).sample(Sample{.ip = 0x10, .pid = 1, .tid = 1, .time = 5000}));
+  w.finish();
+
+  auto r = Reader::open(file);
+  const Features& f = r->features();
+  EXPECT_EQ(f.cpu_topology.core_siblings, topo.core_siblings);
+  EXPECT_EQ(f.cpu_topology.thread_siblings, topo.thread_siblings);
+  ASSERT_EQ(f.cpu_topology.cpus.size(), 2u);
+  EXPECT_EQ(f.cpu_topology.cpus[1].core_id, 1u);
+  EXPECT_TRUE(f.cpu_topology.has_die);
+  ASSERT_EQ(f.numa_topology.size(), 1u);
+  EXPECT_EQ(f.numa_topology[0].mem_free, 500u);
+  EXPECT_EQ(f.pmu_mappings, pmus);
+  ASSERT_EQ(f.caches.size(), 2u);
+  EXPECT_EQ(f.caches[1].size, "32768K");
+  ASSERT_EQ(f.mem_topology.nodes.size(), 1u);
+  EXPECT_EQ(f.mem_topology.nodes[0].bitmap, mem.nodes[0].bitmap);
+  EXPECT_TRUE(f.warnings.empty());
+
+  if (!have_perf()) GTEST_SKIP() << "perf not in PATH";
+  std::string hdr = run_command("perf report --header-only -I -i " + shell_quote(file) + " 2>&1");
+  for (const char* want : {"# sibling sockets : 0-1", "# sibling dies    : 0-1", "# sibling threads : 0",
+                           "# sibling threads : 1", "# CPU 1: Core ID 1, Die ID 0, Socket ID 0",
+                           "# node0 meminfo  : total = 1000 kB, free = 500 kB", "# node0 cpu list : 0-1",
+                           "# pmu mappings: software = 1, tracepoint = 2", "#  L1 Data                 48K [0]",
+                           "#  L3 Unified           32768K [0-1]", "# memory nodes (nr 1, block size 0x8000000):",
+                           "#    0 [8G]: 0-69"}) {
+    EXPECT_NE(hdr.find(want), std::string::npos) << want << "\n" << hdr;
+  }
+  EXPECT_EQ(problem_lines(hdr), std::vector<std::string>{}) << hdr;
+}
+
+// update_features: what perf record does after reading its data back (the BUILD_ID feature).
+TEST(WriterTest, UpdateFeaturesAddsToAFinishedFile) {
+  TempDir dir;
+  std::string file = dir.file("perf.data");
+  Writer w;
+  w.open(file);
+  w.add_attr(user_attr(kSwCpuClock, kSampleIp | kSampleTid | kSampleTime), {1}, "cpu-clock:u");
+  w.set_hostname("before");
+  w.write_record(w.builder(0).sample(Sample{.ip = 0x10, .pid = 1, .tid = 1, .time = 5000}));
+  w.finish();
+  uint64_t data_size = Reader::open(file)->header().data.size;
+
+  BuildIdEntry e;
+  e.misc = kMiscUser;
+  e.pid = -1;
+  e.build_id = std::vector<uint8_t>(20, 0xcd);
+  e.filename = "/bin/app";
+  update_features(file, {{kFeatBuildId, feature_build_ids(std::vector<BuildIdEntry>{e})},
+                         {kFeatHostname, feature_string("after")}});
+  auto r = Reader::open(file);
+  EXPECT_EQ(r->header().data.size, data_size);
+  EXPECT_EQ(r->features().hostname, "after");
+  ASSERT_EQ(r->features().build_ids.size(), 1u);
+  EXPECT_EQ(r->features().build_ids[0].filename, "/bin/app");
+  EXPECT_TRUE(r->features().has(kFeatEventDesc)) << "features that were there stay";
+  Record rec;
+  int samples = 0;
+  while (r->next(rec)) samples += rec.type == kRecordSample;
+  EXPECT_EQ(samples, 1);
+  EXPECT_TRUE(r->errors().empty());
+
+  if (!have_perf()) GTEST_SKIP() << "perf not in PATH";
+  std::string bids = run_command("perf buildid-list -i " + shell_quote(file) + " 2>&1");
+  EXPECT_NE(bids.find("cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd /bin/app"), std::string::npos) << bids;
+}
+
+TEST(WriterTest, UpdateFeaturesRefusesWhatItCannotRewrite) {
+  TempDir dir;
+  std::string file = dir.file("x");
+  std::ofstream(file) << "not perf data at all, longer than a header........................................"
+                         "...............................................";
+  EXPECT_THROW(update_features(file, {}), FormatError);
+  EXPECT_THROW(update_features(dir.file("missing"), {}), IoError);
+}
+
+// A write failure midway (a file size limit standing for a full disk): salvage keeps every whole
+// record that reached the disk and makes the file complete. Runs in a child process, which gets
+// the limit.
+TEST(WriterTest, SalvageAfterWriteFailureLeavesAReadableFile) {
+  TempDir dir;
+  std::string file = dir.file("perf.data");
+  const PerfEventAttr attr = user_attr(kSwCpuClock, kSampleIp | kSampleTid | kSampleTime);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl = {300 * 1024, 300 * 1024};
+    setrlimit(RLIMIT_FSIZE, &rl);
+    Writer w;
+    w.open(file);
+    w.add_attr(attr, {1}, "cpu-clock:u");
+    w.set_hostname("salvaged");
+    RecordBuilder rb = w.builder(0);
+    try {
+      for (uint64_t i = 0; i < 1000000; ++i) {
+        w.write_record(rb.sample(Sample{.ip = 0x1000 + i, .pid = 7, .tid = 7, .time = kT0 + i}));
+      }
+      _exit(3);  // the limit never hit
+    } catch (const IoError&) {
+    }
+    _exit(w.salvage() ? 0 : 4);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_LE(std::filesystem::file_size(file), 300u * 1024);
+  auto r = Reader::open(file);
+  // The features follow the data only if they still fit under the limit.
+  if (r->features().has(kFeatHostname)) {
+    EXPECT_EQ(r->features().hostname, "salvaged");
+  }
+  Record rec;
+  Sample s;
+  uint64_t n = 0;
+  while (r->next(rec)) {
+    ASSERT_EQ(rec.type, kRecordSample);
+    r->decode_sample(rec, s);
+    EXPECT_EQ(s.ip, 0x1000 + n) << "samples in order, none torn";
+    ++n;
+  }
+  EXPECT_GT(n, 1000u);
+  EXPECT_TRUE(r->errors().empty());
+  EXPECT_TRUE(r->warnings().empty());
+
+  if (!have_perf()) GTEST_SKIP() << "perf not in PATH";
+  std::string err = run_command("perf script -i " + shell_quote(file) + " 2>&1 >/dev/null");
+  EXPECT_EQ(err, "");
+}
+
+// Headerless output: the data.N files of a --threads directory hold records only.
+TEST(WriterTest, HeaderlessHoldsRecordsOnly) {
+  TempDir dir;
+  std::string file = dir.file("data.0");
+  Writer::Options o;
+  o.headerless = true;
+  Writer w(o);
+  w.open(file);
+  RecordBuilder rb(user_attr(kSwCpuClock, kSampleIp | kSampleTid | kSampleTime));
+  auto rec = rb.sample(Sample{.ip = 0x10, .pid = 1, .tid = 1, .time = 5});
+  w.write_record(rec);
+  w.write_record(rec);
+  w.finish();
+  EXPECT_EQ(std::filesystem::file_size(file), 2 * rec.size());
 }
 
 }  // namespace

@@ -1,0 +1,182 @@
+// `tperf record`: perf record's options turned into record::RecordOptions; the recorder does the
+// rest. Exit status: the workload's, 128 + signal when stopped by one, 1 when recording failed,
+// 2 for bad options.
+#include <fmt/format.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "record/event_spec.h"
+#include "record/perf_event.h"
+#include "record/recorder.h"
+
+namespace tperf::cli {
+
+namespace {
+
+struct RecordCliOptions {
+  std::vector<std::string> events;
+  std::string pids, tids, cpus;
+  bool all_cpus = false;
+  std::string output = "perf.data";
+  std::string freq;
+  uint64_t count = 0;
+  bool g = false;
+  std::string call_graph;
+  bool switch_events = false;
+  bool compress = false;
+  int compression_level = -1;
+  std::string mmap_pages;
+  bool no_inherit = false;
+  std::string clockid;
+  std::vector<std::string> threads;
+  bool threads_given = false;
+  bool buildid_mmap = false;
+  bool no_buildid = false;
+  bool quiet = false;
+  unsigned synth_threads = 0;
+  std::vector<std::string> command;
+};
+
+std::vector<int32_t> parse_id_list(const std::string& text, const char* what) {
+  std::vector<int32_t> out;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    if (part.empty()) continue;
+    if (part.find_first_not_of("0123456789") != std::string::npos || part.size() > 9) {
+      throw std::invalid_argument(fmt::format("bad {} '{}'", what, part));
+    }
+    out.push_back(std::stoi(part));
+  }
+  if (out.empty()) throw std::invalid_argument(fmt::format("no {} in '{}'", what, text));
+  return out;
+}
+
+// perf's CMDLINE feature holds its own absolute path followed by the arguments as given.
+std::vector<std::string> own_cmdline() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  size_t pos = 0;
+  while (pos < all.size()) {
+    size_t nul = all.find('\0', pos);
+    if (nul == std::string::npos) nul = all.size();
+    args.push_back(all.substr(pos, nul - pos));
+    pos = nul + 1;
+  }
+  char exe[PATH_MAX];
+  if (!args.empty() && ::realpath("/proc/self/exe", exe)) args[0] = exe;
+  return args;
+}
+
+int run_record_command(const RecordCliOptions& c) {
+  record::RecordOptions o;
+  try {
+    for (const auto& e : c.events) {
+      auto list = record::parse_event_list(e);
+      o.events.insert(o.events.end(), list.begin(), list.end());
+    }
+    if (!c.pids.empty()) o.pids = parse_id_list(c.pids, "pid");
+    if (!c.tids.empty()) o.tids = parse_id_list(c.tids, "tid");
+    if (!c.cpus.empty()) o.cpus = record::parse_cpu_list(c.cpus);
+    o.system_wide = c.all_cpus;
+    o.output = c.output;
+    if (c.count > 0) {
+      o.use_freq = false;
+      o.period = c.count;
+    }
+    if (!c.freq.empty()) {
+      if (c.count > 0) throw std::invalid_argument("-F and -c cannot be combined");
+      if (c.freq == "max") {
+        std::ifstream in("/proc/sys/kernel/perf_event_max_sample_rate");
+        uint64_t v = 0;
+        if (!(in >> v) || v == 0) throw std::invalid_argument("cannot read kernel.perf_event_max_sample_rate");
+        o.freq = v;
+      } else {
+        if (c.freq.find_first_not_of("0123456789") != std::string::npos || c.freq.size() > 9) {
+          throw std::invalid_argument(fmt::format("bad frequency '{}'", c.freq));
+        }
+        o.freq = std::stoull(c.freq);
+        if (o.freq == 0) throw std::invalid_argument("-F 0: the frequency must be positive");
+      }
+    }
+    if (c.g) o.call_graph = record::CallGraph::kFramePointer;
+    if (!c.call_graph.empty()) record::parse_call_graph(c.call_graph, &o.call_graph, &o.dwarf_stack_size);
+    o.switch_events = c.switch_events;
+    if (c.compression_level >= 0) {
+      if (c.compression_level < 1 || c.compression_level > 22) {
+        throw std::invalid_argument(fmt::format("compression level {} out of 1..22", c.compression_level));
+      }
+      o.compression_level = c.compression_level;
+    } else if (c.compress) {
+      o.compression_level = 1;
+    }
+    if (!c.mmap_pages.empty()) o.mmap_pages = record::parse_mmap_pages(c.mmap_pages);
+    o.inherit = !c.no_inherit;
+    if (!c.clockid.empty()) o.clockid = record::parse_clockid(c.clockid);
+    if (c.threads_given) {
+      std::string spec = c.threads.empty() ? "cpu" : c.threads.front();
+      if (spec.empty() || spec == "cpu") o.threads = record::CpuGrouping::kCpu;
+      else if (spec == "core") o.threads = record::CpuGrouping::kCore;
+      else if (spec == "package") o.threads = record::CpuGrouping::kPackage;
+      else if (spec == "numa") o.threads = record::CpuGrouping::kNuma;
+      else throw std::invalid_argument(fmt::format("--threads={}: expected cpu, core, package or numa", spec));
+    }
+    o.buildid_mmap = c.buildid_mmap;
+    o.collect_build_ids = !c.no_buildid;
+    o.quiet = c.quiet;
+    o.synthesis_threads = c.synth_threads;
+    o.command = c.command;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tperf record: {}\n", e.what());
+    return 2;
+  }
+  o.cmdline = own_cmdline();
+  return record::run_record(o, stderr).exit_code;
+}
+
+}  // namespace
+
+void add_record_command(CLI::App& app, int& status) {
+  auto opt = std::make_shared<RecordCliOptions>();
+  auto* cmd = app.add_subcommand("record", "Record samples into perf.data (like perf record)");
+  cmd->add_option("-e,--event", opt->events, "event(s): cpu-clock, task-clock, page-faults, context-switches, "
+                                             "sys:tracepoint, ... with :u :k :p modifiers")
+      ->take_all();
+  cmd->add_option("-p,--pid", opt->pids, "record these processes (comma list)");
+  cmd->add_option("-t,--tid", opt->tids, "record these threads (comma list)");
+  cmd->add_flag("-a,--all-cpus", opt->all_cpus, "system-wide on every CPU");
+  cmd->add_option("-C,--cpu", opt->cpus, "system-wide on these CPUs (0-3,8)");
+  cmd->add_option("-o,--output", opt->output, "output file (default perf.data; - for a pipe)");
+  cmd->add_option("-F,--freq", opt->freq, "samples per second (default 4000; max)");
+  cmd->add_option("-c,--count", opt->count, "sample every N events");
+  cmd->add_flag("-g", opt->g, "frame-pointer call graphs");
+  cmd->add_option("--call-graph", opt->call_graph, "fp or dwarf[,stack size]");
+  cmd->add_flag("--switch-events", opt->switch_events, "record context switches");
+  cmd->add_flag("-z", opt->compress, "zstd-compress the data (level 1)");
+  cmd->add_option("--compression-level", opt->compression_level, "zstd level 1..22");
+  cmd->add_option("-m,--mmap-pages", opt->mmap_pages, "ring-buffer pages per CPU (power of two) or size (512K)");
+  cmd->add_flag("-i,--no-inherit", opt->no_inherit, "do not follow child tasks");
+  cmd->add_option("-k,--clockid", opt->clockid, "clock for timestamps (monotonic, monotonic_raw, realtime, ...)");
+  cmd->add_option("--threads", opt->threads, "reader threads per cpu|core|package|numa; writes a directory")
+      ->expected(0, 1);
+  cmd->add_flag("--buildid-mmap", opt->buildid_mmap, "build ids in MMAP2 records");
+  cmd->add_flag("-B,--no-buildid", opt->no_buildid, "do not collect build ids at the end");
+  cmd->add_flag("-q,--quiet", opt->quiet, "no summary lines");
+  cmd->add_option("--num-thread-synthesize", opt->synth_threads, "threads reading /proc (default: CPUs)");
+  cmd->add_option("command", opt->command, "the command to run and record (after --)");
+  cmd->prefix_command();
+  cmd->callback([opt, cmd, &status] {
+    opt->threads_given = cmd->count("--threads") > 0;
+    for (auto& extra : cmd->remaining()) opt->command.push_back(extra);
+    status = run_record_command(*opt);
+  });
+}
+
+}  // namespace tperf::cli
