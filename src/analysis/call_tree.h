@@ -12,13 +12,16 @@
 namespace tperf::session {
 struct Dso;
 }
+namespace tperf::symbols {
+struct Symbol;
+}
 
 namespace tperf::analysis {
 
 struct CallFrame {
   uint64_t ip = 0;                     // the raw address
   const session::Dso* dso = nullptr;
-  const std::string* sym = nullptr;    // nullptr: unresolved
+  const symbols::Symbol* sym = nullptr;  // nullptr: unresolved
   uint64_t sym_start = 0;
   // perf matches frames by function when both have a symbol, else by address.
   bool same_as(const CallFrame& o) const {

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "session/machine.h"
+#include "symbols/symbol_table.h"
 
 namespace tperf::analysis {
 
@@ -190,12 +191,13 @@ const CallTree* Hist::tree_of(const HistEntry* e) const {
 }
 
 int Hist::compare_keys(const HistEntry& a, const HistEntry& b) const {
-  if (int c = compare_sort_keys(a, b)) return c;
-  // perf orders unresolved addresses by the sign of their 64-bit difference.
-  return cmp_num(static_cast<int64_t>(a.loc.addr - b.loc.addr), int64_t{0});
+  return compare_sort_keys(a, b, true);
 }
 
-int Hist::compare_sort_keys(const HistEntry& a, const HistEntry& b) const {
+int Hist::compare_sort_keys(const HistEntry& a, const HistEntry& b, bool by_address) const {
+  // perf keys symbols by their start address and unresolved entries by theirs, comparing the sign
+  // of the 64-bit difference; it shows them sorted by name.
+  auto signed_diff = [](uint64_t x, uint64_t y) { return cmp_num(static_cast<int64_t>(x - y), int64_t{0}); };
   for (SortKey k : keys_) {
     int c = 0;
     switch (k) {
@@ -219,11 +221,13 @@ int Hist::compare_sort_keys(const HistEntry& a, const HistEntry& b) const {
         break;
       case SortKey::kSym:
       case SortKey::kSymoff:
-        // Named symbols by name, before unresolved addresses.
+        // Named symbols before unresolved addresses.
         if (a.loc.sym && b.loc.sym) {
-          c = cmp_str(*a.loc.sym, *b.loc.sym);
+          c = by_address ? signed_diff(a.loc.sym_start, b.loc.sym_start) : cmp_str(a.loc.sym->name(), b.loc.sym->name());
         } else if (a.loc.sym || b.loc.sym) {
           c = a.loc.sym ? -1 : 1;
+        } else if (by_address) {
+          c = signed_diff(a.loc.addr, b.loc.addr);
         }
         break;
     }

@@ -16,6 +16,9 @@
 namespace tperf::session {
 struct Dso;
 }
+namespace tperf::symbols {
+struct Symbol;
+}
 
 namespace tperf::analysis {
 
@@ -30,7 +33,7 @@ const char* sort_key_header(SortKey key);
 // Where an address is: what the dso and sym keys need.
 struct Location {
   const session::Dso* dso = nullptr;  // nullptr: no map covers the address
-  const std::string* sym = nullptr;   // nullptr: no symbol (perf then prints the address)
+  const symbols::Symbol* sym = nullptr;  // nullptr: no symbol (perf then prints the address)
   uint64_t sym_start = 0;             // in the same space as addr
   uint64_t addr = 0;                  // the address as perf keys it: map-relative for user files
   char level = '.';                   // '.' user, 'k' kernel, 'H' hypervisor, 'g'/'u' guest
@@ -85,10 +88,12 @@ class Hist {
   uint32_t findnew(const HistEntry& key);
   size_t hash_of(const HistEntry& e) const;
   bool same_keys(const HistEntry& a, const HistEntry& b) const;
-  // Key order (perf's collapsed order): the sort keys, then the address.
+  // Key order (perf's input and collapsed trees): the sort keys, symbols and unresolved entries by
+  // address.
   int compare_keys(const HistEntry& a, const HistEntry& b) const;
-  // The sort keys only (perf's output comparator after the value columns).
-  int compare_sort_keys(const HistEntry& a, const HistEntry& b) const;
+  // The sort keys (perf's output comparator after the value columns); `by_address`: symbols by
+  // address as perf's input trees key them, instead of by name.
+  int compare_sort_keys(const HistEntry& a, const HistEntry& b, bool by_address = false) const;
 
   std::vector<SortKey> keys_;
   bool use_comm_ = false, use_pid_ = false, use_tid_ = false, use_dso_ = false, use_sym_ = false,

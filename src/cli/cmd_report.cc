@@ -18,6 +18,7 @@
 #include "session/callchain.h"
 #include "session/machine.h"
 #include "session/ordered_events.h"
+#include "symbols/symbolizer.h"
 
 namespace tperf::cli {
 
@@ -40,6 +41,8 @@ struct ReportCliOptions {
   double percent_limit = 0;
   unsigned max_stack = 127;
   bool inverted = false;
+  std::string symfs, kallsyms;
+  bool no_demangle = false;
   std::string comms, dsos, pids, tids, cpus;
 };
 
@@ -127,15 +130,23 @@ char level_of(uint8_t cpumode) {
 
 // The dso/sym keys of an address. `frame`: a callchain entry, which perf keys by the raw address
 // where a sample's own ip is keyed by its offset in the mapped file.
-analysis::Location locate(const session::Map* map, uint8_t cpumode, uint64_t ip, bool frame) {
+analysis::Location locate(symbols::Symbolizer& symbolizer, const session::Map* map, int32_t pid, uint8_t cpumode,
+                          uint64_t ip, bool frame) {
   analysis::Location loc;
   loc.level = level_of(cpumode);
   loc.addr = ip;
   if (!map) return loc;
   loc.dso = map->dso;
+  symbols::Resolved r = symbolizer.resolve(*map, map->dso && map->dso->kernel ? -1 : pid, ip);
+  if (r.sym) {
+    loc.sym = r.sym;
+    loc.sym_start = r.sym->start;
+  }
   // Addresses in the kernel image are shown as they are; in a module, as its offset.
   bool kernel_image = map->dso && map->dso->kernel && map->dso->name && map->dso->name->starts_with("[");
   if (!frame && !kernel_image) loc.addr = map->map_ip(ip);
+  // symoff counts from the symbol in the DSO's terms.
+  if (r.sym && !frame) loc.addr = r.addr;
   return loc;
 }
 
@@ -196,19 +207,40 @@ int run_hist_report(const ReportCliOptions& cli) {
   mo.keep_maps_on_exec = true;  // as perf 6.1
   session::Machine machine(mo);
   register_idle_task(machine);
+  // The DSOs get the build ids perf recorded, which decide which files may give their symbols
+  // (pipe files bring theirs at the end, after the maps were made, and perf ignores them).
+  if (!reader->is_pipe()) machine.dsos().apply_build_ids(reader->features().build_ids);
+  symbols::SymbolizerOptions so;
+  so.symfs = cli.symfs;
+  so.kallsyms = cli.kallsyms;
+  so.demangle = !cli.no_demangle;
+  symbols::Symbolizer symbolizer(machine, so);
+  // perf widens the kernel map to the kernel's symbols once it has them.
+  auto find_map = [&](const session::Thread* t, uint8_t cpumode, uint64_t addr) -> const session::Map* {
+    const session::Map* m = machine.find_map(t, cpumode, addr);
+    if (!m && (cpumode & perfdata::kMiscCpumodeMask) == perfdata::kMiscKernel) m = symbolizer.widened_kernel_map(addr);
+    return m;
+  };
 
   std::vector<EventHist> events;
   // perf decides on Children/Self from the events known when it starts; pipe files name theirs
   // in the stream, so the first sample decides there.
   bool decided = false;
   bool children = false;
+  bool any_callchain = false;
   auto decide_children = [&] {
-    bool any_callchain = false;
     for (const auto& a : reader->attrs()) any_callchain |= (a.attr.sample_type & perfdata::kSampleCallchain) != 0;
     children = any_callchain ? !cli.no_children : cli.children;
     decided = true;
   };
-  if (!reader->attrs().empty()) decide_children();
+  if (!reader->attrs().empty()) {
+    decide_children();
+    // Like perf: asking for callchains of a file without them is an error, not an empty graph.
+    if (!any_callchain && (folded || (graph && !cli.callchain.empty()))) {
+      return fail(fmt::format("{}: -g {}: the file has no callchains (record with -g or --call-graph)", cli.path,
+                              cli.callchain));
+    }
+  }
 
   uint64_t lost_samples = 0;
   perfdata::Sample sample;
@@ -223,6 +255,12 @@ int run_hist_report(const ReportCliOptions& cli) {
         return;
       }
       if (rec.type != perfdata::kRecordSample) {
+        if (rec.type == perfdata::kRecordKsymbol) {
+          const perfdata::EventAttr* attr = reader->attr_of(rec);
+          unsigned trailer = attr ? perfdata::sample_id_trailer_size(attr->attr) : 0;
+          symbolizer.on_ksymbol(
+              perfdata::decode_ksymbol(rec.body(), rec.misc, trailer, reader->swapped(), rec.offset + 8));
+        }
         machine.process(*reader, rec, time);
         return;
       }
@@ -241,7 +279,7 @@ int run_hist_report(const ReportCliOptions& cli) {
       self.pid = thread.pid();
       self.tid = thread.tid();
       self.cpu = sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1;
-      self.loc = locate(machine.find_map(&thread, cpumode, sample.ip), cpumode, sample.ip, false);
+      self.loc = locate(symbolizer, find_map(&thread, cpumode, sample.ip), thread.pid(), cpumode, sample.ip, false);
       // Without --children, perf draws chains from the sample up (callee order) by default.
       const bool caller_order = children ? cli.callchain.find("callee") == std::string::npos && !cli.inverted
                                          : cli.callchain.find("caller") != std::string::npos;
@@ -265,7 +303,7 @@ int run_hist_report(const ReportCliOptions& cli) {
         char level = self.loc.level;
         for (const auto& f : frames) {
           analysis::HistEntry c = self;
-          c.loc = locate(f.map, f.cpumode, f.ip, true);
+          c.loc = locate(symbolizer, f.map ? f.map : find_map(&thread, f.cpumode, f.ip), thread.pid(), f.cpumode, f.ip, true);
           if (f.map) {
             level = c.loc.level;
           } else {
@@ -321,6 +359,7 @@ int run_hist_report(const ReportCliOptions& cli) {
                                  columns, thread_comm);
   }
   std::fflush(stdout);
+  for (const auto& w : symbolizer.take_warnings()) fmt::print(stderr, "tperf report: warning: {}\n", w);
   if (cli.mem_stats) print_mem_stats("report", machine);
   int status = report_reader_problems("report", *reader);
   for (const auto& p : problems) {
@@ -355,6 +394,9 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_option("--percent-limit", opt->percent_limit, "hide entries below this percentage");
   cmd->add_option("--max-stack", opt->max_stack, "callchain frames used at most (default 127)");
   cmd->add_flag("-G,--inverted", opt->inverted, "callee-first callchains");
+  cmd->add_option("--symfs", opt->symfs, "look for files (binaries, debug files) under this directory");
+  cmd->add_option("--kallsyms", opt->kallsyms, "kernel symbols from this kallsyms file");
+  cmd->add_flag("--no-demangle", opt->no_demangle, "show symbol names as they are in the files");
   cmd->add_option("--comm,--comms", opt->comms, "only samples of these comms (comma separated)");
   cmd->add_option("-d,--dso,--dsos", opt->dsos, "only samples in these DSOs (short names, comma separated)");
   cmd->add_option("--pid", opt->pids, "only samples of these pids");

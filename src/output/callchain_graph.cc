@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "symbols/symbol_table.h"
+
 namespace tperf::output {
 
 namespace {
@@ -108,7 +110,7 @@ void append_callchain_folded(std::string& out, const analysis::CallTree& tree, c
 }
 
 std::string frame_name(const analysis::CallFrame& f) {
-  if (f.sym) return *f.sym;
+  if (f.sym) return std::string(f.sym->name());
   return f.ip ? fmt::format("{:#x}", f.ip) : std::string("0");  // printf's %#lx
 }
 

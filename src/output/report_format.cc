@@ -7,6 +7,7 @@
 
 #include "output/callchain_graph.h"
 #include "session/machine.h"
+#include "symbols/symbol_table.h"
 
 namespace tperf::output {
 
@@ -25,12 +26,12 @@ std::string address_text(char level, uint64_t addr) {
 }
 
 std::string sym_text(const HistEntry& e) {
-  if (e.loc.sym) return fmt::format("[{}] {}", e.loc.level, *e.loc.sym);
+  if (e.loc.sym) return fmt::format("[{}] {}", e.loc.level, e.loc.sym->name());
   return address_text(e.loc.level, e.loc.addr);
 }
 
 std::string symoff_text(const HistEntry& e) {
-  if (e.loc.sym) return fmt::format("[{}] {}+{:#x}", e.loc.level, *e.loc.sym, e.loc.addr - e.loc.sym_start);
+  if (e.loc.sym) return fmt::format("[{}] {}+{:#x}", e.loc.level, e.loc.sym->name(), e.loc.addr - e.loc.sym_start);
   return address_text(e.loc.level, e.loc.addr);
 }
 

@@ -1280,15 +1280,7 @@ void ScriptWriter::on_record(const Record& rec, uint64_t time) {
         retire_time_ = last_time_;
         break;
       case kRecordKsymbol:
-        if (options_.symbolizer) {
-          // perf adds a program that lands inside a kernel map to that map's DSO.
-          KsymbolEvent e = decode_ksymbol(rec.body(), rec.misc, trailer(), swap, boff);
-          constexpr uint16_t kUnregister = 1;
-          const session::Map* m = machine_.kernel_maps().find(e.addr);
-          if (!(e.flags & kUnregister) && m && m->dso && m->dso->name && *m->dso->name == "[kernel.kallsyms]") {
-            options_.symbolizer->add_kernel_symbol(e.addr, e.len, e.name);
-          }
-        }
+        if (options_.symbolizer) options_.symbolizer->on_ksymbol(decode_ksymbol(rec.body(), rec.misc, trailer(), swap, boff));
         machine_.process(reader_, rec, time);
         break;
       default:

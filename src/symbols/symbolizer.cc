@@ -520,4 +520,11 @@ size_t Symbolizer::memory_bytes() const {
   return bytes;
 }
 
+void Symbolizer::on_ksymbol(const perfdata::KsymbolEvent& e) {
+  constexpr uint16_t kUnregister = 1;
+  if (e.flags & kUnregister) return;
+  const session::Map* m = machine_.kernel_maps().find(e.addr);
+  if (m && m->dso && m->dso->name && *m->dso->name == kKernelDsoName) add_kernel_symbol(e.addr, e.len, e.name);
+}
+
 }  // namespace tperf::symbols

@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "perfdata/records.h"
 #include "session/machine.h"
 #include "symbols/symbol_table.h"
 
@@ -104,6 +105,9 @@ class Symbolizer {
 
   // A symbol a KSYMBOL record placed inside an existing kernel map (perf adds it to that DSO).
   void add_kernel_symbol(uint64_t addr, uint64_t len, std::string_view name);
+  // Call before the Machine applies a KSYMBOL record: a program registered inside the kernel
+  // image's map becomes one of its symbols (add_kernel_symbol), as perf does.
+  void on_ksymbol(const perfdata::KsymbolEvent& e);
 
   // One-line messages for the user (a DSO whose build id matched no file, kernel symbols that
   // could not be read and why), each given once; the caller prints them to stderr.
