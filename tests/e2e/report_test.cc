@@ -72,14 +72,24 @@ const Recordings& recordings() {
       out.skip = "cannot build a static workload: " + cc.err;
       return out;
     }
-    const std::map<std::string, std::string> how = {
-        {"user", "-e cpu-clock:u"},
-        {"user-fp", "-e cpu-clock:u -g"},
-        {"two-events", "-e cpu-clock:u,task-clock:u"},
+    // The same program with its symbols, dynamically linked (libc, ld.so and the kernel too).
+    std::string with_symbols = dir + "/report_hot_loops";
+    cc = run(fmt::format("gcc -O1 -g -fno-omit-frame-pointer -pthread -o {} {}/tests/e2e/workloads/stripped_hot_loops.c",
+                         shell_quote(with_symbols), TPERF_SOURCE_DIR));
+    if (cc.status != 0) {
+      out.skip = "cannot build the workload: " + cc.err;
+      return out;
+    }
+    const std::map<std::string, std::pair<std::string, std::string>> how = {
+        {"user", {"-e cpu-clock:u", bin}},
+        {"user-fp", {"-e cpu-clock:u -g", bin}},
+        {"two-events", {"-e cpu-clock:u,task-clock:u", bin}},
+        {"symbols-fp", {"-e cpu-clock -g", with_symbols}},
     };
-    for (const auto& [name, args] : how) {
+    for (const auto& [name, how_to] : how) {
+      const auto& [args, program] = how_to;
       std::string path = dir + "/report-" + name + ".data";
-      CommandResult rec = run(fmt::format("timeout 60 perf record -q {} -o {} -- {}", args, shell_quote(path), shell_quote(bin)));
+      CommandResult rec = run(fmt::format("timeout 60 perf record -q {} -o {} -- {}", args, shell_quote(path), shell_quote(program)));
       if (rec.status != 0) {
         out.skip = fmt::format("perf record {} failed: {}", args, rec.err);
         return out;
@@ -154,6 +164,21 @@ TEST(ReportE2E, Filters) {
   std::string tid = pids.out.substr(0, pids.out.find(':'));
   ASSERT_FALSE(tid.empty()) << pids.out;
   EXPECT_SAME_REPORT(rec.files.at("user"), "--tid " + tid + " -s pid", 12);
+}
+
+// With symbols: the program's functions, libc's and ld.so's (their build ids checked), the
+// kernel's from kallsyms, in every layout.
+TEST(ReportE2E, SymbolsEqualPerf) {
+  REQUIRE_RECORDINGS();
+  for (const char* args : {"", "--no-children", "-g folded", "-g none -s comm,pid,dso,sym -n", "-s dso,sym -g none",
+                           "--no-children -s sym", "-g graph,0.1 --no-children"}) {
+    SCOPED_TRACE(args);
+    EXPECT_SAME_REPORT(rec.files.at("symbols-fp"), args, 14);
+  }
+  Compared c = compare(rec.files.at("symbols-fp"), "--no-children -g none");
+  EXPECT_EQ(c.diff, "");
+  EXPECT_NE(run(fmt::format("{} report -i {} --no-children -g none | grep -c '\\[\\.\\] spin'", TPERF_BINARY,
+                            shell_quote(rec.files.at("symbols-fp")))).out, "0\n");
 }
 
 TEST(ReportE2E, CorpusFilesWithoutSymbolLookupsEqualPerf) {
