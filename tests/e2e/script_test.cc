@@ -3,8 +3,9 @@
 // system perf (a workload that starts a thread, forks, execs itself and exits; a system-wide
 // recording with context switches; a pipe-mode recording) and the shared corpus.
 //
-// Symbol names are not available to tperf yet (symbols/ is a later issue), so the default output
-// (no -F, which prints sym and symoff) is compared only where perf has no symbols either:
+// The default output (no -F: sym and symoff included) is compared on the recordings of the dynamic
+// workload (user, shared-library and kernel symbols; tests/e2e/symbols_test.cc has more), and
+// also where perf has no symbols at all:
 //  - recordings of a static, stripped workload (gcc -O1 -static -s, no .symtab, no libc.so, no
 //    ld.so) made with cpu-clock:u, so that no sample lands in the kernel (perf would name kernel
 //    functions from /proc/kallsyms); the workload makes no vDSO call (perf would name those);
@@ -201,6 +202,9 @@ TEST(ScriptE2E, ForkExecExitWithCallchains) {
   EXPECT_SAME_NONEMPTY(rec.path, "-F comm,tid,time,event,ip,dso");
   EXPECT_SAME_NONEMPTY(rec.path, "-F ip");
   EXPECT_SAME_NONEMPTY(rec.path, "-G -F comm,tid,time,event,ip,dso");
+  // With symbols: kernel frames from kallsyms, the static stripped binary's frames [unknown].
+  EXPECT_SAME_NONEMPTY(rec.path, "");
+  EXPECT_SAME_NONEMPTY(rec.path, "-F ip,sym,symoff,dso");
 }
 
 // The default output, symbols included, where perf has none: the static stripped workload in
@@ -226,6 +230,10 @@ TEST(ScriptE2E, SharedLibraryCallchainDsos) {
   REQUIRE_RECORDING(rec, "dynamic-g", kDynamicChain);
   EXPECT_SAME_NONEMPTY(rec.path, "-F comm,pid,tid,time,event,ip,dso");
   EXPECT_SAME_NONEMPTY(rec.path, "--show-mmap-events -F comm,tid,time,event,ip,dso");
+  // Symbols of the workload, libc, ld.so and the kernel.
+  EXPECT_SAME_NONEMPTY(rec.path, "");
+  EXPECT_SAME_NONEMPTY(rec.path, "-F comm,tid,ip,sym,symoff,dso");
+  EXPECT_SAME_NONEMPTY(rec.path, "-G");
 }
 
 TEST(ScriptE2E, SystemWideWithSwitchEvents) {
