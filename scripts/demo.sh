@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shows tperf on a real recording: builds tperf and the demo workload (demo/workload.c), records
-# the workload with `tperf record` (cpu-clock sampling and callchains), then prints what tperf
-# reads from it.
+# the workload with `tperf record` (cpu-clock sampling and callchains), then prints the report
+# (as perf report --stdio), the task tree and the file's statistics.
 # Everything it writes goes to demo/out/.
 set -euo pipefail
 
@@ -32,14 +32,11 @@ show() {
   "$TPERF" "$@"
 }
 
-show header "$DATA"
+# The report is the main thing: Children/Self with caller graphs, as perf report --stdio.
+show report -i "$DATA" --percent-limit 2
+show report -i "$DATA" --no-children -g none -s comm,pid,dso,sym -n
+show report -i "$DATA" --tasks
 show stats "$DATA"
-
-# The dump goes to a file first: piping it into head would kill tperf with SIGPIPE.
-"$TPERF" dump "$DATA" >"$OUT/dump.txt"
-echo
-echo "== \$ $TPERF dump $DATA | head -n 60    (all $(wc -l <"$OUT/dump.txt") lines are in $OUT/dump.txt)"
-head -n 60 "$OUT/dump.txt"
 
 echo
 echo "The recording is $DATA; compare with: perf report -i $DATA"
