@@ -66,6 +66,8 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
   fmt::print(out, "# Event count (approx.): {}\n#\n", total_period);
 
   std::vector<const HistEntry*> rows = hist.sorted(columns.children, columns.graph || columns.folded);
+  // perf sizes the columns by every entry, the ones --percent-limit hides included.
+  const std::vector<const HistEntry*> all = rows;
   if (columns.percent_limit > 0) {
     std::erase_if(rows, [&](const HistEntry* e) {
       uint64_t v = columns.children ? e->children_period : e->period;
@@ -79,7 +81,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
 
   // Column widths: the header's, grown to the widest value (perf's hists__calc_col_len).
   size_t comm_w = 7, dso_w = 13, sym_w = 6, symoff_w = 13, tid_w = 3;
-  for (const HistEntry* e : rows) {
+  for (const HistEntry* e : all) {
     // perf sizes the comm column by the threads' last comms, and cuts longer sample-time comms
     // (a task that exec'd into a shorter name) to that width.
     comm_w = std::max(comm_w, thread_comm_of(*e).size());
