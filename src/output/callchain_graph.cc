@@ -1,3 +1,4 @@
+#include "util/text.h"
 #include "output/callchain_graph.h"
 
 #include <fmt/format.h>
@@ -57,7 +58,7 @@ void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, i
         out += (new_mask & (uint64_t{1} << i)) ? '|' : ' ';
         if (f == 0 && i == depth - 1) {
           double pct = o.total ? 100.0 * static_cast<double>(child.cumul()) / static_cast<double>(o.total) : 0.0;
-          fmt::format_to(std::back_inserter(out), "--{:.2f}%--", pct);
+          util::append_format(out, "--{:.2f}%--", pct);
         } else {
           out += "          ";
         }
@@ -96,7 +97,7 @@ void append_callchain_folded(std::string& out, const analysis::CallTree& tree, c
   std::stable_sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.back()->hit > b.back()->hit; });
   for (const auto& path : ends) {
     double pct = o.total ? 100.0 * static_cast<double>(path.back()->hit) / static_cast<double>(o.total) : 0.0;
-    fmt::format_to(std::back_inserter(out), "{:.2f}% ", pct);
+    util::append_format(out, "{:.2f}% ", pct);
     bool first = true;
     for (const CallNode* n : path) {
       for (const auto& f : n->frames) {

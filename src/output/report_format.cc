@@ -1,3 +1,4 @@
+#include "util/text.h"
 #include "output/report_format.h"
 
 #include <fmt/format.h>
@@ -147,11 +148,11 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
       if (i) row += "  ";
       bool last = i + 1 == cols.size();
       if (c.right) {
-        fmt::format_to(std::back_inserter(row), "{:>{}}", text, c.width);
+        util::append_format(row, "{:>{}}", text, c.width);
       } else if (last && !c.pad_last) {
         row += text;
       } else {
-        fmt::format_to(std::back_inserter(row), "{:<{}}", text, c.width);
+        util::append_format(row, "{:<{}}", text, c.width);
       }
     };
     size_t i = 0;

@@ -1,3 +1,4 @@
+#include "util/text.h"
 #include "output/script_format.h"
 
 #include <fmt/format.h>
@@ -445,14 +446,13 @@ std::string script_event_name(const EventAttr& ea) {
 // --- line pieces -------------------------------------------------------------------------------
 
 void append_time(std::string& out, uint64_t ns, bool nanosecs) {
-  auto it = std::back_inserter(out);
   uint64_t sec = ns / 1000000000ULL, frac = ns % 1000000000ULL;
   if (nanosecs) {
-    fmt::format_to(it, "{:5}.{:09}: ", sec, frac);
+    util::append_format(out, "{:5}.{:09}: ", sec, frac);
   } else {
     char buf[48];
     auto r = fmt::format_to_n(buf, sizeof buf, "{}.{:06}", sec, frac / 1000);
-    fmt::format_to(it, "{:>12}: ", std::string_view(buf, r.size));
+    util::append_format(out, "{:>12}: ", std::string_view(buf, r.size));
   }
 }
 
@@ -477,9 +477,9 @@ void append_tod(std::string& out, uint64_t time, const ScriptStartStyle& style) 
   char date[64];
   strftime(date, sizeof date, "%F %H:%M:%S", &lt);
   if (style.nanosecs) {
-    fmt::format_to(std::back_inserter(out), "{}.{:09} ", date, nsec);
+    util::append_format(out, "{}.{:09} ", date, nsec);
   } else {
-    fmt::format_to(std::back_inserter(out), "{}.{:06} ", date, nsec / 1000);
+    util::append_format(out, "{}.{:06} ", date, nsec / 1000);
   }
 }
 
@@ -516,32 +516,31 @@ void append_misc(std::string& out, uint16_t misc, uint32_t record_type) {
 }
 
 void append_line_start(std::string& out, uint64_t fields, const ScriptLineStart& s, const ScriptStartStyle& style) {
-  auto it = std::back_inserter(out);
   if (fields & kFieldComm) {
     if (style.comm_unpadded) {
       out.append(s.comm);
       out += ' ';
     } else {
-      fmt::format_to(it, "{:>16} ", s.comm);
+      util::append_format(out, "{:>16} ", s.comm);
     }
   }
   if ((fields & kFieldPid) && (fields & kFieldTid)) {
-    fmt::format_to(it, "{:5}/{:<5} ", s.pid, s.tid);
+    util::append_format(out, "{:5}/{:<5} ", s.pid, s.tid);
   } else if (fields & kFieldPid) {
-    fmt::format_to(it, "{:5} ", s.pid);
+    util::append_format(out, "{:5} ", s.pid);
   } else if (fields & kFieldTid) {
-    fmt::format_to(it, "{:5} ", s.tid);
+    util::append_format(out, "{:5} ", s.tid);
   }
-  if (fields & kFieldCpu) fmt::format_to(it, "[{:03}] ", s.cpu);
+  if (fields & kFieldCpu) util::append_format(out, "[{:03}] ", s.cpu);
   if (fields & kFieldMisc) append_misc(out, s.misc, s.record_type);
   if (fields & kFieldTod) append_tod(out, s.time, style);
   if (fields & kFieldTime) append_time(out, s.time, style.nanosecs);
 }
 
-void append_period(std::string& out, uint64_t period) { fmt::format_to(std::back_inserter(out), "{:10} ", period); }
+void append_period(std::string& out, uint64_t period) { util::append_format(out, "{:10} ", period); }
 
 void append_event_name(std::string& out, std::string_view name, int width) {
-  fmt::format_to(std::back_inserter(out), "{:>{}}: ", name, width);
+  util::append_format(out, "{:>{}}: ", name, width);
 }
 
 namespace {
@@ -552,7 +551,7 @@ void append_sym(std::string& out, const ScriptLocation& loc, bool symoff) {
     return;
   }
   out += loc.sym;
-  if (symoff) fmt::format_to(std::back_inserter(out), "+{:#x}", loc.symoff);
+  if (symoff) util::append_format(out, "+{:#x}", loc.symoff);
 }
 
 void append_dso(std::string& out, const ScriptLocation& loc) {
@@ -568,7 +567,7 @@ void append_dso(std::string& out, const ScriptLocation& loc) {
 }  // namespace
 
 void append_ip(std::string& out, const ScriptLocation& loc, const ScriptIpOptions& o) {
-  if (o.ip) fmt::format_to(std::back_inserter(out), "{:16x}", loc.ip);
+  if (o.ip) util::append_format(out, "{:16x}", loc.ip);
   if (o.sym) {
     out += ' ';
     append_sym(out, loc, o.symoff);
@@ -580,8 +579,23 @@ void append_ip(std::string& out, const ScriptLocation& loc, const ScriptIpOption
   }
 }
 
+// "%16lx" without fmt's format-string machinery: every callchain frame line starts with it.
+void append_hex16(std::string& out, uint64_t v) {
+  char buf[16];
+  int n = 0;
+  do {
+    buf[15 - n++] = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v);
+  out.append(16 - static_cast<size_t>(n) > 16 ? 0 : 16 - static_cast<size_t>(n), ' ');
+  out.append(buf + 16 - n, static_cast<size_t>(n));
+}
+
 void append_frame(std::string& out, const ScriptLocation& loc, const ScriptIpOptions& o) {
-  if (o.ip) fmt::format_to(std::back_inserter(out), "\t{:16x}", loc.ip);
+  if (o.ip) {
+    out += '\t';
+    append_hex16(out, loc.ip);
+  }
   if (o.sym) {
     out += ' ';
     append_sym(out, loc, o.symoff);
@@ -596,7 +610,7 @@ void append_frame(std::string& out, const ScriptLocation& loc, const ScriptIpOpt
 }
 
 void append_addr(std::string& out, uint64_t addr, const ScriptLocation* loc, const ScriptIpOptions& o) {
-  fmt::format_to(std::back_inserter(out), "{:16x}", addr);
+  append_hex16(out, addr);
   if (!loc) return;
   if (o.sym) {
     out += ' ';
@@ -617,7 +631,7 @@ void append_page_size(std::string& out, uint64_t size) {
     size /= 1024;
     ++i;
   }
-  fmt::format_to(std::back_inserter(out), " {}{}", size, kUnits[i]);
+  util::append_format(out, " {}{}", size, kUnits[i]);
 }
 
 std::string script_arch(std::string_view m) {
@@ -662,14 +676,13 @@ const char* script_register_name(std::string_view arch, unsigned id) {
 
 void append_regs(std::string& out, const perfdata::RegsDump& regs, uint64_t mask, std::string_view arch) {
   if (regs.regs.empty()) return;
-  auto it = std::back_inserter(out);
-  fmt::format_to(it, " ABI:{} ", regs.abi);
+  util::append_format(out, " ABI:{} ", regs.abi);
   size_t i = 0;
   for (unsigned r = 0; r < 64; ++r) {
     if (!(mask & (1ULL << r))) continue;
     uint64_t v = i < regs.regs.size() ? regs.regs[i] : 0;
     ++i;
-    fmt::format_to(it, "{:>5}:0x{:x} ", script_register_name(arch, r), v);
+    util::append_format(out, "{:>5}:0x{:x} ", script_register_name(arch, r), v);
   }
 }
 
@@ -681,17 +694,17 @@ void append_branch_flags(std::string& out, uint64_t flags) {
                                        "RET", "SYSCALL", "SYSRET", "COND_CALL", "COND_RET", "ERET",
                                        "IRQ", "SERROR",  "NO_TX",  ""};
   char pred = !(mispred || predicted) ? '-' : predicted ? 'P' : 'M';
-  fmt::format_to(std::back_inserter(out), "/{}/{}/{}/{}/{} ", pred, in_tx ? 'X' : '-', abort ? 'A' : '-', cycles,
+  util::append_format(out, "/{}/{}/{}/{}/{} ", pred, in_tx ? 'X' : '-', abort ? 'A' : '-', cycles,
                  kTypes[type]);
 }
 
 void append_comm_event(std::string& out, const perfdata::CommEvent& e) {
-  fmt::format_to(std::back_inserter(out), "PERF_RECORD_COMM{}: {}:{}/{}\n", e.exec ? " exec" : "", e.comm, e.pid,
+  util::append_format(out, "PERF_RECORD_COMM{}: {}:{}/{}\n", e.exec ? " exec" : "", e.comm, e.pid,
                  e.tid);
 }
 
 void append_task_event(std::string& out, uint32_t type, const perfdata::TaskEvent& e) {
-  fmt::format_to(std::back_inserter(out), "PERF_RECORD_{}({}:{}):({}:{})\n",
+  util::append_format(out, "PERF_RECORD_{}({}:{}):({}:{})\n",
                  type == perfdata::kRecordFork ? "FORK" : "EXIT", e.pid, e.tid, e.ppid, e.ptid);
 }
 
@@ -699,7 +712,7 @@ namespace {
 // C's "%#lx": "0" for zero.
 void append_chex(std::string& out, uint64_t v) {
   if (v) {
-    fmt::format_to(std::back_inserter(out), "{:#x}", v);
+    util::append_format(out, "{:#x}", v);
   } else {
     out += '0';
   }
@@ -707,18 +720,17 @@ void append_chex(std::string& out, uint64_t v) {
 }  // namespace
 
 void append_mmap_event(std::string& out, const perfdata::MmapEvent& e) {
-  fmt::format_to(std::back_inserter(out), "PERF_RECORD_MMAP {}/{}: [", e.pid, e.tid);
+  util::append_format(out, "PERF_RECORD_MMAP {}/{}: [", e.pid, e.tid);
   append_chex(out, e.addr);
   out += '(';
   append_chex(out, e.len);
   out += ") @ ";
   append_chex(out, e.pgoff);
-  fmt::format_to(std::back_inserter(out), "]: {} {}\n", (e.misc & perfdata::kMiscMmapData) ? 'r' : 'x', e.filename);
+  util::append_format(out, "]: {} {}\n", (e.misc & perfdata::kMiscMmapData) ? 'r' : 'x', e.filename);
 }
 
 void append_mmap2_event(std::string& out, const perfdata::Mmap2Event& e) {
-  auto it = std::back_inserter(out);
-  fmt::format_to(it, "PERF_RECORD_MMAP2 {}/{}: [", e.pid, e.tid);
+  util::append_format(out, "PERF_RECORD_MMAP2 {}/{}: [", e.pid, e.tid);
   append_chex(out, e.addr);
   out += '(';
   append_chex(out, e.len);
@@ -726,12 +738,12 @@ void append_mmap2_event(std::string& out, const perfdata::Mmap2Event& e) {
   append_chex(out, e.pgoff);
   if (e.misc & perfdata::kMiscMmapBuildId) {
     out += " <";
-    for (uint8_t b : e.build_id) fmt::format_to(it, "{:02x}", b);
+    for (uint8_t b : e.build_id) util::append_format(out, "{:02x}", b);
     out += '>';
   } else {
-    fmt::format_to(it, " {:02x}:{:02x} {} {}", e.maj, e.min, e.ino, e.ino_generation);
+    util::append_format(out, " {:02x}:{:02x} {} {}", e.maj, e.min, e.ino, e.ino_generation);
   }
-  fmt::format_to(it, "]: {}{}{}{} {}\n", (e.prot & 1) ? 'r' : '-', (e.prot & 2) ? 'w' : '-', (e.prot & 4) ? 'x' : '-',
+  util::append_format(out, "]: {}{}{}{} {}\n", (e.prot & 1) ? 'r' : '-', (e.prot & 2) ? 'w' : '-', (e.prot & 4) ? 'x' : '-',
                  (e.flags & 1) ? 's' : 'p', e.filename);
 }
 
@@ -741,15 +753,15 @@ void append_switch_event(std::string& out, uint32_t type, uint16_t misc, const p
                        : !(misc & perfdata::kMiscSwitchOutPreempt) ? "OUT        "
                                                                    : "OUT preempt";
   if (type == perfdata::kRecordSwitch) {
-    fmt::format_to(std::back_inserter(out), "PERF_RECORD_SWITCH {}\n", in_out);
+    util::append_format(out, "PERF_RECORD_SWITCH {}\n", in_out);
     return;
   }
-  fmt::format_to(std::back_inserter(out), "PERF_RECORD_SWITCH_CPU_WIDE {}  {} pid/tid: {:5}/{:<5}\n", in_out,
+  util::append_format(out, "PERF_RECORD_SWITCH_CPU_WIDE {}  {} pid/tid: {:5}/{:<5}\n", in_out,
                  out_ ? "next" : "prev", e.next_prev_pid, e.next_prev_tid);
 }
 
 void append_lost_event(std::string& out, const perfdata::LostEvent& e) {
-  fmt::format_to(std::back_inserter(out), "PERF_RECORD_LOST lost {}\n", e.lost);
+  util::append_format(out, "PERF_RECORD_LOST lost {}\n", e.lost);
 }
 
 // --- filters -----------------------------------------------------------------------------------
@@ -961,6 +973,11 @@ std::string ScriptWriter::start() {
   idle.comm = "swapper";
   machine_.on_comm(idle, 0);
 
+  // Symbol lookups only when some output shows a symbol, an offset, a srcline or branch symbols.
+  for (const auto& set : options_.fields.sets) {
+    needs_symbols_ |= (set.fields & (kFieldSym | kFieldSymoff | kFieldSrcline | kFieldBrstacksym | kFieldCallindent |
+                                      kFieldSrccode)) != 0;
+  }
   ScriptCheckContext ctx;
   ctx.has_stat = f.has(perfdata::kFeatStat);
   ctx.has_auxtrace = f.has(perfdata::kFeatAuxtrace);
@@ -1061,7 +1078,7 @@ ScriptLocation ScriptWriter::locate(const session::Thread* thread, uint8_t cpumo
   loc.dso = name;
   // perf 6.1 shows user-space callchain addresses as offsets into the mapped file.
   if (callchain_frame && !dso.kernel) loc.ip = map->map_ip(addr);
-  if (symbols::Symbolizer* sz = options_.symbolizer) {
+  if (symbols::Symbolizer* sz = needs_symbols_ ? options_.symbolizer : nullptr) {
     int32_t pid = dso.kernel ? -1 : thread->pid();
     symbols::Resolved r = sz->resolve(*map, pid, addr);
     if (r.sym) {
@@ -1098,9 +1115,9 @@ void ScriptWriter::append_branches(const Sample& s, const session::Thread& threa
   };
   for (const perfdata::BranchEntry& b : s.branches) {
     if (fields & kFieldBrstack) {
-      fmt::format_to(std::back_inserter(out_), " 0x{:x}", b.from);
+      util::append_format(out_, " 0x{:x}", b.from);
       if (dso) dso_part(locate_fb(&thread, cpumode, b.from));
-      fmt::format_to(std::back_inserter(out_), "/0x{:x}", b.to);
+      util::append_format(out_, "/0x{:x}", b.to);
       if (dso) dso_part(locate_fb(&thread, cpumode, b.to));
     } else {
       // perf prints branch symbols with their offsets.
@@ -1108,7 +1125,7 @@ void ScriptWriter::append_branches(const Sample& s, const session::Thread& threa
         if (!loc.has_sym) {
           out_ += "[unknown]";
         } else {
-          fmt::format_to(std::back_inserter(out_), "{}+{:#x}", loc.sym, loc.symoff);
+          util::append_format(out_, "{}+{:#x}", loc.sym, loc.symoff);
         }
       };
       ScriptLocation from = locate_fb(&thread, cpumode, b.from);
@@ -1380,10 +1397,10 @@ void ScriptWriter::on_sample(const Record& rec) {
   // WEIGHT_STRUCT packs weight (low 32 bits) and instruction latency (next 16).
   const bool weight_struct = s.has(kSampleWeightStruct);
   if (fields & kFieldWeight) {
-    fmt::format_to(std::back_inserter(out_), "{:16}", weight_struct ? (s.weight & 0xffffffffULL) : s.weight);
+    util::append_format(out_, "{:16}", weight_struct ? (s.weight & 0xffffffffULL) : s.weight);
   }
   if (fields & kFieldInsLat) {
-    fmt::format_to(std::back_inserter(out_), "{:16}", weight_struct ? (s.weight >> 32) & 0xffff : 0);
+    util::append_format(out_, "{:16}", weight_struct ? (s.weight >> 32) & 0xffff : 0);
   }
 
   if (fields & kFieldIp) {
@@ -1436,7 +1453,7 @@ void ScriptWriter::on_sample(const Record& rec) {
   if (fields & kFieldIregs) append_regs(out_, s.regs_intr, ea.attr.sample_regs_intr, arch_);
   if (fields & kFieldUregs) append_regs(out_, s.regs_user, ea.attr.sample_regs_user, arch_);
   if (fields & (kFieldBrstack | kFieldBrstacksym)) append_branches(s, thread, cpumode, fields);
-  if (fields & kFieldPhysAddr) fmt::format_to(std::back_inserter(out_), "{:16x}", s.phys_addr);
+  if (fields & kFieldPhysAddr) util::append_format(out_, "{:16x}", s.phys_addr);
   if (fields & kFieldDataPageSize) append_page_size(out_, s.data_page_size);
   if (fields & kFieldCodePageSize) append_page_size(out_, s.code_page_size);
   out_ += '\n';

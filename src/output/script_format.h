@@ -309,6 +309,7 @@ class ScriptWriter {
   size_t attrs_seen_ = 0;
   int name_width_ = -1;
   bool use_callchain_ = true;
+  bool needs_symbols_ = false;  // some output shows symbols (else no lookups at all)
   uint64_t last_time_ = 0;
   uint64_t retire_time_ = 0;
   uint64_t samples_printed_ = 0;

@@ -1,3 +1,4 @@
+#include "util/text.h"
 #include "output/task_list.h"
 
 #include <fmt/format.h>
@@ -15,13 +16,13 @@ void print_task_list(std::FILE* out, const session::Machine& machine, bool with_
   for (const analysis::TaskTreeEntry& e : analysis::task_tree(machine)) {
     const session::Thread& t = *e.thread;
     line.clear();
-    fmt::format_to(std::back_inserter(line), "  {:>8} {:>8} {:>8} |{:{}}", t.pid(), t.tid(), t.ppid(), "", e.level);
+    util::append_format(line, "  {:>8} {:>8} {:>8} |{:{}}", t.pid(), t.tid(), t.ppid(), "", e.level);
     // The maps are indented to where the comm starts.
     const size_t indent = line.size();
     if (const std::string* comm = t.comm()) {
       line += *comm;
     } else {
-      fmt::format_to(std::back_inserter(line), ":{}", t.tid());
+      util::append_format(line, ":{}", t.tid());
     }
     line += '\n';
     std::fputs(line.c_str(), out);
