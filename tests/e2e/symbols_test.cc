@@ -373,12 +373,14 @@ TEST(SymbolsE2E, KernelSymbolsOfSystemWideRecording) {
   REQUIRE_RECORDING(rec, "syswide", "-e cpu-clock -F 2000 -a -g", "sleep 0.5");
   // Only the frame lines: symbol columns (some comm columns of system-wide files differ, which is
   // not about symbols).
+  // [vdso] frames of other processes are left out: whether perf 6.1 names them depends on its
+  // build-id cache and on which process it copies a vDSO from (seen flaky on a busy machine).
   for (const char* args : {"", "-F ip,sym,symoff,dso"}) {
-    Outputs o = compare(rec.path, args, "grep '^\t'");
+    Outputs o = compare(rec.path, args, "grep '^\t' | grep -v '(\\[vdso\\])$'");
     EXPECT_EQ(o.diff, "") << args;
     EXPECT_NE(o.perf_text.find("([kernel.kallsyms])"), std::string::npos);
   }
-  Outputs o = compare(rec.path, "-G -F ip,sym,symoff,dso");
+  Outputs o = compare(rec.path, "-G -F ip,sym,symoff,dso", "grep -v '(\\[vdso\\])$'");
   EXPECT_EQ(o.diff, "");
 }
 
