@@ -41,36 +41,9 @@ struct ReportCliOptions {
   double percent_limit = 0;
   unsigned max_stack = 127;
   bool inverted = false;
-  std::string symfs, kallsyms;
-  bool no_demangle = false;
+  SymbolCliOptions symbols;
   std::string comms, dsos, pids, tids, cpus;
 };
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t c = s.find(',', pos);
-    std::string tok = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
-    if (!tok.empty()) out.push_back(tok);
-    if (c == std::string::npos) break;
-    pos = c + 1;
-  }
-  return out;
-}
-
-// A comma-separated list of numbers, ranges "a-b" allowed (for --cpu).
-bool parse_numbers(const std::string& s, bool ranges, std::vector<int32_t>* out) {
-  for (const auto& tok : split_list(s)) {
-    char* end = nullptr;
-    long a = std::strtol(tok.c_str(), &end, 10);
-    long b = a;
-    if (ranges && end && *end == '-') b = std::strtol(end + 1, &end, 10);
-    if (!end || *end || b < a || b - a > 1 << 20) return false;
-    for (long v = a; v <= b; ++v) out->push_back(static_cast<int32_t>(v));
-  }
-  return true;
-}
 
 // perf names the idle task of the host before reading anything.
 void register_idle_task(session::Machine& machine) {
@@ -190,12 +163,12 @@ int run_hist_report(const ReportCliOptions& cli) {
 
   // Filters: samples outside them are left out of the histogram but still count in the totals
   // the percentages are taken of (perf's default --percentage absolute... as perf 6.1 shows).
-  const std::vector<std::string> comm_filter = split_list(cli.comms);
-  const std::vector<std::string> dso_filter = split_list(cli.dsos);
+  const std::vector<std::string> comm_filter = split_commas(cli.comms);
+  const std::vector<std::string> dso_filter = split_commas(cli.dsos);
   std::vector<int32_t> pid_filter, tid_filter, cpu_filter;
-  if (!parse_numbers(cli.pids, false, &pid_filter)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
-  if (!parse_numbers(cli.tids, false, &tid_filter)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
-  if (!parse_numbers(cli.cpus, true, &cpu_filter)) return fail(fmt::format("--cpu {}: not a cpu list", cli.cpus));
+  if (!parse_int_list(cli.pids, false, &pid_filter)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
+  if (!parse_int_list(cli.tids, false, &tid_filter)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
+  if (!parse_int_list(cli.cpus, true, &cpu_filter)) return fail(fmt::format("--cpu {}: not a cpu list", cli.cpus));
   auto listed = [](const auto& list, const auto& v) { return list.empty() || std::find(list.begin(), list.end(), v) != list.end(); };
 
   // perf's --percent-limit also sets the callchain threshold.
@@ -211,9 +184,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   // (pipe files bring theirs at the end, after the maps were made, and perf ignores them).
   if (!reader->is_pipe()) machine.dsos().apply_build_ids(reader->features().build_ids);
   symbols::SymbolizerOptions so;
-  so.symfs = cli.symfs;
-  so.kallsyms = cli.kallsyms;
-  so.demangle = !cli.no_demangle;
+  cli.symbols.apply_to(&so);
   symbols::Symbolizer symbolizer(machine, so);
   // perf widens the kernel map to the kernel's symbols once it has them.
   auto find_map = [&](const session::Thread* t, uint8_t cpumode, uint64_t addr) -> const session::Map* {
@@ -394,9 +365,7 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_option("--percent-limit", opt->percent_limit, "hide entries below this percentage");
   cmd->add_option("--max-stack", opt->max_stack, "callchain frames used at most (default 127)");
   cmd->add_flag("-G,--inverted", opt->inverted, "callee-first callchains");
-  cmd->add_option("--symfs", opt->symfs, "look for files (binaries, debug files) under this directory");
-  cmd->add_option("--kallsyms", opt->kallsyms, "kernel symbols from this kallsyms file");
-  cmd->add_flag("--no-demangle", opt->no_demangle, "show symbol names as they are in the files");
+  opt->symbols.add_to(*cmd);
   cmd->add_option("--comm,--comms", opt->comms, "only samples of these comms (comma separated)");
   cmd->add_option("-d,--dso,--dsos", opt->dsos, "only samples in these DSOs (short names, comma separated)");
   cmd->add_option("--pid", opt->pids, "only samples of these pids");

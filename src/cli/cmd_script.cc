@@ -35,35 +35,9 @@ struct ScriptCliOptions {
   std::string tids;
   unsigned max_stack = 127;
   bool force = false;
-  std::string symfs;
-  std::string kallsyms;
-  bool no_demangle = false;
-  bool demangle_kernel = false;
+  SymbolCliOptions symbols;
   bool inline_frames = false;
 };
-
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t c = s.find(',', pos);
-    std::string tok = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
-    if (!tok.empty()) out.push_back(tok);
-    if (c == std::string::npos) break;
-    pos = c + 1;
-  }
-  return out;
-}
-
-bool parse_int_list(const std::string& s, std::vector<int32_t>* out) {
-  for (const auto& tok : split_commas(s)) {
-    char* end = nullptr;
-    long v = std::strtol(tok.c_str(), &end, 10);
-    if (!end || *end) return false;
-    out->push_back(static_cast<int32_t>(v));
-  }
-  return true;
-}
 
 int fail(const std::string& message) {
   std::fflush(stdout);
@@ -92,8 +66,8 @@ int run_script(const ScriptCliOptions& cli) {
     if (auto err = output::parse_cpu_list(cli.cpu, &opt.cpus); !err.empty()) return fail(err);
   }
   opt.comms = split_commas(cli.comms);
-  if (!parse_int_list(cli.pids, &opt.pids)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
-  if (!parse_int_list(cli.tids, &opt.tids)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
+  if (!parse_int_list(cli.pids, false, &opt.pids)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
+  if (!parse_int_list(cli.tids, false, &opt.tids)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
 
   auto reader = perfdata::Reader::open(cli.path);
   // perf 6.1 keeps the maps of a process across exec; frames that point into them resolve.
@@ -101,10 +75,7 @@ int run_script(const ScriptCliOptions& cli) {
   machine_options.keep_maps_on_exec = true;
   session::Machine machine(machine_options);
   symbols::SymbolizerOptions sym_options;
-  sym_options.symfs = cli.symfs;
-  sym_options.kallsyms = cli.kallsyms;
-  sym_options.demangle = !cli.no_demangle;
-  sym_options.demangle_kernel = cli.demangle_kernel;
+  cli.symbols.apply_to(&sym_options);
   symbols::Symbolizer symbolizer(machine, sym_options);
   opt.symbolizer = &symbolizer;
   opt.inline_frames = cli.inline_frames;
@@ -155,10 +126,7 @@ void add_script_command(CLI::App& app, int& status) {
   cmd->add_option("--max-stack", opt->max_stack, "callchain frames shown at most (default 127)");
   cmd->add_flag("-f,--force", opt->force, "accepted for perf compatibility");
   cmd->add_flag("--mem-stats", opt->mem_stats, "print what the machine model holds (threads, maps, DSOs) at the end");
-  cmd->add_option("--symfs", opt->symfs, "look for files (binaries, debug files) under this directory");
-  cmd->add_option("--kallsyms", opt->kallsyms, "kernel symbols from this kallsyms file");
-  cmd->add_flag("--no-demangle", opt->no_demangle, "show symbol names as they are in the files");
-  cmd->add_flag("--demangle-kernel", opt->demangle_kernel, "demangle kernel symbol names too");
+  opt->symbols.add_to(*cmd);
   cmd->add_flag("--inline", opt->inline_frames, "show the inlined functions of callchain frames");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);

@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tperf::cli {
 
@@ -28,6 +30,9 @@ class Reader;
 namespace tperf::session {
 class Machine;
 }
+namespace tperf::symbols {
+struct SymbolizerOptions;
+}
 
 namespace tperf::cli {
 
@@ -46,6 +51,22 @@ struct InputOption {
   // The file to read: like perf, with no file named and a pipe on standard input, "-".
   std::string resolve(const CLI::App& cmd) const;
 };
+
+// Where symbols come from, for the commands that print them (script, report): --symfs,
+// --kallsyms, --no-demangle, --demangle-kernel.
+struct SymbolCliOptions {
+  std::string symfs;
+  std::string kallsyms;
+  bool no_demangle = false;
+  bool demangle_kernel = false;
+  void add_to(CLI::App& cmd);
+  void apply_to(symbols::SymbolizerOptions* options) const;
+};
+
+// "a,b,,c" -> {"a", "b", "c"}.
+std::vector<std::string> split_commas(const std::string& s);
+// A comma-separated list of numbers ("1,5"; with `ranges` also "0-3"); false when malformed.
+bool parse_int_list(const std::string& s, bool ranges, std::vector<int32_t>* out);
 
 // The --mem-stats lines: what the machine model holds and held at most (stderr).
 void print_mem_stats(const char* command, const session::Machine& machine);

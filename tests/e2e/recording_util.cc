@@ -113,6 +113,19 @@ CommandResult run(const std::string& cmd) {
   return r;
 }
 
+ComparedOutputs compare_outputs(const std::string& perf_cmd, const std::string& tperf_cmd) {
+  static int n = 0;
+  std::string base = fmt::format("{}/compare{}", scratch_dir(), n++);
+  run(fmt::format("{} 2>/dev/null > {}.perf", perf_cmd, base));
+  CommandResult t = run(fmt::format("{} > {}.tperf", tperf_cmd, base));
+  ComparedOutputs c;
+  c.tperf_status = t.status;
+  c.tperf_err = t.err;
+  c.diff = run(fmt::format("diff {0}.perf {0}.tperf | head -20", base)).out;
+  c.perf_lines = static_cast<size_t>(std::stoul("0" + run(fmt::format("wc -l < {}.perf", base)).out));
+  return c;
+}
+
 const std::string& perf_unavailable_reason() {
   static const std::string reason = [] {
     if (scratch_dir().empty()) return std::string("cannot create a scratch directory in /tmp");

@@ -29,6 +29,16 @@ struct CommandResult {
 // Runs `cmd` with /bin/sh, standard output and standard error captured apart.
 CommandResult run(const std::string& cmd);
 
+// Two commands' standard outputs side by side: `perf_cmd` and `tperf_cmd` are shell commands
+// whose stdout is compared (stderr of perf is dropped, tperf's kept).
+struct ComparedOutputs {
+  std::string diff;        // the first lines of `diff perf tperf`; empty when equal
+  size_t perf_lines = 0;   // lines perf printed (so that an empty comparison is seen)
+  int tperf_status = -1;
+  std::string tperf_err;
+};
+ComparedOutputs compare_outputs(const std::string& perf_cmd, const std::string& tperf_cmd);
+
 // "1234.000000567" (perf script --ns) -> 1234000000567; false when `text` is not like that.
 bool parse_seconds_ns(const std::string& text, uint64_t* ns);
 

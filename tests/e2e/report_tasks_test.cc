@@ -19,29 +19,14 @@ using test::shell_quote;
 using test::e2e::CommandResult;
 using test::e2e::run;
 
-struct Compared {
-  std::string diff;  // first lines of `diff perf tperf`, empty when equal
-  size_t perf_lines = 0;
-  int tperf_status = -1;
-  std::string tperf_err;
-};
-
-Compared compare(const std::string& input, const std::string& mode) {
-  static int n = 0;
-  std::string base = fmt::format("{}/tasks{}", test::e2e::scratch_dir(), n++);
-  run(fmt::format("perf report --{} -i {} > {}.perf 2>/dev/null", mode, shell_quote(input), base));
-  CommandResult t = run(fmt::format("{} report --{} -i {} > {}.tperf", TPERF_BINARY, mode, shell_quote(input), base));
-  Compared c;
-  c.tperf_status = t.status;
-  c.tperf_err = t.err;
-  c.diff = run(fmt::format("diff {0}.perf {0}.tperf | head -20", base)).out;
-  c.perf_lines = static_cast<size_t>(std::stoul("0" + run(fmt::format("wc -l < {}.perf", base)).out));
-  return c;
+test::e2e::ComparedOutputs compare(const std::string& input, const std::string& mode) {
+  return test::e2e::compare_outputs(fmt::format("perf report --{} -i {}", mode, shell_quote(input)),
+                                    fmt::format("{} report --{} -i {}", TPERF_BINARY, mode, shell_quote(input)));
 }
 
 #define EXPECT_SAME_AS_PERF(input, mode, min_lines)                                   \
   do {                                                                                \
-    Compared c_ = compare(input, mode);                                               \
+    test::e2e::ComparedOutputs c_ = compare(input, mode);                             \
     EXPECT_EQ(c_.diff, "") << "perf report --" << (mode) << " vs tperf (diff perf tperf)"; \
     EXPECT_GE(c_.perf_lines, size_t{min_lines}) << "perf listed too little";          \
     EXPECT_EQ(c_.tperf_status, 0) << c_.tperf_err;                                    \

@@ -20,28 +20,16 @@ using test::shell_quote;
 using test::e2e::CommandResult;
 using test::e2e::run;
 
-struct Compared {
-  std::string diff;
-  size_t perf_lines = 0;
-  int tperf_status = -1;
-  std::string tperf_err;
-};
-
 // perf's output without its tip block ("#", "# (Tip: ...)", "#" at the end).
 constexpr const char* kStripTip =
     "awk '/^# \\(Tip/ {tip=NR} {l[NR]=$0} END {for (i=1;i<=NR;i++) if (!(tip && i>=tip-1 && i<=tip+1)) print l[i]}'";
 
+using Compared = test::e2e::ComparedOutputs;
+
 Compared compare(const std::string& input, const std::string& args) {
-  static int n = 0;
-  std::string base = fmt::format("{}/report{}", test::e2e::scratch_dir(), n++);
-  run(fmt::format("perf report --stdio -i {} {} 2>/dev/null | {} > {}.perf", shell_quote(input), args, kStripTip, base));
-  CommandResult t = run(fmt::format("{} report -i {} {} > {}.tperf", TPERF_BINARY, shell_quote(input), args, base));
-  Compared c;
-  c.tperf_status = t.status;
-  c.tperf_err = t.err;
-  c.diff = run(fmt::format("diff {0}.perf {0}.tperf | head -20", base)).out;
-  c.perf_lines = static_cast<size_t>(std::stoul("0" + run(fmt::format("wc -l < {}.perf", base)).out));
-  return c;
+  return test::e2e::compare_outputs(
+      fmt::format("perf report --stdio -i {} {} 2>/dev/null | {}", shell_quote(input), args, kStripTip),
+      fmt::format("{} report -i {} {}", TPERF_BINARY, shell_quote(input), args));
 }
 
 #define EXPECT_SAME_REPORT(input, args, min_lines)                                          \
