@@ -1,35 +1,10 @@
 #include "symbols/jit_map.h"
 
+#include "util/text.h"
+
 namespace tperf::symbols {
 
-namespace {
-
-// Hex digits at the start of `s` (an optional 0x first); the count consumed, 0 when none.
-size_t parse_hex_prefix(std::string_view s, uint64_t* out) {
-  size_t i = 0;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) i = 2;
-  size_t first = i;
-  uint64_t v = 0;
-  for (; i < s.size() && i - first < 16; ++i) {
-    char c = s[i];
-    int d;
-    if (c >= '0' && c <= '9') {
-      d = c - '0';
-    } else if (c >= 'a' && c <= 'f') {
-      d = c - 'a' + 10;
-    } else if (c >= 'A' && c <= 'F') {
-      d = c - 'A' + 10;
-    } else {
-      break;
-    }
-    v = v << 4 | static_cast<uint64_t>(d);
-  }
-  if (i == first) return 0;
-  *out = v;
-  return i;
-}
-
-}  // namespace
+using util::parse_hex_prefix;
 
 size_t parse_jit_map(std::string_view text, SymbolTable& table) {
   size_t added = 0;

@@ -2,28 +2,16 @@
 
 #include <cctype>
 
+#include "util/text.h"
+
 namespace tperf::symbols {
 
 namespace {
 
+// The whole of `s` as hex digits (kallsyms addresses have no 0x).
 bool parse_hex(std::string_view s, uint64_t* out) {
-  if (s.empty() || s.size() > 16) return false;
-  uint64_t v = 0;
-  for (char c : s) {
-    int d;
-    if (c >= '0' && c <= '9') {
-      d = c - '0';
-    } else if (c >= 'a' && c <= 'f') {
-      d = c - 'a' + 10;
-    } else if (c >= 'A' && c <= 'F') {
-      d = c - 'A' + 10;
-    } else {
-      return false;
-    }
-    v = v << 4 | static_cast<uint64_t>(d);
-  }
-  *out = v;
-  return true;
+  if (s.empty() || s.size() > 16 || s.starts_with("0x") || s.starts_with("0X")) return false;
+  return util::parse_hex_prefix(s, out) == s.size();
 }
 
 // perf keeps text, weak, data and bss symbols of kallsyms.

@@ -335,22 +335,13 @@ TEST(ScriptE2E, FieldErrors) {
 
 // The corpus files perf 6.1 reads (tests/e2e/corpus_test.cc), except the Intel PT one: perf
 // decodes its AUX trace into synthesized samples, which tperf does not do yet.
-const char* const kCorpusFiles[] = {
-    "quipper/testdata/perf.data.armv7-3.4",
-    "quipper/testdata/perf.data.branch-4.14",
-    "quipper/testdata/perf.data.callgraph-3.8",
-    "quipper/testdata/perf.data.ctx_switch_namespaces-4.14",
-    "quipper/testdata/perf.data.forkexit-3.8",
-    "quipper/testdata/perf.data.group_desc-4.14",
-    "quipper/testdata/perf.data.hybrid_topology",
-    "quipper/testdata/perf.data.i686-3.4",
-    "quipper/testdata/perf.data.lost_samples-4.4",
-    "quipper/testdata/perf.data.piped.header_features_aligned-6.12",
-    "quipper/testdata/perf.data.piped.header_feautres_group_desc-6.8",
-    "quipper/testdata/perf.data.piped.target-3.8",
-    "quipper/testdata/perf.data.singleprocess-3.8",
-    "linux-perf-data/sleep.compressed.pipe.data",
-};
+std::vector<std::string> corpus_files() {
+  std::vector<std::string> files;
+  for (const auto& f : test::corpus_files_perf_reads()) {
+    if (f.find("intel_pt") == std::string::npos) files.push_back(f);
+  }
+  return files;
+}
 
 bool is_pipe_file(const std::string& rel) { return rel.find("pipe") != std::string::npos; }
 
@@ -363,7 +354,7 @@ class ScriptCorpusTest : public ::testing::Test {
 };
 
 TEST_F(ScriptCorpusTest, FieldListsEqualPerf) {
-  for (const char* rel : kCorpusFiles) {
+  for (const auto& rel : corpus_files()) {
     SCOPED_TRACE(rel);
     std::string path = test::corpus_dir() + "/" + rel;
     for (const char* args : kFieldLists) EXPECT_SAME_NONEMPTY(path, args);
@@ -380,7 +371,7 @@ TEST_F(ScriptCorpusTest, BranchStacks) {
 }
 
 TEST_F(ScriptCorpusTest, DefaultOutputEqualsPerfWhereItHasNoSymbols) {
-  for (const char* rel : kCorpusFiles) {
+  for (const auto& rel : corpus_files()) {
     if (is_pipe_file(rel)) continue;
     SCOPED_TRACE(rel);
     std::string path = test::corpus_dir() + "/" + rel;
