@@ -142,19 +142,37 @@ TEST_P(RecordVariant, PerfReadsItWithoutWarningsAndSeesEveryTask) {
 
   // Tasks: the workload forked kChildren children, which all exec'd (as "exe") and exited, and so
   // did it. -a sees every task of the machine: only the workload's own are counted.
-  std::string root;
+  // With -a other tests' forkexec may run at the same time: every forkexec exec is a candidate
+  // and the one that forked kChildren children is ours.
   static const std::regex root_re(R"(PERF_RECORD_COMM exec: forkexec:([0-9]+)/)");
-  std::smatch rm;
-  ASSERT_TRUE(std::regex_search(r.script.out, rm, root_re)) << r.script.out.substr(0, 2000);
-  root = rm[1];
-  int forks = 0, exits = 0, execs = 0;
   static const std::regex fork_re(R"(PERF_RECORD_FORK\(([0-9]+):([0-9]+)\):\(([0-9]+):([0-9]+)\))");
   static const std::regex exit_re(R"(PERF_RECORD_EXIT\(([0-9]+):([0-9]+)\):\(([0-9]+):([0-9]+)\))");
-  for (const auto& l : lines_of(r.script.out)) {
-    std::smatch m;
-    if (std::regex_search(l, m, fork_re) && m[3] == root) ++forks;
-    if (std::regex_search(l, m, exit_re) && (m[3] == root || m[1] == root)) ++exits;
-    if (l.find("PERF_RECORD_COMM exec: exe:") != std::string::npos) ++execs;
+  static const std::regex exec_re(R"(PERF_RECORD_COMM exec: exe:([0-9]+)/)");
+  std::vector<std::string> candidates;
+  for (auto it = std::sregex_iterator(r.script.out.begin(), r.script.out.end(), root_re); it != std::sregex_iterator(); ++it) {
+    candidates.push_back((*it)[1]);
+  }
+  ASSERT_FALSE(candidates.empty()) << r.script.out.substr(0, 2000);
+  std::string root = candidates.front();
+  int forks = 0, exits = 0, execs = 0;
+  for (const auto& candidate : candidates) {
+    std::set<std::string> children;
+    int f = 0, e = 0, x = 0;
+    for (const auto& l : lines_of(r.script.out)) {
+      std::smatch m;
+      if (std::regex_search(l, m, fork_re) && m[3] == candidate) {
+        ++f;
+        children.insert(m[1]);
+      }
+      if (std::regex_search(l, m, exit_re) && (m[3] == candidate || m[1] == candidate)) ++e;
+      if (std::regex_search(l, m, exec_re) && children.count(m[1])) ++x;
+    }
+    if (candidate == candidates.front() || f == kChildren) {
+      root = candidate;
+      forks = f;
+      exits = e;
+      execs = x;
+    }
   }
   EXPECT_EQ(forks, kChildren) << "FORKs from the workload";
   EXPECT_EQ(exits, kChildren + 1) << "EXITs of the children and the workload";
