@@ -266,6 +266,20 @@ std::string ScriptFields::parse(std::string_view arg, std::vector<std::string>* 
       continue;
     }
     if (!field) return "Invalid field requested.";
+    // A field named or removed by the user, for one output type.
+    auto apply = [&](ScriptFieldSet& s, uint64_t f) {
+      if (change == kRemove) {
+        s.fields &= ~f;
+        s.user_set_fields &= ~f;
+        s.user_unset_fields |= f;
+      } else {
+        s.fields |= f;
+        s.user_set_fields |= f;
+        s.user_unset_fields &= ~f;
+      }
+      s.user_set = true;
+      s.wildcard_set = true;
+    };
     if (type == -1) {
       for (int j = 0; j < kOutTypeCount; ++j) {
         ScriptFieldSet& s = sets[j];
@@ -274,32 +288,12 @@ std::string ScriptFields::parse(std::string_view arg, std::vector<std::string>* 
           warn(fmt::format("'{}' not valid for {} events. Ignoring.", tok, script_output_type_name(j)));
           continue;
         }
-        if (change == kRemove) {
-          s.fields &= ~field;
-          s.user_set_fields &= ~field;
-          s.user_unset_fields |= field;
-        } else {
-          s.fields |= field;
-          s.user_set_fields |= field;
-          s.user_unset_fields &= ~field;
-        }
-        s.user_set = true;
-        s.wildcard_set = true;
+        apply(s, field);
       }
     } else {
       ScriptFieldSet& s = sets[type];
       if (s.invalid & field) return fmt::format("'{}' not valid for {} events.", tok, script_output_type_name(type));
-      if (change == kRemove) {
-        s.fields &= ~field;
-        s.user_set_fields &= ~field;
-        s.user_unset_fields |= field;
-      } else {
-        s.fields |= field;
-        s.user_set_fields |= field;
-        s.user_unset_fields &= ~field;
-      }
-      s.user_set = true;
-      s.wildcard_set = true;
+      apply(s, field);
     }
   }
   return "";

@@ -39,15 +39,10 @@ using test::shell_quote;
 using test::e2e::CommandResult;
 using test::e2e::DumpSample;
 using test::e2e::multiset_diff;
+using test::e2e::Recording;
 using test::e2e::run;
 
 enum class Layout { kFile, kPipe, kDirectory };
-
-struct Recording {
-  std::string path;
-  std::string error;     // non-empty: recording failed
-  bool missing = false;  // ...because this machine lacks something (tracefs, permission for -a)
-};
 
 // Runs `perf record` once per test program. `args` has {out} for the output path and {w} for
 // the workload binary.
@@ -61,28 +56,15 @@ const Recording& recording(const std::string& name, const std::string& args) {
   if (w.empty()) {
     rec.error = werr;
   } else {
-    rec.path = test::e2e::scratch_dir() + "/" + name;
-    std::string cmd = "timeout 60 " + fmt::format(fmt::runtime(args), fmt::arg("out", shell_quote(rec.path)),
-                                                  fmt::arg("w", shell_quote(w)));
-    CommandResult r = run(cmd);
-    if (r.status != 0 || !fs::exists(rec.path)) {
-      rec.error = fmt::format("`{}` failed (status {}): {}", cmd, r.status, r.err);
-      for (const char* why :
-           {"unknown tracepoint", "tracefs", "debugfs", "perf_event_paranoid", "No permission", "Permission denied"}) {
-        rec.missing = rec.missing || r.err.find(why) != std::string::npos;
-      }
-    }
+    std::string path = test::e2e::scratch_dir() + "/" + name;
+    rec = test::e2e::record_with_perf("timeout 60 " + fmt::format(fmt::runtime(args), fmt::arg("out", shell_quote(path)),
+                                                                  fmt::arg("w", shell_quote(w))),
+                                      path);
   }
   return made.emplace(name, rec).first->second;
 }
 
-#define REQUIRE_RECORDING(var, name, args)                                   \
-  if (!test::e2e::perf_unavailable_reason().empty()) {                       \
-    GTEST_SKIP() << test::e2e::perf_unavailable_reason();                    \
-  }                                                                          \
-  const Recording& var = recording(name, args);                              \
-  if (var.missing) GTEST_SKIP() << "cannot record this here: " << var.error; \
-  ASSERT_TRUE(var.error.empty()) << var.error
+#define REQUIRE_RECORDING(var, name, args) TPERF_REQUIRE_RECORDING(var, recording(name, args))
 
 // The -F fields perf script can print for every event of the file.
 struct ScriptFields {

@@ -113,6 +113,20 @@ CommandResult run(const std::string& cmd) {
   return r;
 }
 
+Recording record_with_perf(const std::string& cmd, const std::string& path) {
+  Recording rec;
+  rec.path = path;
+  CommandResult r = run(cmd);
+  if (r.status != 0 || !fs::exists(path)) {
+    rec.error = fmt::format("`{}` failed (status {}): {}", cmd, r.status, r.err);
+    for (const char* why :
+         {"unknown tracepoint", "tracefs", "debugfs", "perf_event_paranoid", "No permission", "Permission denied"}) {
+      rec.missing = rec.missing || r.err.find(why) != std::string::npos;
+    }
+  }
+  return rec;
+}
+
 ComparedOutputs compare_outputs(const std::string& perf_cmd, const std::string& tperf_cmd) {
   static int n = 0;
   std::string base = fmt::format("{}/compare{}", scratch_dir(), n++);

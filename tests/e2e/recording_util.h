@@ -29,6 +29,25 @@ struct CommandResult {
 // Runs `cmd` with /bin/sh, standard output and standard error captured apart.
 CommandResult run(const std::string& cmd);
 
+// A `perf record` made once per test program.
+struct Recording {
+  std::string path;
+  std::string error;     // non-empty: recording failed
+  bool missing = false;  // ...because this machine lacks something (permission for -a, tracefs)
+};
+// Runs `cmd`, a perf record command that writes `path`, and says how it went.
+Recording record_with_perf(const std::string& cmd, const std::string& path);
+
+// Skips the test when perf cannot record here or the recording needs what the machine lacks;
+// fails it when the recording failed otherwise. `lookup` yields a `const Recording&`.
+#define TPERF_REQUIRE_RECORDING(var, lookup)                                 \
+  if (!::tperf::test::e2e::perf_unavailable_reason().empty()) {              \
+    GTEST_SKIP() << ::tperf::test::e2e::perf_unavailable_reason();           \
+  }                                                                          \
+  const ::tperf::test::e2e::Recording& var = lookup;                         \
+  if (var.missing) GTEST_SKIP() << "cannot record this here: " << var.error; \
+  ASSERT_TRUE(var.error.empty()) << var.error
+
 // Two commands' standard outputs side by side: `perf_cmd` and `tperf_cmd` are shell commands
 // whose stdout is compared (stderr of perf is dropped, tperf's kept).
 struct ComparedOutputs {

@@ -32,6 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::shell_quote;
 using test::e2e::CommandResult;
+using test::e2e::Recording;
 using test::e2e::run;
 
 // Static so the recordings see no shared library; the busy loops count instead of reading the
@@ -82,12 +83,6 @@ const Binaries& binaries() {
   return b;
 }
 
-struct Recording {
-  std::string path;
-  std::string error;
-  bool missing = false;  // this machine cannot record it (permissions for -a)
-};
-
 // Records once per test program; `args` has {out}, {static} and {dynamic}.
 const Recording& recording(const std::string& name, const std::string& args) {
   static std::map<std::string, Recording> made;
@@ -97,28 +92,17 @@ const Recording& recording(const std::string& name, const std::string& args) {
   if (!b.error.empty()) {
     rec.error = b.error;
   } else {
-    rec.path = test::e2e::scratch_dir() + "/script-" + name + ".data";
-    std::string cmd = "timeout 60 " + fmt::format(fmt::runtime(args), fmt::arg("out", shell_quote(rec.path)),
-                                                  fmt::arg("static", shell_quote(b.static_stripped)),
-                                                  fmt::arg("dynamic", shell_quote(b.dynamic)));
-    CommandResult r = run(cmd);
-    if (r.status != 0 || !fs::exists(rec.path)) {
-      rec.error = fmt::format("`{}` failed (status {}): {}", cmd, r.status, r.err);
-      for (const char* why : {"perf_event_paranoid", "No permission", "Permission denied"}) {
-        rec.missing = rec.missing || r.err.find(why) != std::string::npos;
-      }
-    }
+    std::string path = test::e2e::scratch_dir() + "/script-" + name + ".data";
+    rec = test::e2e::record_with_perf(
+        "timeout 60 " + fmt::format(fmt::runtime(args), fmt::arg("out", shell_quote(path)),
+                                    fmt::arg("static", shell_quote(b.static_stripped)),
+                                    fmt::arg("dynamic", shell_quote(b.dynamic))),
+        path);
   }
   return made.emplace(name, rec).first->second;
 }
 
-#define REQUIRE_RECORDING(var, name, args)                                   \
-  if (!test::e2e::perf_unavailable_reason().empty()) {                       \
-    GTEST_SKIP() << test::e2e::perf_unavailable_reason();                    \
-  }                                                                          \
-  const Recording& var = recording(name, args);                              \
-  if (var.missing) GTEST_SKIP() << "cannot record this here: " << var.error; \
-  ASSERT_TRUE(var.error.empty()) << var.error
+#define REQUIRE_RECORDING(var, name, args) TPERF_REQUIRE_RECORDING(var, recording(name, args))
 
 struct Outputs {
   std::string diff;  // empty when the two outputs are the same

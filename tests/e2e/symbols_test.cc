@@ -28,6 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::shell_quote;
 using test::e2e::CommandResult;
+using test::e2e::Recording;
 using test::e2e::run;
 
 std::string workloads_dir() { return std::string(TPERF_SOURCE_DIR) + "/tests/e2e/workloads"; }
