@@ -98,11 +98,6 @@ const Built& built() {
   return b;
 }
 
-struct Recording {
-  std::string path, error;
-  bool missing = false;
-};
-
 std::string env(const Built& b) { return "HOME=" + shell_quote(b.home) + " "; }
 
 // perf record of `what` (a shell command), once per name.
@@ -114,27 +109,15 @@ const Recording& recording(const std::string& name, const std::string& record_ar
   if (!b.error.empty()) {
     rec.error = b.error;
   } else {
-    rec.path = b.dir + "/" + name + ".data";
-    std::string cmd = fmt::format("{}timeout 120 perf record -q -N {} -o {} -- {}", env(b), record_args,
-                                  shell_quote(rec.path), what);
-    CommandResult r = run(cmd);
-    if (r.status != 0 || !fs::exists(rec.path)) {
-      rec.error = fmt::format("`{}` failed (status {}): {}", cmd, r.status, r.err);
-      for (const char* why : {"perf_event_paranoid", "No permission", "Permission denied"}) {
-        rec.missing = rec.missing || r.err.find(why) != std::string::npos;
-      }
-    }
+    std::string path = b.dir + "/" + name + ".data";
+    rec = test::e2e::record_with_perf(
+        fmt::format("{}timeout 120 perf record -q -N {} -o {} -- {}", env(b), record_args, shell_quote(path), what),
+        path);
   }
   return made.emplace(name, rec).first->second;
 }
 
-#define REQUIRE_RECORDING(var, name, args, what)                             \
-  if (!test::e2e::perf_unavailable_reason().empty()) {                       \
-    GTEST_SKIP() << test::e2e::perf_unavailable_reason();                    \
-  }                                                                          \
-  const Recording& var = recording(name, args, what);                        \
-  if (var.missing) GTEST_SKIP() << "cannot record this here: " << var.error; \
-  ASSERT_TRUE(var.error.empty()) << var.error
+#define REQUIRE_RECORDING(var, name, args, what) TPERF_REQUIRE_RECORDING(var, recording(name, args, what))
 
 struct Outputs {
   std::string diff;
@@ -324,6 +307,7 @@ TEST(SymbolsE2E, SrclinesAndInlineChainsEqualAddr2line) {
   std::map<std::string, std::vector<Frame>> chains;
   std::vector<Frame> current;
   for (const Frame& f : frames) {
+    if (!current.empty() && current.front().addr != f.addr) current.clear();  // a chain is one address
     current.push_back(f);
     if (!f.inlined) {
       if (f.dso == bin) chains.emplace(f.addr, current);
