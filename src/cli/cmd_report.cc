@@ -8,9 +8,11 @@
 #include <memory>
 
 #include "analysis/hist.h"
+#include "analysis/unwind_stats.h"
 #include "cli/commands.h"
 #include "output/report_format.h"
 #include "output/task_list.h"
+#include "output/unwind_summary.h"
 #include "perfdata/abi.h"
 #include "perfdata/reader.h"
 #include "perfdata/records.h"
@@ -43,6 +45,8 @@ struct ReportCliOptions {
   bool inverted = false;
   SymbolCliOptions symbols;
   std::string comms, dsos, pids, tids, cpus;
+  bool quiet = false;              // -q: no '#' lines, no warnings (as perf)
+  bool no_unwind_summary = false;  // leave out the unwinding quality block
 };
 
 // perf names the idle task of the host before reading anything.
@@ -214,6 +218,9 @@ int run_hist_report(const ReportCliOptions& cli) {
   }
 
   uint64_t lost_samples = 0;
+  const bool summary = !cli.quiet && !cli.no_unwind_summary;
+  analysis::UnwindStatsCollector unwind(symbolizer);
+  std::vector<session::CallchainFrame> all_frames;
   perfdata::Sample sample;
   std::vector<session::CallchainFrame> frames;
   std::vector<analysis::HistEntry> callers;
@@ -222,8 +229,13 @@ int run_hist_report(const ReportCliOptions& cli) {
   session::OrderedEvents ordered(*reader, [&](const perfdata::Record& rec, uint64_t time) {
     try {
       if (rec.type == perfdata::kRecordLostSamples) {
-        lost_samples += perfdata::decode_lost_samples(rec.body(), reader->swapped(), rec.offset + 8);
+        uint64_t n = perfdata::decode_lost_samples(rec.body(), reader->swapped(), rec.offset + 8);
+        lost_samples += n;
+        unwind.add_lost_samples(n);
         return;
+      }
+      if (rec.type == perfdata::kRecordLost && summary) {
+        unwind.add_lost(perfdata::decode_lost(rec.body(), reader->swapped(), rec.offset + 8).lost);
       }
       if (rec.type != perfdata::kRecordSample) {
         if (rec.type == perfdata::kRecordKsymbol) {
@@ -250,7 +262,24 @@ int run_hist_report(const ReportCliOptions& cli) {
       self.pid = thread.pid();
       self.tid = thread.tid();
       self.cpu = sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1;
-      self.loc = locate(symbolizer, find_map(&thread, cpumode, sample.ip), thread.pid(), cpumode, sample.ip, false);
+      const session::Map* sample_map = find_map(&thread, cpumode, sample.ip);
+      self.loc = locate(symbolizer, sample_map, thread.pid(), cpumode, sample.ip, false);
+      if (summary) {
+        // The quality block covers every sample of the file, the filtered-out ones too, and
+        // whole chains whatever --max-stack says.
+        const perfdata::PerfEventAttr& attr = reader->attrs()[static_cast<size_t>(ai)].attr;
+        const bool has_chain = sample.has(perfdata::kSampleCallchain);
+        all_frames.clear();
+        if (has_chain) {
+          session::resolve_callchain(machine, &thread, sample, ~0u, &all_frames);
+          for (auto& f : all_frames) {
+            if (!f.map) f.map = find_map(&thread, f.cpumode, f.ip);
+          }
+        } else {
+          all_frames.push_back({sample.ip, cpumode, sample_map});
+        }
+        unwind.add_sample(sample, has_chain, thread.pid(), attr.sample_max_stack, attr.sample_stack_user, all_frames);
+      }
       // Without --children, perf draws chains from the sample up (callee order) by default.
       const bool caller_order = children ? cli.callchain.find("callee") == std::string::npos && !cli.inverted
                                          : cli.callchain.find("caller") != std::string::npos;
@@ -323,14 +352,18 @@ int run_hist_report(const ReportCliOptions& cli) {
     const session::Thread* t = machine.find_thread(tid);
     return t ? t->comm() : nullptr;
   };
-  output::print_report_preamble(stdout, lost_samples, filter_lines);
+  if (!cli.quiet) output::print_report_preamble(stdout, lost_samples, filter_lines);
+  if (summary) output::print_unwind_summary(stdout, unwind.finish());
+  columns.quiet = cli.quiet;
   for (size_t i = 0; i < events.size() && i < reader->attrs().size(); ++i) {
     if (events[i].samples == 0) continue;
     output::print_report_section(stdout, reader->attrs()[i].name, events[i].samples, events[i].period, events[i].hist,
                                  columns, thread_comm);
   }
   std::fflush(stdout);
-  for (const auto& w : symbolizer.take_warnings()) fmt::print(stderr, "tperf report: warning: {}\n", w);
+  for (const auto& w : symbolizer.take_warnings()) {
+    if (!cli.quiet) fmt::print(stderr, "tperf report: warning: {}\n", w);
+  }
   if (cli.mem_stats) print_mem_stats("report", machine);
   int status = report_reader_problems("report", *reader);
   for (const auto& p : problems) {
@@ -356,6 +389,9 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--mem-stats", opt->mem_stats, "print what the machine model holds (threads, maps, DSOs) at the end");
   cmd->add_flag("-f,--force", opt->force, "accepted for perf compatibility");
   cmd->add_flag("--stdio", opt->stdio, "text output (the default and only one)");
+  cmd->add_flag("-q,--quiet", opt->quiet, "no header lines, no unwinding summary, no warnings (as perf report -q)");
+  cmd->add_flag("--no-unwind-summary", opt->no_unwind_summary,
+                "leave out the unwinding quality block (for output equal to perf report's)");
   cmd->add_option("-s,--sort", opt->sort, "sort keys: comm, pid, tid, dso, sym, symoff, cpu (default comm,dso,sym)");
   cmd->add_flag("--children", opt->children, "accumulate callees' cost into callers (default with callchains)");
   cmd->add_flag("--no-children", opt->no_children, "self cost only");

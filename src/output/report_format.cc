@@ -63,8 +63,10 @@ void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vec
 
 void print_report_section(std::FILE* out, std::string_view event_name, uint64_t nr_samples, uint64_t total_period,
                           const analysis::Hist& hist, const ReportColumns& columns, const ThreadCommFn& thread_comm) {
-  fmt::print(out, "# Samples: {} of event '{}'\n", abbreviated_count(nr_samples), event_name);
-  fmt::print(out, "# Event count (approx.): {}\n#\n", total_period);
+  if (!columns.quiet) {
+    fmt::print(out, "# Samples: {} of event '{}'\n", abbreviated_count(nr_samples), event_name);
+    fmt::print(out, "# Event count (approx.): {}\n#\n", total_period);
+  }
 
   std::vector<const HistEntry*> rows = hist.sorted(columns.children, columns.graph || columns.folded);
   // perf sizes the columns by every entry, the ones --percent-limit hides included.
@@ -138,7 +140,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     line += c.right ? fmt::format("{:>{}}", c.header, c.width) : fmt::format("{:<{}}", c.header, c.width);
     dots.append(c.width, '.');
   }
-  fmt::print(out, "{}\n{}\n#\n", line, dots);
+  if (!columns.quiet) fmt::print(out, "{}\n{}\n#\n", line, dots);
 
   std::string row;
   for (const HistEntry* e : rows) {

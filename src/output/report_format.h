@@ -25,6 +25,7 @@ struct ReportColumns {
   // Columns perf leaves out because a single-value filter fixes them (--comm X, --dso X).
   bool elide_comm = false;
   bool elide_dso = false;
+  bool quiet = false;  // -q: no '#' lines (the section's counts and the column header)
 };
 
 // The current comm of a thread (the Pid:Command column), nullptr when unknown.

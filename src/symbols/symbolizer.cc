@@ -99,6 +99,7 @@ struct Symbolizer::DsoState {
   std::string dwarf_path;               // file for source lines (perf's dso__name); "" = none
   uint64_t text_offset = 0;             // .text sh_addr - sh_offset: file offset -> objdump address
   std::string short_name;               // for perf's srcline fallback
+  std::string problem;                  // why the DSO gave no symbols ("" = it gave some)
   std::mutex bpf_mu;                    // the lazily made symbol of a BPF program DSO
 
   std::mutex dwarf_mu;
@@ -339,6 +340,11 @@ void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
     }
   }
   if (!syms && !runtime) {
+    if (!mismatch.empty()) {
+      state.problem = fmt::format("build-id mismatch: the recording has {}, {}", build_id.hex(), mismatch);
+    } else {
+      state.problem = vdso ? "no [vdso] image found" : "file not found";
+    }
     if (recorded_build_id && !mismatch.empty()) {
       warn(fmt::format("{}: no file with build-id {} ({}); its samples show as [unknown]", name, build_id.hex(),
                        mismatch));
@@ -354,6 +360,7 @@ void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
   load_elf_symbols(symfile, runfile, options_.demangle, state.table);
   state.table.finish(SymbolTable::Fixups::kElf);
   if (!state.table.empty()) add_plt_symbols(runfile, options_.demangle, state.table);
+  if (state.table.empty()) state.problem = "no symbol table (stripped, no debug file found)";
   GElf_Shdr text;
   if (runfile.section(".text", &text)) state.text_offset = text.sh_addr - text.sh_offset;
   // Source lines come from the file the symbols came from, as perf hands that to addr2line (a
@@ -375,6 +382,20 @@ Symbolizer::DsoState* Symbolizer::state_for_map(const session::Map& map, int32_t
   }
   *addr = map.map_ip(*addr);
   return &state_of(*dso);
+}
+
+std::string Symbolizer::symbol_problem(const session::Map& map, int32_t pid) {
+  uint64_t addr = map.start;
+  DsoState* st = state_for_map(map, pid, &addr);
+  if (!st) return "anonymous memory, no file";
+  if (!st->symbols().empty() || st->kind == DsoState::Kind::kBpf) return "";
+  if (!st->problem.empty()) return st->problem;
+  switch (st->kind) {
+    case DsoState::Kind::kJit: return "no JIT map (/tmp/perf-PID.map)";
+    case DsoState::Kind::kKernel:
+    case DsoState::Kind::kModule: return "kernel symbols unavailable";
+    default: return "no symbols";
+  }
 }
 
 Resolved Symbolizer::resolve(const session::Map& map, int32_t pid, uint64_t addr) {

@@ -84,6 +84,10 @@ class Symbolizer {
   // kernel maps. Thread-safe; the Symbol stays valid for the Symbolizer's life.
   Resolved resolve(const session::Map& map, int32_t pid, uint64_t addr);
 
+  // Why `map` gives no symbols: "" when its DSO has a symbol table, else a short reason ("file
+  // not found", "build-id mismatch: ...", "no symbol table ..."). Loads the DSO if needed.
+  std::string symbol_problem(const session::Map& map, int32_t pid);
+
   // perf's srcline for `addr` (perf script -F srcline): "file.c:12" from DWARF; "" when the file
   // has no line for it (addr2line's "??:0", which perf does not print); perf's fallback
   // "<dso short name>[<hex address>]" for pseudo DSOs (kernel, [vdso], JIT) and unreadable files.

@@ -29,7 +29,8 @@ using Compared = test::e2e::ComparedOutputs;
 Compared compare(const std::string& input, const std::string& args) {
   return test::e2e::compare_outputs(
       fmt::format("perf report --stdio -i {} {} 2>/dev/null | {}", shell_quote(input), args, kStripTip),
-      fmt::format("{} report -i {} {}", TPERF_BINARY, shell_quote(input), args));
+      // The unwinding quality block is tperf's own (unwind_summary_test.cc checks it).
+      fmt::format("{} report -i {} --no-unwind-summary {}", TPERF_BINARY, shell_quote(input), args));
 }
 
 #define EXPECT_SAME_REPORT(input, args, min_lines)                                          \
@@ -97,6 +98,16 @@ TEST(ReportE2E, DefaultSortWithoutCallchains) {
   REQUIRE_RECORDINGS();
   EXPECT_SAME_REPORT(rec.files.at("user"), "", 14);
   EXPECT_SAME_REPORT(rec.files.at("two-events"), "", 28);
+}
+
+// -q: no '#' lines at all (perf's quiet mode), and no unwinding block.
+TEST(ReportE2E, QuietHasNoHeaderLines) {
+  REQUIRE_RECORDINGS();
+  for (const char* args : {"-q", "-q -s comm,pid,dso,sym -n"}) {
+    SCOPED_TRACE(args);
+    EXPECT_SAME_REPORT(rec.files.at("user"), args, 3);
+  }
+  EXPECT_SAME_REPORT(rec.files.at("user-fp"), "-q -g none", 3);
 }
 
 TEST(ReportE2E, SortKeysAndColumns) {

@@ -1,0 +1,120 @@
+#include "analysis/unwind_stats.h"
+
+#include <algorithm>
+#include <array>
+
+#include "perfdata/abi.h"
+#include "session/machine.h"
+#include "symbols/symbolizer.h"
+
+namespace tperf::analysis {
+
+namespace {
+
+// The kernel's default kernel.perf_event_max_stack, what a chain is cut at when the attr asks
+// for no other depth.
+constexpr unsigned kKernelMaxStack = 127;
+
+bool is_user(uint8_t cpumode) { return cpumode == perfdata::kMiscUser || cpumode == perfdata::kMiscGuestUser; }
+
+}  // namespace
+
+bool is_thread_entry_point(std::string_view name) {
+  // glibc's start code and thread start, musl's, the dynamic loader's entry, the clone
+  // trampolines (a new thread's stack starts there), Go's runtime roots.
+  static constexpr std::array<std::string_view, 19> kRoots = {
+      "_start",          "__libc_start_main", "__libc_start_call_main", "__libc_start_main_impl",
+      "start_thread",    "thread_start",      "clone",                  "clone3",
+      "__clone",         "__clone3",          "__clone_internal",       "_dl_start_user",
+      "_dl_start",       "__GI___clone",      "__GI___clone3",          "start",
+      "runtime.goexit",  "runtime.rt0_go",    "runtime.mstart",
+  };
+  return std::find(kRoots.begin(), kRoots.end(), name) != kRoots.end();
+}
+
+UnwindStatsCollector::DsoEntry& UnwindStatsCollector::dso_entry(const session::CallchainFrame& f, int32_t pid) {
+  auto [it, fresh] = dsos_.try_emplace(f.map->dso);
+  if (fresh) it->second.why = symbolizer_.symbol_problem(*f.map, pid);
+  return it->second;
+}
+
+void UnwindStatsCollector::add_sample(const perfdata::Sample& sample, bool has_callchain, int32_t pid,
+                                      unsigned sample_max_stack, uint64_t stack_size,
+                                      std::span<const session::CallchainFrame> frames) {
+  const uint64_t nr = ++stats_.samples;
+  if (stack_size > 0 && sample.has(perfdata::kSampleStackUser)) {
+    ++stats_.stack_copies;
+    stats_.stack_copy_size = std::max(stats_.stack_copy_size, stack_size);
+    // The kernel saves at most the size asked for; a copy that used all of it was cut.
+    if (sample.stack_dyn_size >= stack_size) ++stats_.stack_copies_full;
+  }
+
+  // DSOs without symbols for the frames that landed in them.
+  bool unknown_user = false;
+  const session::CallchainFrame* last_user = nullptr;
+  bool last_user_named = false;
+  bool entry_reached = false;
+  for (const auto& f : frames) {
+    // Past an entry point the walk reads whatever the start code left where a frame pointer
+    // would be: those frames say nothing about the stack.
+    if (entry_reached) break;
+    const bool user = is_user(f.cpumode);
+    bool named = false;
+    if (f.map && f.map->dso) {
+      symbols::Resolved r = symbolizer_.resolve(*f.map, f.map->dso->kernel ? -1 : pid, f.ip);
+      if (r.sym) {
+        named = true;
+        if (user) entry_reached = is_thread_entry_point(r.sym->name());
+      } else {
+        DsoEntry& d = dso_entry(f, pid);
+        if (!d.why.empty() && d.last_sample != nr) {
+          d.last_sample = nr;
+          ++d.samples;
+        }
+      }
+    }
+    if (user) {
+      if (!named) unknown_user = true;
+      last_user = &f;
+      last_user_named = named;
+    }
+  }
+
+  if (!has_callchain) return;
+  ++stats_.with_callchain;
+  if (!last_user) return;  // a kernel thread, or a chain without its user part
+  ++stats_.user_chains;
+  if (unknown_user) ++stats_.with_unknown;
+  const unsigned limit = sample_max_stack ? sample_max_stack : kKernelMaxStack;
+  stats_.max_depth = std::max(stats_.max_depth, limit);
+  size_t depth = 0;
+  for (uint64_t ip : sample.callchain) depth += ip < perfdata::kContextMax;
+  if (entry_reached) {
+    ++stats_.complete;
+  } else if (!last_user->map) {
+    // Also when the chain is as deep as the limit: a walk gone astray (a run of zeros, a loop)
+    // fills it with garbage, and the cause is the frame where it went astray.
+    ++stats_.end_unmapped;
+  } else if (depth >= limit) {
+    ++stats_.depth_limit;
+  } else if (!last_user_named) {
+    ++stats_.end_unsymbolized;
+  } else {
+    ++stats_.end_early;
+  }
+}
+
+UnwindStats UnwindStatsCollector::finish() const {
+  UnwindStats out = stats_;
+  for (const auto& [dso, e] : dsos_) {
+    if (e.samples == 0) continue;
+    std::string name = dso && dso->name ? *dso->name : "[unknown]";
+    out.dsos.push_back({std::move(name), e.why, e.samples});
+  }
+  std::sort(out.dsos.begin(), out.dsos.end(), [](const auto& a, const auto& b) {
+    return a.samples != b.samples ? a.samples > b.samples : a.name < b.name;
+  });
+  return out;
+}
+
+}  // namespace tperf::analysis

@@ -1,0 +1,16 @@
+// The unwinding quality block of `tperf report`: '#' comment lines after the preamble that say
+// how many stacks are whole, where and why the others stop, which DSOs gave no symbols, what
+// was lost, and what to change when recording or reading to do better.
+#pragma once
+
+#include <cstdio>
+
+#include "analysis/unwind_stats.h"
+
+namespace tperf::output {
+
+// `dwarf_unwound`: whether the report unwound the user stack copies (tperf does not yet; the
+// block then says that their user frames are missing).
+void print_unwind_summary(std::FILE* out, const analysis::UnwindStats& stats, bool dwarf_unwound = false);
+
+}  // namespace tperf::output
