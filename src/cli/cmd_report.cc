@@ -283,7 +283,9 @@ int run_hist_report(const ReportCliOptions& cli) {
       // Without --children, perf draws chains from the sample up (callee order) by default.
       const bool caller_order = children ? cli.callchain.find("callee") == std::string::npos && !cli.inverted
                                          : cli.callchain.find("caller") != std::string::npos;
-      const uint64_t period = sample.has(perfdata::kSamplePeriod) ? sample.period : 1;
+      // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
+      const uint64_t period =
+          sample.has(perfdata::kSamplePeriod) ? sample.period : reader->attrs()[static_cast<size_t>(ai)].attr.sample_period;
       ++ev.samples;
       ev.period += period;
       if (!listed(comm_filter, std::string_view(*self.comm)) || !listed(pid_filter, self.pid) ||

@@ -74,6 +74,8 @@ const Recordings& recordings() {
         {"user-fp", {"-e cpu-clock:u -g", bin}},
         {"two-events", {"-e cpu-clock:u,task-clock:u", bin}},
         {"symbols-fp", {"-e cpu-clock -g", with_symbols}},
+        // -c: the samples carry no PERIOD; each stands for the event's fixed period.
+        {"fixed-period", {"-e cpu-clock:u -c 100000", bin}},
     };
     for (const auto& [name, how_to] : how) {
       const auto& [args, program] = how_to;
@@ -108,6 +110,12 @@ TEST(ReportE2E, QuietHasNoHeaderLines) {
     EXPECT_SAME_REPORT(rec.files.at("user"), args, 3);
   }
   EXPECT_SAME_REPORT(rec.files.at("user-fp"), "-q -g none", 3);
+}
+
+TEST(ReportE2E, FixedPeriodCountsTheAttrsPeriod) {
+  REQUIRE_RECORDINGS();
+  EXPECT_SAME_REPORT(rec.files.at("fixed-period"), "", 12);
+  EXPECT_SAME_REPORT(rec.files.at("fixed-period"), "-n --show-total-period -s comm,dso", 8);
 }
 
 TEST(ReportE2E, SortKeysAndColumns) {
