@@ -4,40 +4,106 @@
 
 namespace tperf::analysis {
 
-void CallTree::append(std::span<const CallFrame> chain, uint64_t period) {
+namespace {
+
+// Children a node has before it gets an index (below, a linear search is as fast).
+constexpr size_t kIndexFrom = 12;
+
+size_t hash_key(uint64_t value, const void* dso, bool named) {
+  uint64_t h = (value ^ (reinterpret_cast<uintptr_t>(dso) * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+  h ^= named ? 0xc4ceb9fe1a85ec53ULL : 0;
+  return static_cast<size_t>(h ^ (h >> 32));
+}
+
+CallNode* find_child(const CallNode& node, uint32_t id) {
+  if (node.index) {
+    auto it = std::lower_bound(node.index->begin(), node.index->end(), std::pair<uint32_t, CallNode*>{id, nullptr},
+                               [](const auto& a, const auto& b) { return a.first < b.first; });
+    return it != node.index->end() && it->first == id ? it->second : nullptr;
+  }
+  for (const auto& c : node.children) {
+    if (!c->frames.ids.empty() && c->frames.ids[0] == id) return c.get();
+  }
+  return nullptr;
+}
+
+void add_child(CallNode& node, std::unique_ptr<CallNode> child) {
+  if (!node.index && node.children.size() + 1 >= kIndexFrom) {
+    node.index = std::make_unique<std::vector<std::pair<uint32_t, CallNode*>>>();
+    for (const auto& c : node.children) node.index->emplace_back(c->frames.ids[0], c.get());
+    std::sort(node.index->begin(), node.index->end());
+  }
+  if (node.index) {
+    std::pair<uint32_t, CallNode*> e{child->frames.ids[0], child.get()};
+    node.index->insert(std::upper_bound(node.index->begin(), node.index->end(), e), e);
+  }
+  node.children.push_back(std::move(child));
+}
+
+}  // namespace
+
+uint32_t CallFrameTable::intern(const CallFrame& f) {
+  const bool named = f.sym != nullptr;
+  const uint64_t value = named ? f.sym_start : f.ip;
+  const void* dso = named ? static_cast<const void*>(f.dso) : nullptr;
+  if (frames_.size() * 2 >= slots_.size()) grow();
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash_key(value, dso, named) & mask;; i = (i + 1) & mask) {
+    Slot& s = slots_[i];
+    if (s.id == 0) {
+      s = Slot{value, dso, static_cast<uint32_t>(frames_.size() + 1), named};
+      frames_.push_back(f);
+      return s.id - 1;
+    }
+    if (s.value == value && s.dso == dso && s.named == named) return s.id - 1;
+  }
+}
+
+void CallFrameTable::grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
+  const size_t mask = slots_.size() - 1;
+  for (const Slot& s : old) {
+    if (s.id == 0) continue;
+    size_t i = hash_key(s.value, s.dso, s.named) & mask;
+    while (slots_[i].id != 0) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
+}
+
+void CallTree::append(std::span<const uint32_t> chain, uint64_t period) {
   if (chain.empty()) return;
   max_depth_ = std::max(max_depth_, chain.size());
+  const CallFrameTable* table = root_.frames.table;
   CallNode* node = &root_;
   size_t pos = 0;
   while (true) {
-    // Find the child whose first frame is the next one of the chain.
-    CallNode* next = nullptr;
-    for (auto& c : node->children) {
-      if (!c->frames.empty() && c->frames[0].same_as(chain[pos])) {
-        next = c.get();
-        break;
-      }
-    }
+    CallNode* next = find_child(*node, chain[pos]);
     if (!next) {
       auto child = std::make_unique<CallNode>();
-      child->frames.assign(chain.begin() + static_cast<ptrdiff_t>(pos), chain.end());
+      child->frames.table = table;
+      child->frames.ids.assign(chain.begin() + static_cast<ptrdiff_t>(pos), chain.end());
       child->hit = period;
       node->children_hit += period;
-      node->children.push_back(std::move(child));
+      add_child(*node, std::move(child));
       return;
     }
     node->children_hit += period;
     // How far the chain follows this child's run of frames.
-    size_t k = 0;
-    while (k < next->frames.size() && pos + k < chain.size() && next->frames[k].same_as(chain[pos + k])) ++k;
-    if (k < next->frames.size()) {
+    const std::vector<uint32_t>& run = next->frames.ids;
+    const size_t limit = std::min(run.size(), chain.size() - pos);
+    size_t k = 1;
+    while (k < limit && run[k] == chain[pos + k]) ++k;
+    if (k < run.size()) {
       // Split: the unmatched tail of the run becomes the only child of the matched head.
       auto tail = std::make_unique<CallNode>();
-      tail->frames.assign(next->frames.begin() + static_cast<ptrdiff_t>(k), next->frames.end());
+      tail->frames.table = table;
+      tail->frames.ids.assign(run.begin() + static_cast<ptrdiff_t>(k), run.end());
       tail->hit = next->hit;
       tail->children_hit = next->children_hit;
       tail->children = std::move(next->children);
-      next->frames.resize(k);
+      tail->index = std::move(next->index);
+      next->frames.ids.resize(k);
       next->children.clear();
       next->children_hit = tail->cumul();
       next->hit = 0;

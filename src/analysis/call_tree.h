@@ -1,12 +1,16 @@
 // The callchain tree of one hist entry (perf's callchain_node tree): the sample chains merged
 // by common prefix, each node holding a run of frames, the period that ended there (hit) and the
 // period of everything below it (children_hit).
+//
+// Frames are interned: a CallFrameTable gives each distinct frame (a function, or an address
+// without one) a 32-bit id once per report, and nodes hold runs of ids. Merging a chain into a
+// tree then compares integers; with --children every sample merges a chain per caller, so this
+// comparison is the report's inner loop.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <span>
-#include <string>
 #include <vector>
 
 namespace tperf::session {
@@ -30,18 +34,71 @@ struct CallFrame {
   }
 };
 
+// Ids for frames: frames same_as() each other get one id and are shown as the first of them.
+class CallFrameTable {
+ public:
+  uint32_t intern(const CallFrame& f);
+  const CallFrame& operator[](uint32_t id) const { return frames_[id]; }
+  size_t size() const { return frames_.size(); }
+
+ private:
+  struct Slot {
+    uint64_t value = 0;
+    const void* dso = nullptr;
+    uint32_t id = 0;  // id + 1; 0 = empty
+    bool named = false;
+  };
+  void grow();
+  std::vector<CallFrame> frames_;
+  std::vector<Slot> slots_;  // open addressing, linear probing, power-of-two size
+};
+
+// A node's run of frames: ids, read as CallFrames.
+class FrameRun {
+ public:
+  class iterator {
+   public:
+    iterator(const uint32_t* p, const CallFrameTable* t) : p_(p), t_(t) {}
+    const CallFrame& operator*() const { return (*t_)[*p_]; }
+    iterator& operator++() {
+      ++p_;
+      return *this;
+    }
+    bool operator!=(const iterator& o) const { return p_ != o.p_; }
+
+   private:
+    const uint32_t* p_;
+    const CallFrameTable* t_;
+  };
+  size_t size() const { return ids.size(); }
+  bool empty() const { return ids.empty(); }
+  const CallFrame& operator[](size_t i) const { return (*table)[ids[i]]; }
+  iterator begin() const { return {ids.data(), table}; }
+  iterator end() const { return {ids.data() + ids.size(), table}; }
+
+  std::vector<uint32_t> ids;
+  const CallFrameTable* table = nullptr;
+};
+
 struct CallNode {
-  std::vector<CallFrame> frames;  // the run of frames this node stands for
+  FrameRun frames;                // the run of frames this node stands for
   uint64_t hit = 0;               // period of chains that end here
   uint64_t children_hit = 0;      // period of chains that go on below
   std::vector<std::unique_ptr<CallNode>> children;  // in creation order
+  // Children by the id of their first frame, made once a node has many (deep recursive
+  // profiles give nodes thousands of children).
+  std::unique_ptr<std::vector<std::pair<uint32_t, CallNode*>>> index;  // sorted by id
   uint64_t cumul() const { return hit + children_hit; }
 };
 
 class CallTree {
  public:
-  // Adds one chain (in display order: root first for caller graphs) with its period.
-  void append(std::span<const CallFrame> chain, uint64_t period);
+  // `frames` interns the ids appended; it must outlive the tree.
+  explicit CallTree(const CallFrameTable* frames) { root_.frames.table = frames; }
+
+  // Adds one chain of frame ids (in display order: root first for caller graphs) with its period.
+  void append(std::span<const uint32_t> chain, uint64_t period);
+
   const CallNode& root() const { return root_; }
   // The longest chain appended.
   size_t max_depth() const { return max_depth_; }

@@ -143,20 +143,28 @@ uint32_t Hist::findnew(const HistEntry& e) {
 }
 
 void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers) {
-  ++total_samples_;
+  const uint64_t stamp = ++total_samples_;
   total_period_ += period;
   uint32_t i = findnew(self);
+  last_self_ = i;
   entries_[i].period += period;
   entries_[i].samples += 1;
+  caller_entries_.clear();
+  caller_first_.clear();
   if (!cumulate) return;
+  credited_.resize(entries_.size());
   entries_[i].children_period += period;
   entries_[i].children_samples += 1;
+  credited_[i] = stamp;
   // Each distinct entry on the chain is credited once, however often recursion repeats it.
-  seen_.assign(1, i);
   for (const HistEntry& c : callers) {
     uint32_t j = findnew(c);
-    if (std::find(seen_.begin(), seen_.end(), j) != seen_.end()) continue;
-    seen_.push_back(j);
+    if (j >= credited_.size()) credited_.resize(entries_.size());
+    const bool first = credited_[j] != stamp;
+    caller_entries_.push_back(j);
+    caller_first_.push_back(first);
+    if (!first) continue;
+    credited_[j] = stamp;
     entries_[j].children_period += period;
     entries_[j].children_samples += 1;
   }
@@ -167,21 +175,19 @@ void Hist::add_with_chain(const HistEntry& self, uint64_t period, bool cumulate,
   add(self, period, cumulate, callers);
   if (trees_.size() < entries_.size()) trees_.resize(entries_.size());
   auto tree = [&](uint32_t i) -> CallTree& {
-    if (!trees_[i]) trees_[i] = std::make_unique<CallTree>();
+    if (!trees_[i]) trees_[i] = std::make_unique<CallTree>(frames_.get());
     return *trees_[i];
   };
-  const uint32_t self_index = findnew(self);
-  tree(self_index).append(frames, period);
+  chain_ids_.clear();
+  for (const CallFrame& f : frames) chain_ids_.push_back(frames_->intern(f));
+  const std::span<const uint32_t> ids(chain_ids_);
+  const uint32_t self_index = last_self_;
+  tree(self_index).append(ids, period);
   if (!cumulate) return;
-  // seen_ holds, in walk order, the entries add() credited; give each (but the sample's own)
-  // the chain from its first frame on.
-  for (size_t j = 0; j < callers.size() && j < frames.size(); ++j) {
-    uint32_t i = findnew(callers[j]);
-    if (i == self_index) continue;
-    auto it = std::find(seen_.begin(), seen_.end(), i);
-    if (it == seen_.end()) continue;
-    *it = self_index;  // only its first frame counts
-    tree(i).append(frames.subspan(j), period);
+  // Every other entry credited above gets the chain from its first frame on.
+  for (size_t j = 0; j < caller_entries_.size() && j < frames.size(); ++j) {
+    if (!caller_first_[j] || caller_entries_[j] == self_index) continue;
+    tree(caller_entries_[j]).append(ids.subspan(j), period);
   }
 }
 

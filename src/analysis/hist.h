@@ -100,8 +100,17 @@ class Hist {
        use_symoff_ = false, use_cpu_ = false;
   std::vector<HistEntry> entries_;
   std::vector<std::unique_ptr<CallTree>> trees_;  // by entry index, created on first chain
+  // The trees' frames (on the heap: trees point at it and a Hist may move).
+  std::unique_ptr<CallFrameTable> frames_ = std::make_unique<CallFrameTable>();
+  std::vector<uint32_t> chain_ids_;  // the current sample's chain, interned
   std::unordered_multimap<size_t, uint32_t> index_;  // hash of the keys -> entry
-  std::vector<uint32_t> seen_;  // entries credited for the current sample's children
+  // The last add(): its entry, the entry of each caller, and whether that caller was the first
+  // frame of its entry on the chain (recursion credits an entry once). `credited_` stamps each
+  // entry with the number of the last sample that credited it.
+  uint32_t last_self_ = 0;
+  std::vector<uint32_t> caller_entries_;
+  std::vector<uint8_t> caller_first_;
+  std::vector<uint64_t> credited_;
   uint64_t total_period_ = 0;
   uint64_t total_samples_ = 0;
 };

@@ -38,6 +38,16 @@ UnwindStatsCollector::DsoEntry& UnwindStatsCollector::dso_entry(const session::C
   return it->second;
 }
 
+uint8_t UnwindStatsCollector::lookup(const session::CallchainFrame& f, int32_t pid) {
+  uint64_t h = (f.ip ^ reinterpret_cast<uintptr_t>(f.map)) * 0x9e3779b97f4a7c15ULL;
+  CacheSlot& slot = cache_[(h >> 40) & (cache_.size() - 1)];
+  if (slot.map == f.map && slot.ip == f.ip && slot.dso == f.map->dso) return slot.result;
+  symbols::Resolved r = symbolizer_.resolve(*f.map, f.map->dso->kernel ? -1 : pid, f.ip);
+  uint8_t result = r.sym ? (is_thread_entry_point(r.sym->name()) ? 3 : 1) : 0;
+  slot = CacheSlot{f.ip, f.map, f.map->dso, result};
+  return result;
+}
+
 void UnwindStatsCollector::add_sample(const perfdata::Sample& sample, bool has_callchain, int32_t pid,
                                       unsigned sample_max_stack, uint64_t stack_size,
                                       std::span<const session::CallchainFrame> frames) {
@@ -61,10 +71,10 @@ void UnwindStatsCollector::add_sample(const perfdata::Sample& sample, bool has_c
     const bool user = is_user(f.cpumode);
     bool named = false;
     if (f.map && f.map->dso) {
-      symbols::Resolved r = symbolizer_.resolve(*f.map, f.map->dso->kernel ? -1 : pid, f.ip);
-      if (r.sym) {
+      const uint8_t found = lookup(f, pid);
+      if (found) {
         named = true;
-        if (user) entry_reached = is_thread_entry_point(r.sym->name());
+        if (user) entry_reached = found == 3;
       } else {
         DsoEntry& d = dso_entry(f, pid);
         if (!d.why.empty() && d.last_sample != nr) {

@@ -87,6 +87,16 @@ class UnwindStatsCollector {
     uint64_t last_sample = 0;  // the sample that last counted here (one count per sample)
   };
   DsoEntry& dso_entry(const session::CallchainFrame& f, int32_t pid);
+  // Whether the frame has a symbol (1) that is a thread entry point (2); cached by address.
+  uint8_t lookup(const session::CallchainFrame& f, int32_t pid);
+
+  struct CacheSlot {
+    uint64_t ip = 0;
+    const void* map = nullptr;
+    const void* dso = nullptr;
+    uint8_t result = 0;
+  };
+  std::vector<CacheSlot> cache_ = std::vector<CacheSlot>(1 << 14);
 
   symbols::Symbolizer& symbolizer_;
   UnwindStats stats_;

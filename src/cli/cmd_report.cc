@@ -220,7 +220,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   uint64_t lost_samples = 0;
   const bool summary = !cli.quiet && !cli.no_unwind_summary;
   analysis::UnwindStatsCollector unwind(symbolizer);
-  std::vector<session::CallchainFrame> all_frames;
+  std::vector<session::CallchainFrame> all_frames, stats_frames;
   perfdata::Sample sample;
   std::vector<session::CallchainFrame> frames;
   std::vector<analysis::HistEntry> callers;
@@ -264,21 +264,24 @@ int run_hist_report(const ReportCliOptions& cli) {
       self.cpu = sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1;
       const session::Map* sample_map = find_map(&thread, cpumode, sample.ip);
       self.loc = locate(symbolizer, sample_map, thread.pid(), cpumode, sample.ip, false);
+      bool all_frames_ok = false;
       if (summary) {
         // The quality block covers every sample of the file, the filtered-out ones too, and
         // whole chains whatever --max-stack says.
         const perfdata::PerfEventAttr& attr = reader->attrs()[static_cast<size_t>(ai)].attr;
         const bool has_chain = sample.has(perfdata::kSampleCallchain);
-        all_frames.clear();
         if (has_chain) {
-          session::resolve_callchain(machine, &thread, sample, ~0u, &all_frames);
-          for (auto& f : all_frames) {
+          all_frames_ok = session::resolve_callchain(machine, &thread, sample, ~0u, &all_frames);
+          // The histogram below needs the machine's maps as they are; here kernel frames past
+          // the recorded kernel map count as the kernel's too.
+          stats_frames = all_frames;
+          for (auto& f : stats_frames) {
             if (!f.map) f.map = find_map(&thread, f.cpumode, f.ip);
           }
         } else {
-          all_frames.push_back({sample.ip, cpumode, sample_map});
+          stats_frames.assign(1, {sample.ip, cpumode, sample_map});
         }
-        unwind.add_sample(sample, has_chain, thread.pid(), attr.sample_max_stack, attr.sample_stack_user, all_frames);
+        unwind.add_sample(sample, has_chain, thread.pid(), attr.sample_max_stack, attr.sample_stack_user, stats_frames);
       }
       // Without --children, perf draws chains from the sample up (callee order) by default.
       const bool caller_order = children ? cli.callchain.find("callee") == std::string::npos && !cli.inverted
@@ -296,8 +299,17 @@ int run_hist_report(const ReportCliOptions& cli) {
       callers.clear();
       chain.clear();
       const bool want_chain = children || graph || folded;
-      if (want_chain && sample.has(perfdata::kSampleCallchain) &&
-          session::resolve_callchain(machine, &thread, sample, cli.max_stack, &frames)) {
+      bool have_frames = false;
+      if (want_chain && sample.has(perfdata::kSampleCallchain)) {
+        if (all_frames_ok) {
+          // The whole chain was resolved for the quality block: the first --max-stack frames.
+          frames.assign(all_frames.begin(), all_frames.begin() + std::min<ptrdiff_t>(cli.max_stack, all_frames.size()));
+          have_frames = true;
+        } else {
+          have_frames = session::resolve_callchain(machine, &thread, sample, cli.max_stack, &frames);
+        }
+      }
+      if (have_frames) {
         // perf takes a frame's level from the space its map is in; a frame without a map keeps
         // the level of the frame walked before it (the sample's for the first). It walks the
         // chain in the display order: from the root for caller graphs (the default).

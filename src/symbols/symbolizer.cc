@@ -353,7 +353,10 @@ void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
     }
     return;
   }
-  if (!syms) syms = runtime;
+  if (!syms) {
+    state.problem = "stripped: only its dynamic symbols (.dynsym), no debug file found";
+    syms = runtime;
+  }
   if (!runtime) runtime = syms;
   const ElfFile& symfile = *syms;
   const ElfFile& runfile = *runtime;
@@ -388,8 +391,8 @@ std::string Symbolizer::symbol_problem(const session::Map& map, int32_t pid) {
   uint64_t addr = map.start;
   DsoState* st = state_for_map(map, pid, &addr);
   if (!st) return "anonymous memory, no file";
-  if (!st->symbols().empty() || st->kind == DsoState::Kind::kBpf) return "";
   if (!st->problem.empty()) return st->problem;
+  if (!st->symbols().empty() || st->kind == DsoState::Kind::kBpf) return "";
   switch (st->kind) {
     case DsoState::Kind::kJit: return "no JIT map (/tmp/perf-PID.map)";
     case DsoState::Kind::kKernel:

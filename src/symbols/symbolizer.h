@@ -84,8 +84,9 @@ class Symbolizer {
   // kernel maps. Thread-safe; the Symbol stays valid for the Symbolizer's life.
   Resolved resolve(const session::Map& map, int32_t pid, uint64_t addr);
 
-  // Why `map` gives no symbols: "" when its DSO has a symbol table, else a short reason ("file
-  // not found", "build-id mismatch: ...", "no symbol table ..."). Loads the DSO if needed.
+  // Why `map` gives no symbols, or only some: "" when its DSO has a full symbol table, else a
+  // short reason ("file not found", "build-id mismatch: ...", "stripped: only its dynamic
+  // symbols ..."). Loads the DSO if needed.
   std::string symbol_problem(const session::Map& map, int32_t pid);
 
   // perf's srcline for `addr` (perf script -F srcline): "file.c:12" from DWARF; "" when the file

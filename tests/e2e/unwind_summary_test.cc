@@ -175,6 +175,34 @@ TEST_F(UnwindSummary, CountsWhatTheFileHolds) {
   }
 }
 
+// A stripped DSO is named with that reason; one with its symbols is not.
+TEST_F(UnwindSummary, StrippedDsoIsNamedWithTheReason) {
+  TempDir dir;
+  std::string stripped = dir.file("stripped_copy");
+  CommandResult st = run(fmt::format("strip -o {} {}", shell_quote(stripped), shell_quote(binary_)));
+  ASSERT_EQ(st.status, 0) << st.err;
+  Mmap2Event m;
+  m.pid = m.tid = kPid;
+  m.addr = kBase;
+  m.len = 0x10000;
+  m.prot = 5;
+  m.filename = binary_;
+  records_.push_back(rb_.mmap2(m, sid()));
+  m.addr = kGoneBase;
+  m.filename = stripped;
+  records_.push_back(rb_.mmap2(m, sid()));
+  // 3 samples whose leaf is the stripped copy's leaf(), called from the full binary's main().
+  for (int i = 0; i < 3; ++i) sample({kContextUser, kGoneBase + syms_.at("leaf") + 1, at("main"), at("_start")}, 100);
+  std::string path = write(dir);
+  CommandResult r = run(fmt::format("{} report -i {}", TPERF_BINARY, shell_quote(path)));
+  ASSERT_EQ(r.status, 0) << r.err;
+  // strip leaves a PIE's .dynsym without defined functions: no symbol table at all.
+  EXPECT_NE(r.out.find(fmt::format("#     {} (3): no symbol table (stripped", stripped)), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(fmt::format("#     {} (", binary_)), std::string::npos) << r.out;
+  EXPECT_EQ(count_before(r.out, "reach a thread entry point"), 3) << r.out;
+  EXPECT_EQ(count_before(r.out, "have [unknown] user frames"), 3) << r.out;
+}
+
 // A file without callchains and a clean one: the block says so in one or two lines and gives
 // no hint about stacks.
 TEST_F(UnwindSummary, NoCallchainsSaysSo) {
