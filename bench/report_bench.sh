@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# `tperf report --stdio` against `perf report --stdio` on the same -g files, side by side: wall
+# time, CPU time and peak RSS of each, whether the reports are the same (tperf with
+# --no-unwind-summary, perf's random "Tip" line left out), and the targets of issue 5 (>= 10x
+# faster, peak RSS <= 1/4 of perf's). tperf's default (with its unwinding quality block) is timed
+# too. Not part of CI; run by hand:
+#
+#   bash bench/report_bench.sh [--runs N] [--args "REPORT ARGS"] [FILE...]
+#
+# Without FILE it uses bench/out/callgraph.data (bench/make_recordings.sh makes it; perf report
+# needs about 45 MB of RAM per MB of such a file). --args adds report options to both sides
+# (e.g. "--no-children", "-g none"). Results also go to bench/out/report-results-*.txt.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+out="$here/out"
+runs=1
+args=""
+files=()
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --runs) runs="$2"; shift ;;
+    --args) args="$2"; shift ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -*) echo "report_bench.sh: unknown option $1" >&2; exit 1 ;;
+    *) files+=("$1") ;;
+  esac
+  shift
+done
+
+[[ -x /usr/bin/time ]] || { apt-get install -y time >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y time >/dev/null; }; }
+command -v perf >/dev/null || { echo "report_bench.sh: perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
+
+build="$root/build-bench"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTPERF_TESTS=OFF >/dev/null
+ninja -C "$build" tperf >/dev/null
+tperf="$build/tperf"
+mkdir -p "$out"
+
+if [[ ${#files[@]} -eq 0 ]]; then
+  bash "$here/make_recordings.sh"
+  files=("$out/callgraph.data")
+fi
+
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+report="$out/report-results-$stamp.txt"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+exec > >(tee "$report") 2>&1
+
+echo "# report_bench $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+echo "# machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM; kernel $(uname -r)"
+echo "# $(perf --version); tperf at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') (Release)"
+echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg); best of $runs run(s); report args: '${args}'"
+
+# measure OUTFILE CMD...: best wall (best_s) and CPU (best_cpu) seconds and the highest peak
+# RSS (peak_kb) over $runs runs; stdout to OUTFILE.
+measure() {
+  local outfile="$1"
+  shift
+  best_s=""
+  best_cpu=""
+  peak_kb=0
+  local i s kb u sy cpu
+  for ((i = 0; i < runs; ++i)); do
+    if ! /usr/bin/time -f '%e %M %U %S' -o "$tmp/time" "$@" >"$outfile" 2>"$tmp/stderr"; then
+      echo "!! failed: $*" >&2
+      tail -3 "$tmp/stderr" >&2
+    fi
+    read -r s kb u sy < <(tail -1 "$tmp/time")
+    cpu=$(awk -v u="$u" -v s="$sy" 'BEGIN { printf "%.2f", u + s }')
+    if [[ -z $best_s ]] || awk -v a="$s" -v b="$best_s" 'BEGIN { exit !(a < b) }'; then best_s=$s; fi
+    if [[ -z $best_cpu ]] || awk -v a="$cpu" -v b="$best_cpu" 'BEGIN { exit !(a < b) }'; then best_cpu=$cpu; fi
+    if ((kb > peak_kb)); then peak_kb=$kb; fi
+  done
+}
+
+# perf's report without its tip block ("#", "# (Tip: ...)", "#" at the end).
+strip_tip() {
+  awk '/^# \(Tip/ {tip=NR} {l[NR]=$0} END {for (i=1;i<=NR;i++) if (!(tip && i>=tip-1 && i<=tip+1)) print l[i]}' "$1"
+}
+
+for f in "${files[@]}"; do
+  [[ -e $f ]] || { echo "report_bench.sh: no such file $f" >&2; exit 1; }
+  mb=$(awk -v b="$(du -sb "$f" | cut -f1)" 'BEGIN { printf "%.1f", b / 1048576 }')
+  cat "$f" >/dev/null
+  echo
+  echo "## $(basename "$f"): $mb MiB"
+  # shellcheck disable=SC2086
+  measure "$tmp/perf.txt" perf report --stdio -i "$f" $args
+  p_s=$best_s p_cpu=$best_cpu p_kb=$peak_kb
+  # shellcheck disable=SC2086
+  measure "$tmp/tperf.txt" "$tperf" report --stdio --no-unwind-summary -i "$f" $args
+  t_s=$best_s t_cpu=$best_cpu t_kb=$peak_kb
+  # shellcheck disable=SC2086
+  measure "$tmp/tperf-summary.txt" "$tperf" report --stdio -i "$f" $args
+  s_s=$best_s s_kb=$peak_kb
+  strip_tip "$tmp/perf.txt" >"$tmp/perf-notip.txt"
+  lines=$(wc -l <"$tmp/perf-notip.txt")
+  if cmp -s "$tmp/perf-notip.txt" "$tmp/tperf.txt"; then
+    same="identical ($lines lines)"
+  else
+    same="DIFFERENT: $(diff "$tmp/perf-notip.txt" "$tmp/tperf.txt" | grep -c '^<' || true) of $lines lines differ"
+  fi
+  awk -v ps="$p_s" -v ts="$t_s" -v ss="$s_s" -v pc="$p_cpu" -v tc="$t_cpu" -v pk="$p_kb" -v tk="$t_kb" -v sk="$s_kb" \
+      -v same="$same" 'BEGIN {
+    if (ts < 0.01) ts = 0.01; if (tc < 0.01) tc = 0.01; if (ss < 0.01) ss = 0.01
+    printf "  perf                    %8.2f s wall %8.2f s cpu %9.1f MiB peak RSS\n", ps, pc, pk / 1024
+    printf "  tperf                   %8.2f s wall %8.2f s cpu %9.1f MiB peak RSS\n", ts, tc, tk / 1024
+    printf "  tperf (quality block)   %8.2f s wall                %9.1f MiB peak RSS\n", ss, sk / 1024
+    printf "  perf / tperf: %.1fx wall (%.1fx with the block), %.1fx cpu; target >= 10x: %s\n", ps / ts, ps / ss, pc / tc, (ps / ts >= 10 ? "ok" : "MISSED")
+    printf "  tperf RSS / perf RSS: %.3f; target <= 0.25: %s\n", tk / pk, (tk / pk <= 0.25 ? "ok" : "MISSED")
+    printf "  output: %s\n", same
+  }'
+done
+echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# written to $report"
