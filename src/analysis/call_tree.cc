@@ -7,7 +7,7 @@ namespace tperf::analysis {
 namespace {
 
 // Children a node has before it gets an index (below, a linear search is as fast).
-constexpr size_t kIndexFrom = 12;
+constexpr size_t kIndexFrom = 8;
 
 size_t hash_key(uint64_t value, const void* dso, bool named) {
   uint64_t h = (value ^ (reinterpret_cast<uintptr_t>(dso) * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
@@ -21,8 +21,8 @@ CallNode* find_child(const CallNode& node, uint32_t id) {
                                [](const auto& a, const auto& b) { return a.first < b.first; });
     return it != node.index->end() && it->first == id ? it->second : nullptr;
   }
-  for (const auto& c : node.children) {
-    if (!c->frames.ids.empty() && c->frames.ids[0] == id) return c.get();
+  for (size_t i = 0; i < node.child_first.size(); ++i) {
+    if (node.child_first[i] == id) return node.children[i].get();
   }
   return nullptr;
 }
@@ -37,6 +37,7 @@ void add_child(CallNode& node, std::unique_ptr<CallNode> child) {
     std::pair<uint32_t, CallNode*> e{child->frames.ids[0], child.get()};
     node.index->insert(std::upper_bound(node.index->begin(), node.index->end(), e), e);
   }
+  node.child_first.push_back(child->frames.ids[0]);
   node.children.push_back(std::move(child));
 }
 
@@ -102,9 +103,11 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period) {
       tail->hit = next->hit;
       tail->children_hit = next->children_hit;
       tail->children = std::move(next->children);
+      tail->child_first = std::move(next->child_first);
       tail->index = std::move(next->index);
       next->frames.ids.resize(k);
       next->children.clear();
+      next->child_first.assign(1, tail->frames.ids[0]);
       next->children_hit = tail->cumul();
       next->hit = 0;
       next->children.push_back(std::move(tail));

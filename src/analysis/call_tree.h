@@ -85,6 +85,7 @@ struct CallNode {
   uint64_t hit = 0;               // period of chains that end here
   uint64_t children_hit = 0;      // period of chains that go on below
   std::vector<std::unique_ptr<CallNode>> children;  // in creation order
+  std::vector<uint32_t> child_first;  // the first frame id of each child (a search without a miss per child)
   // Children by the id of their first frame, made once a node has many (deep recursive
   // profiles give nodes thousands of children).
   std::unique_ptr<std::vector<std::pair<uint32_t, CallNode*>>> index;  // sorted by id

@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "session/machine.h"
 #include "symbols/symbol_table.h"
@@ -11,6 +15,9 @@
 namespace tperf::analysis {
 
 namespace {
+
+// Frame ids per batch handed to the tree builder (1 MiB).
+constexpr size_t kBatchIds = size_t{1} << 18;
 
 struct KeyName {
   const char* name;
@@ -112,7 +119,8 @@ size_t Hist::hash_of(const HistEntry& e) const {
   h = mix(h, reinterpret_cast<uintptr_t>(e.comm));
   if (use_pid_ || use_tid_) h = mix(h, static_cast<uint32_t>(e.tid));
   h = mix(h, static_cast<uint32_t>(e.cpu));
-  if (use_dso_) h = mix(h, std::hash<std::string_view>()(dso_column_name(e.loc.dso)));
+  // The DSO is left out: entries are told apart by it only when their symbols and addresses
+  // are the same (same_keys compares it), and hashing its name cost more than those collisions.
   h = mix(h, reinterpret_cast<uintptr_t>(e.loc.sym));
   h = mix(h, e.loc.sym_start);
   h = mix(h, e.loc.addr);
@@ -131,15 +139,30 @@ bool Hist::same_keys(const HistEntry& a, const HistEntry& b) const {
 
 uint32_t Hist::findnew(const HistEntry& e) {
   HistEntry key = normalized(e);
-  size_t h = hash_of(key);
-  auto [lo, hi] = index_.equal_range(h);
-  for (auto it = lo; it != hi; ++it) {
-    if (same_keys(entries_[it->second], key)) return it->second;
+  size_t h = hash_of(key) * 0x9e3779b97f4a7c15ULL;
+  h ^= h >> 29;  // the probe uses the low bits
+  if ((entries_.size() + 1) * 2 > index_.size()) grow_index();
+  const size_t mask = index_.size() - 1;
+  size_t i = h & mask;
+  for (; index_[i].entry != 0; i = (i + 1) & mask) {
+    if (index_[i].hash == h && same_keys(entries_[index_[i].entry - 1], key)) return index_[i].entry - 1;
   }
   auto idx = static_cast<uint32_t>(entries_.size());
   entries_.push_back(key);
-  index_.emplace(h, idx);
+  index_[i] = Slot{h, idx + 1};
   return idx;
+}
+
+void Hist::grow_index() {
+  std::vector<Slot> old = std::move(index_);
+  index_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
+  const size_t mask = index_.size() - 1;
+  for (const Slot& s : old) {
+    if (s.entry == 0) continue;
+    size_t i = s.hash & mask;
+    while (index_[i].entry != 0) i = (i + 1) & mask;
+    index_[i] = s;
+  }
 }
 
 void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers) {
@@ -170,30 +193,110 @@ void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<
   }
 }
 
+// Builds the trees from batches of chains, on a thread of its own when the machine has more
+// than one CPU. Owns the trees (a Hist may move while it works).
+class Hist::TreeBuilder {
+ public:
+  TreeBuilder(const CallFrameTable* frames, bool threaded) : frames_(frames) {
+    if (threaded) thread_ = std::thread([this] { work(); });
+  }
+  ~TreeBuilder() { finish(); }
+
+  // Queues a batch; waits while kMaxQueued are pending, so memory stays bounded.
+  void submit(TreeBatch&& batch) {
+    if (!thread_.joinable()) {
+      build(batch);
+      return;
+    }
+    std::unique_lock lock(mu_);
+    room_cv_.wait(lock, [&] { return queue_.size() < kMaxQueued; });
+    queue_.push_back(std::move(batch));
+    work_cv_.notify_one();
+  }
+
+  // Waits until every batch is built and stops the thread.
+  void finish() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    work_cv_.notify_one();
+    thread_.join();
+  }
+
+  const CallTree* tree(size_t entry) const { return entry < trees_.size() ? trees_[entry].get() : nullptr; }
+
+ private:
+  static constexpr size_t kMaxQueued = 4;
+
+  void work() {
+    for (;;) {
+      TreeBatch batch;
+      {
+        std::unique_lock lock(mu_);
+        work_cv_.wait(lock, [&] { return !queue_.empty() || done_; });
+        if (queue_.empty()) return;
+        batch = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      room_cv_.notify_one();
+      build(batch);
+    }
+  }
+
+  void build(const TreeBatch& batch) {
+    const std::span<const uint32_t> ids(batch.ids);
+    for (const TreeJob& j : batch.jobs) {
+      if (trees_.size() <= j.entry) trees_.resize(j.entry + 1);
+      auto& t = trees_[j.entry];
+      if (!t) t = std::make_unique<CallTree>(frames_);
+      t->append(ids.subspan(j.begin, j.end - j.begin), j.period);
+    }
+  }
+
+  const CallFrameTable* frames_;
+  std::vector<std::unique_ptr<CallTree>> trees_;  // by entry index, created on first chain
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable work_cv_, room_cv_;
+  std::deque<TreeBatch> queue_;
+  bool done_ = false;
+};
+
+Hist::~Hist() = default;
+Hist::Hist(Hist&&) noexcept = default;
+Hist& Hist::operator=(Hist&&) noexcept = default;
+
 void Hist::add_with_chain(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
                           std::span<const CallFrame> frames) {
   add(self, period, cumulate, callers);
-  if (trees_.size() < entries_.size()) trees_.resize(entries_.size());
-  auto tree = [&](uint32_t i) -> CallTree& {
-    if (!trees_[i]) trees_[i] = std::make_unique<CallTree>(frames_.get());
-    return *trees_[i];
-  };
-  chain_ids_.clear();
-  for (const CallFrame& f : frames) chain_ids_.push_back(frames_->intern(f));
-  const std::span<const uint32_t> ids(chain_ids_);
-  const uint32_t self_index = last_self_;
-  tree(self_index).append(ids, period);
-  if (!cumulate) return;
-  // Every other entry credited above gets the chain from its first frame on.
-  for (size_t j = 0; j < caller_entries_.size() && j < frames.size(); ++j) {
-    if (!caller_first_[j] || caller_entries_[j] == self_index) continue;
-    tree(caller_entries_[j]).append(ids.subspan(j), period);
+  if (frames.empty()) return;
+  if (!trees_) trees_ = std::make_unique<TreeBuilder>(frames_.get(), std::thread::hardware_concurrency() > 1);
+  const auto begin = static_cast<uint32_t>(batch_.ids.size());
+  for (const CallFrame& f : frames) batch_.ids.push_back(frames_->intern(f));
+  const auto end = static_cast<uint32_t>(batch_.ids.size());
+  batch_.jobs.push_back({last_self_, begin, end, period});
+  if (cumulate) {
+    // Every other entry credited above gets the chain from its first frame on.
+    for (size_t j = 0; j < caller_entries_.size() && j < frames.size(); ++j) {
+      if (!caller_first_[j] || caller_entries_[j] == last_self_) continue;
+      batch_.jobs.push_back({caller_entries_[j], begin + static_cast<uint32_t>(j), end, period});
+    }
   }
+  if (batch_.ids.size() >= kBatchIds) submit_trees();
+}
+
+void Hist::submit_trees() const {
+  if (trees_ && !batch_.jobs.empty()) trees_->submit(std::move(batch_));
+  batch_ = TreeBatch{};
 }
 
 const CallTree* Hist::tree_of(const HistEntry* e) const {
-  size_t i = static_cast<size_t>(e - entries_.data());
-  return i < trees_.size() ? trees_[i].get() : nullptr;
+  if (!trees_) return nullptr;
+  submit_trees();
+  trees_->finish();
+  return trees_->tree(static_cast<size_t>(e - entries_.data()));
 }
 
 int Hist::compare_keys(const HistEntry& a, const HistEntry& b) const {

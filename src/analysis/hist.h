@@ -56,6 +56,9 @@ struct HistEntry {
 class Hist {
  public:
   explicit Hist(std::vector<SortKey> keys);
+  ~Hist();
+  Hist(Hist&&) noexcept;
+  Hist& operator=(Hist&&) noexcept;
 
   const std::vector<SortKey>& keys() const { return keys_; }
 
@@ -71,7 +74,8 @@ class Hist {
   void add_with_chain(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
                       std::span<const CallFrame> frames);
 
-  // The callchain tree of an entry of this hist, nullptr when it has none.
+  // The callchain tree of an entry of this hist, nullptr when it has none. The trees are built
+  // on a second thread while samples come in; the first call waits for it to catch up.
   const CallTree* tree_of(const HistEntry* e) const;
 
   // Entries in perf's output order: by (children_period when `by_children`, else period)
@@ -99,11 +103,33 @@ class Hist {
   bool use_comm_ = false, use_pid_ = false, use_tid_ = false, use_dso_ = false, use_sym_ = false,
        use_symoff_ = false, use_cpu_ = false;
   std::vector<HistEntry> entries_;
-  std::vector<std::unique_ptr<CallTree>> trees_;  // by entry index, created on first chain
+  // Merging chains into the trees (with --children, one chain per caller entry of a sample)
+  // is as much work as everything else together: it runs on its own thread, fed in batches
+  // in sample order.
+  class TreeBuilder;
+  struct TreeJob {
+    uint32_t entry;
+    uint32_t begin, end;  // the chain: ids[begin, end) of the batch
+    uint64_t period;
+  };
+  struct TreeBatch {
+    std::vector<uint32_t> ids;
+    std::vector<TreeJob> jobs;
+  };
+  void submit_trees() const;
+  mutable std::unique_ptr<TreeBuilder> trees_;
+  mutable TreeBatch batch_;
   // The trees' frames (on the heap: trees point at it and a Hist may move).
   std::unique_ptr<CallFrameTable> frames_ = std::make_unique<CallFrameTable>();
   std::vector<uint32_t> chain_ids_;  // the current sample's chain, interned
-  std::unordered_multimap<size_t, uint32_t> index_;  // hash of the keys -> entry
+  // hash of the keys -> entry: open addressing, linear probing, power-of-two size; a slot holds
+  // the entry's index + 1 (0 = empty) and its hash.
+  struct Slot {
+    size_t hash = 0;
+    uint32_t entry = 0;
+  };
+  std::vector<Slot> index_;
+  void grow_index();
   // The last add(): its entry, the entry of each caller, and whether that caller was the first
   // frame of its entry on the chain (recursion credits an entry once). `credited_` stamps each
   // entry with the number of the last sample that credited it.
