@@ -21,6 +21,7 @@
 #include "session/machine.h"
 #include "session/ordered_events.h"
 #include "symbols/symbolizer.h"
+#include "util/progress.h"
 
 namespace tperf::cli {
 
@@ -342,8 +343,17 @@ int run_hist_report(const ReportCliOptions& cli) {
     }
   });
   perfdata::Record rec;
-  while (reader->next(rec)) ordered.push(rec);
-  ordered.flush_all();
+  {
+    // Like perf's "Processing events..." bar: only on a terminal, only for a large file.
+    const bool sized = !reader->is_pipe() && !reader->is_directory() && !cli.quiet;
+    const uint64_t data_start = reader->header().data.offset;
+    util::ProgressBar progress("tperf report: reading", sized ? reader->data_size() : 0);
+    while (reader->next(rec)) {
+      ordered.push(rec);
+      progress.update(rec.offset > data_start ? rec.offset - data_start : 0);
+    }
+    ordered.flush_all();
+  }
 
   output::ReportColumns columns;
   columns.children = children;
