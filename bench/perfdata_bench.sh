@@ -45,10 +45,9 @@ fi
 # PERF_REPORT_EXTRA="" measures plain `perf report -D`.
 read -r -a perf_report_extra <<<"${PERF_REPORT_EXTRA--g none}"
 
-build="$root/build-bench"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTPERF_TESTS=OFF >/dev/null
-ninja -C "$build" tperf >/dev/null
-tperf="$build/tperf"
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
+bench_build "$root"
 
 if [[ ${#files[@]} -eq 0 ]]; then
   bash "$here/make_recordings.sh"

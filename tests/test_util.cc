@@ -87,4 +87,16 @@ const std::vector<std::string>& corpus_files_perf_refuses() {
   return files;
 }
 
+perfdata::PerfEventAttr cpu_clock_attr(uint64_t sample_type, uint64_t period) {
+  using namespace perfdata;
+  PerfEventAttr a;
+  a.type = kTypeSoftware;
+  a.size = kAttrSizeVer7;
+  a.config = kSwCpuClock;
+  a.sample_period = period;
+  a.sample_type = sample_type;
+  for (AttrFlagBit f : {kFlagSampleIdAll, kFlagMmap, kFlagComm, kFlagTask, kFlagMmap2, kFlagCommExec}) a.set_flag(f);
+  return a;
+}
+
 }  // namespace tperf::test

@@ -1,8 +1,11 @@
 // Helpers shared by the tests: run a shell command and capture its output, find the corpus.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "perfdata/attr.h"
 
 namespace tperf::test {
 
@@ -39,5 +42,9 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// The attr of `perf record -e cpu-clock -c PERIOD` with these sample fields, for files made with
+// our writer: software cpu-clock, attr size 7, sample_id_all and the task/comm/mmap2 sideband.
+perfdata::PerfEventAttr cpu_clock_attr(uint64_t sample_type, uint64_t period = 100000);
 
 }  // namespace tperf::test

@@ -38,15 +38,20 @@ std::map<std::string, uint64_t> symbols_of(const std::string& binary) {
 }
 
 PerfEventAttr sample_attr() {
-  PerfEventAttr a;
-  a.type = kTypeSoftware;
-  a.size = kAttrSizeVer7;
-  a.config = kSwCpuClock;
-  a.sample_period = 100000;
-  a.sample_type = kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleCallchain | kSampleStackUser;
+  PerfEventAttr a =
+      test::cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleCallchain | kSampleStackUser);
   a.sample_stack_user = kStackSize;
-  for (AttrFlagBit f : {kFlagSampleIdAll, kFlagMmap, kFlagComm, kFlagTask, kFlagMmap2, kFlagCommExec}) a.set_flag(f);
   return a;
+}
+
+Mmap2Event executable_map(uint64_t addr, const std::string& path) {
+  Mmap2Event m;
+  m.pid = m.tid = kPid;
+  m.addr = addr;
+  m.len = 0x10000;
+  m.prot = 5;
+  m.filename = path;
+  return m;
 }
 
 class UnwindSummary : public ::testing::Test {
@@ -120,16 +125,8 @@ TEST_F(UnwindSummary, CountsWhatTheFileHolds) {
   comm.comm = "forkexec";
   comm.exec = true;
   records_.push_back(rb_.comm(comm, sid()));
-  Mmap2Event m;
-  m.pid = m.tid = kPid;
-  m.addr = kBase;
-  m.len = 0x10000;
-  m.prot = 5;
-  m.filename = binary_;
-  records_.push_back(rb_.mmap2(m, sid()));
-  m.addr = kGoneBase;
-  m.filename = "/nonexistent/libgone.so";
-  records_.push_back(rb_.mmap2(m, sid()));
+  records_.push_back(rb_.mmap2(executable_map(kBase, binary_), sid()));
+  records_.push_back(rb_.mmap2(executable_map(kGoneBase, "/nonexistent/libgone.so"), sid()));
 
   const uint64_t user = kContextUser;
   // 5 whole stacks (two with full stack copies), 4 that run into an unmapped address, 3 that
@@ -181,16 +178,8 @@ TEST_F(UnwindSummary, StrippedDsoIsNamedWithTheReason) {
   std::string stripped = dir.file("stripped_copy");
   CommandResult st = run(fmt::format("strip -o {} {}", shell_quote(stripped), shell_quote(binary_)));
   ASSERT_EQ(st.status, 0) << st.err;
-  Mmap2Event m;
-  m.pid = m.tid = kPid;
-  m.addr = kBase;
-  m.len = 0x10000;
-  m.prot = 5;
-  m.filename = binary_;
-  records_.push_back(rb_.mmap2(m, sid()));
-  m.addr = kGoneBase;
-  m.filename = stripped;
-  records_.push_back(rb_.mmap2(m, sid()));
+  records_.push_back(rb_.mmap2(executable_map(kBase, binary_), sid()));
+  records_.push_back(rb_.mmap2(executable_map(kGoneBase, stripped), sid()));
   // 3 samples whose leaf is the stripped copy's leaf(), called from the full binary's main().
   for (int i = 0; i < 3; ++i) sample({kContextUser, kGoneBase + syms_.at("leaf") + 1, at("main"), at("_start")}, 100);
   std::string path = write(dir);
@@ -211,17 +200,11 @@ TEST_F(UnwindSummary, NoCallchainsSaysSo) {
   a.sample_type = kSampleIp | kSampleTid | kSampleTime | kSamplePeriod;
   a.sample_stack_user = 0;
   RecordBuilder rb(a);
-  Mmap2Event m;
-  m.pid = m.tid = kPid;
-  m.addr = kBase;
-  m.len = 0x10000;
-  m.prot = 5;
-  m.filename = binary_;
   std::string path = dir.file("flat.data");
   Writer w;
   w.open(path);
   w.add_attr(a, {1}, "cpu-clock");
-  w.write_record(rb.mmap2(m, sid()));
+  w.write_record(rb.mmap2(executable_map(kBase, binary_), sid()));
   for (int i = 0; i < 3; ++i) {
     Sample s;
     s.ip = at("leaf");

@@ -27,16 +27,7 @@ namespace {
 using namespace perfdata;
 using test::TempDir;
 
-PerfEventAttr sideband_attr() {
-  PerfEventAttr a;
-  a.type = kTypeSoftware;
-  a.size = kAttrSizeVer7;
-  a.config = kSwCpuClock;
-  a.sample_period = 100000;
-  a.sample_type = kSampleIp | kSampleTid | kSampleTime | kSamplePeriod;
-  for (AttrFlagBit f : {kFlagSampleIdAll, kFlagMmap, kFlagComm, kFlagTask, kFlagMmap2, kFlagCommExec}) a.set_flag(f);
-  return a;
-}
+PerfEventAttr sideband_attr() { return test::cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod); }
 
 // Records of one synthetic session, in the order they are added (times increase unless given).
 class Trace {

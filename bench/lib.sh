@@ -1,0 +1,42 @@
+# Shared by the bench/*_bench.sh scripts (sourced, not run): tools, the Release build of tperf,
+# and side-by-side timing with GNU time.
+
+# bench_tools NAME: GNU time (for peak RSS; bash's `time` has none) and perf, or exit.
+bench_tools() {
+  if [[ ! -x /usr/bin/time ]]; then
+    echo "installing GNU time (apt-get install time)" >&2
+    apt-get install -y time >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y time >/dev/null; }
+  fi
+  command -v perf >/dev/null || { echo "$1: perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
+}
+
+# bench_build ROOT: builds tperf in Release in ROOT/build-bench and sets $tperf.
+bench_build() {
+  local build="$1/build-bench"
+  cmake -S "$1" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTPERF_TESTS=OFF >/dev/null
+  ninja -C "$build" tperf >/dev/null
+  tperf="$build/tperf"
+}
+
+# measure OUTFILE CMD...: runs CMD $runs times (stdout to OUTFILE, stderr to $tmp/stderr); sets
+# best_s (wall seconds) and best_cpu (user + system) to the best run and peak_kb to the largest
+# peak RSS. Needs $runs and $tmp.
+measure() {
+  local outfile="$1"
+  shift
+  best_s=""
+  best_cpu=""
+  peak_kb=0
+  local i s kb u sy cpu
+  for ((i = 0; i < runs; ++i)); do
+    if ! /usr/bin/time -f '%e %M %U %S' -o "$tmp/time" "$@" >"$outfile" 2>"$tmp/stderr"; then
+      echo "!! failed: $*" >&2
+      tail -3 "$tmp/stderr" >&2
+    fi
+    read -r s kb u sy < <(tail -1 "$tmp/time")
+    cpu=$(awk -v u="$u" -v s="$sy" 'BEGIN { printf "%.2f", u + s }')
+    if [[ -z $best_s ]] || awk -v a="$s" -v b="$best_s" 'BEGIN { exit !(a < b) }'; then best_s=$s; fi
+    if [[ -z $best_cpu ]] || awk -v a="$cpu" -v b="$best_cpu" 'BEGIN { exit !(a < b) }'; then best_cpu=$cpu; fi
+    if ((kb > peak_kb)); then peak_kb=$kb; fi
+  done
+}
