@@ -80,7 +80,7 @@ std::string_view dso_column_name(const session::Dso* dso) {
   return dso->short_name();
 }
 
-Hist::Hist(std::vector<SortKey> keys) : keys_(std::move(keys)) {
+Hist::Hist(std::vector<SortKey> keys, unsigned members) : keys_(std::move(keys)), members_(std::max(members, 1u)) {
   for (SortKey k : keys_) {
     switch (k) {
       case SortKey::kComm: use_comm_ = true; break;
@@ -165,19 +165,77 @@ void Hist::grow_index() {
   }
 }
 
-void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers) {
+Hist::MemberValues& Hist::member_values(uint32_t entry, unsigned member) {
+  const size_t stride = members_ - 1;
+  if (member_values_.size() < entries_.size() * stride) member_values_.resize(entries_.size() * stride);
+  return member_values_[entry * stride + member - 1];
+}
+
+const Hist::MemberValues* Hist::member_values(const HistEntry& e, unsigned member) const {
+  const size_t stride = members_ - 1;
+  const size_t at = static_cast<size_t>(&e - entries_.data()) * stride + member - 1;
+  return at < member_values_.size() ? &member_values_[at] : nullptr;
+}
+
+uint64_t Hist::member_period(const HistEntry& e, unsigned member) const {
+  if (member == 0) return e.period;
+  const MemberValues* v = member_values(e, member);
+  return v ? v->period : 0;
+}
+
+uint64_t Hist::member_samples(const HistEntry& e, unsigned member) const {
+  if (member == 0) return e.samples;
+  const MemberValues* v = member_values(e, member);
+  return v ? v->samples : 0;
+}
+
+uint64_t Hist::member_children_period(const HistEntry& e, unsigned member) const {
+  if (member == 0) return e.children_period;
+  const MemberValues* v = member_values(e, member);
+  return v ? v->children_period : 0;
+}
+
+int Hist::compare_members(const HistEntry& a, const HistEntry& b, bool children) const {
+  for (unsigned m = 1; m < members_; ++m) {
+    uint64_t va = children ? member_children_period(a, m) : member_period(a, m);
+    uint64_t vb = children ? member_children_period(b, m) : member_period(b, m);
+    if (va != vb) return va > vb ? -1 : 1;
+  }
+  return 0;
+}
+
+void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
+               unsigned member) {
   const uint64_t stamp = ++total_samples_;
   total_period_ += period;
   uint32_t i = findnew(self);
   last_self_ = i;
-  entries_[i].period += period;
-  entries_[i].samples += 1;
+  // The leader's values are the entry's own; another member's go to its column.
+  auto credit = [&](uint32_t entry, bool own) {
+    if (member == 0) {
+      HistEntry& e = entries_[entry];
+      if (own) {
+        e.period += period;
+        e.samples += 1;
+      }
+      if (cumulate) {
+        e.children_period += period;
+        e.children_samples += 1;
+      }
+    } else {
+      MemberValues& v = member_values(entry, member);
+      if (own) {
+        v.period += period;
+        v.samples += 1;
+      }
+      if (cumulate) v.children_period += period;
+    }
+  };
+  credit(i, true);
   caller_entries_.clear();
   caller_first_.clear();
   if (!cumulate) return;
   credited_.resize(entries_.size());
-  entries_[i].children_period += period;
-  entries_[i].children_samples += 1;
   credited_[i] = stamp;
   // Each distinct entry on the chain is credited once, however often recursion repeats it.
   for (const HistEntry& c : callers) {
@@ -188,8 +246,7 @@ void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<
     caller_first_.push_back(first);
     if (!first) continue;
     credited_[j] = stamp;
-    entries_[j].children_period += period;
-    entries_[j].children_samples += 1;
+    credit(j, false);
   }
 }
 
@@ -269,9 +326,10 @@ Hist::Hist(Hist&&) noexcept = default;
 Hist& Hist::operator=(Hist&&) noexcept = default;
 
 void Hist::add_with_chain(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
-                          std::span<const CallFrame> frames) {
-  add(self, period, cumulate, callers);
-  if (frames.empty()) return;
+                          std::span<const CallFrame> frames, unsigned member) {
+  add(self, period, cumulate, callers, member);
+  // The graphs are the leader's.
+  if (frames.empty() || member != 0) return;
   if (!trees_) trees_ = std::make_unique<TreeBuilder>(frames_.get(), std::thread::hardware_concurrency() > 1);
   const auto begin = static_cast<uint32_t>(batch_.ids.size());
   for (const CallFrame& f : frames) batch_.ids.push_back(frames_->intern(f));
@@ -381,9 +439,12 @@ std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees) co
     uint64_t pa = by_children ? a->children_period : a->period;
     uint64_t pb = by_children ? b->children_period : b->period;
     if (pa != pb) return pa > pb;
+    // In a group, the other members' values decide next.
+    if (int c = compare_members(*a, *b, by_children)) return c < 0;
     // perf puts a caller (the deeper tree) above its callee when they cost the same.
     if (by_children && with_trees && a->tid == b->tid && depth(a) != depth(b)) return depth(a) > depth(b);
     if (by_children && a->period != b->period) return a->period > b->period;
+    if (int c = by_children ? compare_members(*a, *b, false) : 0) return c < 0;
     return compare_sort_keys(*a, *b) < 0;
   };
   struct Before {

@@ -55,7 +55,10 @@ struct HistEntry {
 
 class Hist {
  public:
-  explicit Hist(std::vector<SortKey> keys);
+  // `members`: the events of an event group whose samples this hist holds side by side (perf
+  // report --group): member 0 (the leader) fills the entries' own fields, the others columns of
+  // their own (member_*()).
+  explicit Hist(std::vector<SortKey> keys, unsigned members = 1);
   ~Hist();
   Hist(Hist&&) noexcept;
   Hist& operator=(Hist&&) noexcept;
@@ -65,14 +68,21 @@ class Hist {
   // One sample: `self` holds its keys. With `cumulate` (children mode), the sample's period is
   // also credited, once per distinct entry, to `self` and to the entry of every frame in
   // `callers` (its callchain, leaf first) as children_period.
-  void add(const HistEntry& self, uint64_t period, bool cumulate = false, std::span<const HistEntry> callers = {});
+  void add(const HistEntry& self, uint64_t period, bool cumulate = false, std::span<const HistEntry> callers = {},
+           unsigned member = 0);
 
   // Like add(), and builds the entries' callchain trees from `frames` (parallel to `callers`, in
   // display order). Without `cumulate` the sample's entry gets the whole chain; with it, so does
   // the sample's entry, and every other distinct entry on the chain gets the part of the chain
   // from its own frame on (in caller order: the frame and its callees).
   void add_with_chain(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
-                      std::span<const CallFrame> frames);
+                      std::span<const CallFrame> frames, unsigned member = 0);
+
+  // An entry's values for one member of the group (member 0: the entry's own fields).
+  unsigned members() const { return members_; }
+  uint64_t member_period(const HistEntry& e, unsigned member) const;
+  uint64_t member_samples(const HistEntry& e, unsigned member) const;
+  uint64_t member_children_period(const HistEntry& e, unsigned member) const;
 
   // The callchain tree of an entry of this hist, nullptr when it has none. The trees are built
   // on a second thread while samples come in; the first call waits for it to catch up.
@@ -99,7 +109,18 @@ class Hist {
   // address as perf's input trees key them, instead of by name.
   int compare_sort_keys(const HistEntry& a, const HistEntry& b, bool by_address = false) const;
 
+  struct MemberValues {
+    uint64_t period = 0, samples = 0, children_period = 0;
+  };
+  // The values of members 1.. of entry i at [i * (members_ - 1) + member - 1].
+  MemberValues& member_values(uint32_t entry, unsigned member);
+  const MemberValues* member_values(const HistEntry& e, unsigned member) const;
+  // Compares the group's members 1.. (their children periods or periods), larger first.
+  int compare_members(const HistEntry& a, const HistEntry& b, bool children) const;
+
   std::vector<SortKey> keys_;
+  unsigned members_ = 1;
+  std::vector<MemberValues> member_values_;
   bool use_comm_ = false, use_pid_ = false, use_tid_ = false, use_dso_ = false, use_sym_ = false,
        use_symoff_ = false, use_cpu_ = false;
   std::vector<HistEntry> entries_;

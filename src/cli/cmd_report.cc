@@ -48,6 +48,8 @@ struct ReportCliOptions {
   std::string comms, dsos, pids, tids, cpus;
   bool quiet = false;              // -q: no '#' lines, no warnings (as perf)
   bool no_unwind_summary = false;  // leave out the unwinding quality block
+  bool group = false;              // --group: event groups side by side (perf's default for them)
+  bool no_group = false;
 };
 
 // perf names the idle task of the host before reading anything.
@@ -198,7 +200,27 @@ int run_hist_report(const ReportCliOptions& cli) {
     return m;
   };
 
+  // Event groups (GROUP_DESC): shown side by side unless --no-group, as perf 6.1 does by default.
+  struct GroupSlot {
+    size_t leader;
+    unsigned member;
+  };
+  std::vector<GroupSlot> group_slots;  // by attr index
+  std::vector<unsigned> group_size;    // by attr index: members of the group it leads (0: none)
+  const size_t nr_attrs = reader->attrs().size();
+  for (size_t i = 0; i < nr_attrs; ++i) group_slots.push_back({i, 0});
+  group_size.assign(nr_attrs, 0);
+  for (const auto& g : reader->features().group_desc) {
+    if (g.nr_members < 2 || g.leader_idx >= nr_attrs || g.nr_members > nr_attrs - g.leader_idx) continue;
+    group_size[g.leader_idx] = g.nr_members;
+    if (cli.no_group) continue;
+    for (unsigned m = 0; m < g.nr_members; ++m) group_slots[g.leader_idx + m] = {g.leader_idx, m};
+  }
   std::vector<EventHist> events;
+  for (size_t i = 0; i < nr_attrs; ++i) {
+    unsigned members = !cli.no_group && group_size[i] ? group_size[i] : 1;
+    events.push_back({analysis::Hist(keys, members), 0, 0});
+  }
   // perf decides on Children/Self from the events known when it starts; pipe files name theirs
   // in the stream, so the first sample decides there.
   bool decided = false;
@@ -255,6 +277,11 @@ int run_hist_report(const ReportCliOptions& cli) {
       // Pipe files announce their events as they go.
       while (events.size() <= static_cast<size_t>(ai)) events.push_back({analysis::Hist(keys), 0, 0});
       EventHist& ev = events[static_cast<size_t>(ai)];
+      // A group member's samples go into its leader's hist, in the member's column.
+      const GroupSlot slot = static_cast<size_t>(ai) < group_slots.size() ? group_slots[static_cast<size_t>(ai)]
+                                                                           : GroupSlot{static_cast<size_t>(ai), 0};
+      while (events.size() <= slot.leader) events.push_back({analysis::Hist(keys), 0, 0});
+      analysis::Hist& hist = events[slot.leader].hist;
       session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
       const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
       analysis::HistEntry self;
@@ -334,9 +361,9 @@ int run_hist_report(const ReportCliOptions& cli) {
         }
       }
       if ((graph || folded) && !chain.empty()) {
-        ev.hist.add_with_chain(self, period, children, callers, chain);
+        hist.add_with_chain(self, period, children, callers, chain, slot.member);
       } else {
-        ev.hist.add(self, period, children, callers);
+        hist.add(self, period, children, callers, slot.member);
       }
     } catch (const perfdata::FormatError& e) {
       problems.push_back(e.what());
@@ -380,6 +407,29 @@ int run_hist_report(const ReportCliOptions& cli) {
   if (summary) output::print_unwind_summary(stdout, unwind.finish());
   columns.quiet = cli.quiet;
   for (size_t i = 0; i < events.size() && i < reader->attrs().size(); ++i) {
+    columns.plural_events = group_size[i] > 1;
+    columns.member_totals.clear();
+    if (group_slots[i].member != 0) continue;  // shown in its leader's section
+    if (events[i].hist.members() > 1) {
+      // The leader's section: every member's samples and periods, named after the group.
+      uint64_t samples = 0, period = 0;
+      std::string names;
+      for (unsigned m = 0; m < group_size[i]; ++m) {
+        const EventHist& member = events[i + m];
+        samples += member.samples;
+        period += member.period;
+        columns.member_totals.push_back(member.period);
+        names += fmt::format("{}{}", m ? ", " : "", reader->attrs()[i + m].name);
+      }
+      if (samples == 0) continue;
+      std::string group_name;
+      for (const auto& g : reader->features().group_desc) {
+        if (g.leader_idx == i && !g.name.empty() && g.name != "{anon_group}") group_name = g.name;
+      }
+      output::print_report_section(stdout, fmt::format("{} {{ {} }}", group_name.empty() ? "anon group" : group_name, names),
+                                   samples, period, events[i].hist, columns, thread_comm);
+      continue;
+    }
     if (events[i].samples == 0) continue;
     output::print_report_section(stdout, reader->attrs()[i].name, events[i].samples, events[i].period, events[i].hist,
                                  columns, thread_comm);
@@ -413,6 +463,8 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--mem-stats", opt->mem_stats, "print what the machine model holds (threads, maps, DSOs) at the end");
   cmd->add_flag("-f,--force", opt->force, "accepted for perf compatibility");
   cmd->add_flag("--stdio", opt->stdio, "text output (the default and only one)");
+  cmd->add_flag("--group", opt->group, "show the events of a group side by side (the default for files with groups)");
+  cmd->add_flag("--no-group", opt->no_group, "one section per event, groups or not");
   cmd->add_flag("-q,--quiet", opt->quiet, "no header lines, no unwinding summary, no warnings (as perf report -q)");
   cmd->add_flag("--no-unwind-summary", opt->no_unwind_summary,
                 "leave out the unwinding quality block (for output equal to perf report's)");

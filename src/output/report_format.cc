@@ -64,7 +64,8 @@ void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vec
 void print_report_section(std::FILE* out, std::string_view event_name, uint64_t nr_samples, uint64_t total_period,
                           const analysis::Hist& hist, const ReportColumns& columns, const ThreadCommFn& thread_comm) {
   if (!columns.quiet) {
-    fmt::print(out, "# Samples: {} of event '{}'\n", abbreviated_count(nr_samples), event_name);
+    fmt::print(out, "# Samples: {} of event{} '{}'\n", abbreviated_count(nr_samples), columns.plural_events ? "s" : "",
+               event_name);
     fmt::print(out, "# Event count (approx.): {}\n#\n", total_period);
   }
 
@@ -72,9 +73,11 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
   // perf sizes the columns by every entry, the ones --percent-limit hides included.
   const std::vector<const HistEntry*> all = rows;
   if (columns.percent_limit > 0) {
+    // A group is held to the leader's share.
+    const uint64_t base = columns.member_totals.empty() ? total_period : columns.member_totals[0];
     std::erase_if(rows, [&](const HistEntry* e) {
       uint64_t v = columns.children ? e->children_period : e->period;
-      return total_period && 100.0 * static_cast<double>(v) / static_cast<double>(total_period) < columns.percent_limit;
+      return base && 100.0 * static_cast<double>(v) / static_cast<double>(base) < columns.percent_limit;
     });
   }
   auto thread_comm_of = [&](const HistEntry& e) -> std::string_view {
@@ -103,14 +106,16 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     bool pad_last;  // pad the value even in the last column
   };
   std::vector<Column> cols;
+  // A group's value columns hold one value per member, each as wide as the column alone.
+  const size_t members = std::max<size_t>(1, columns.member_totals.size());
   if (columns.children) {
-    cols.push_back({"Children", 8, true, true});
-    cols.push_back({"Self", 8, true, true});
+    cols.push_back({"Children", 8 * members, true, true});
+    cols.push_back({"Self", 8 * members, true, true});
   } else {
-    cols.push_back({"Overhead", 8, true, true});
+    cols.push_back({"Overhead", 8 * members, true, true});
   }
-  if (columns.show_samples) cols.push_back({"Samples", 12, true, true});
-  if (columns.show_period) cols.push_back({"Period", 12, true, true});
+  if (columns.show_samples) cols.push_back({"Samples", 12 * members, true, true});
+  if (columns.show_period) cols.push_back({"Period", 12 * members, true, true});
   std::vector<SortKey> shown;
   for (SortKey k : hist.keys()) {
     if ((k == SortKey::kComm && columns.elide_comm) || (k == SortKey::kDso && columns.elide_dso)) continue;
@@ -158,14 +163,30 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
       }
     };
     size_t i = 0;
-    if (columns.children) {
-      cell(i++, percent(e->children_period, total_period));
-      cell(i++, percent(e->period, total_period));
+    if (members == 1) {
+      if (columns.children) {
+        cell(i++, percent(e->children_period, total_period));
+        cell(i++, percent(e->period, total_period));
+      } else {
+        cell(i++, percent(e->period, total_period));
+      }
+      if (columns.show_samples) cell(i++, fmt::format("{}", e->samples));
+      if (columns.show_period) cell(i++, fmt::format("{}", e->period));
     } else {
-      cell(i++, percent(e->period, total_period));
+      // value(m) of every member, each right-aligned in `width`.
+      auto group_cell = [&](size_t width, auto value) {
+        std::string text;
+        for (unsigned m = 0; m < members; ++m) util::append_format(text, "{:>{}}", value(m), width);
+        cell(i++, text);
+      };
+      const auto& totals = columns.member_totals;
+      if (columns.children) {
+        group_cell(8, [&](unsigned m) { return percent(hist.member_children_period(*e, m), totals[m]); });
+      }
+      group_cell(8, [&](unsigned m) { return percent(hist.member_period(*e, m), totals[m]); });
+      if (columns.show_samples) group_cell(12, [&](unsigned m) { return fmt::format("{}", hist.member_samples(*e, m)); });
+      if (columns.show_period) group_cell(12, [&](unsigned m) { return fmt::format("{}", hist.member_period(*e, m)); });
     }
-    if (columns.show_samples) cell(i++, fmt::format("{}", e->samples));
-    if (columns.show_period) cell(i++, fmt::format("{}", e->period));
     for (SortKey k : shown) {
       switch (k) {
         case SortKey::kComm:
@@ -183,9 +204,11 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     if (columns.graph || columns.folded) {
       if (const analysis::CallTree* tree = hist.tree_of(e)) {
         GraphOptions g;
-        g.total = total_period;
+        // A group's graphs are the leader's, in percent of the leader's total.
+        const uint64_t graph_total = members > 1 ? columns.member_totals[0] : total_period;
+        g.total = graph_total;
         g.entry_period = columns.children ? e->children_period : e->period;
-        g.min_hit = static_cast<uint64_t>(static_cast<double>(total_period) * (columns.graph_min_percent / 100.0));
+        g.min_hit = static_cast<uint64_t>(static_cast<double>(graph_total) * (columns.graph_min_percent / 100.0));
         g.skip_first = !hist.keys().empty() && hist.keys()[0] == SortKey::kSym;
         if (columns.folded) {
           append_callchain_folded(row, *tree, g);

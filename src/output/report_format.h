@@ -26,6 +26,11 @@ struct ReportColumns {
   bool elide_comm = false;
   bool elide_dso = false;
   bool quiet = false;  // -q: no '#' lines (the section's counts and the column header)
+  // An event group shown side by side (--group): each member's total period, the leader's
+  // first; each value column then shows one value per member. Empty: a single event.
+  std::vector<uint64_t> member_totals;
+  // perf says "of events" for a group leader's section (with or without --group).
+  bool plural_events = false;
 };
 
 // The current comm of a thread (the Pid:Command column), nullptr when unknown.

@@ -76,6 +76,9 @@ const Recordings& recordings() {
         {"symbols-fp", {"-e cpu-clock -g", with_symbols}},
         // -c: the samples carry no PERIOD; each stands for the event's fixed period.
         {"fixed-period", {"-e cpu-clock:u -c 100000", bin}},
+        // An event group: perf 6.1 shows its members side by side by default.
+        {"group", {"-e '{cpu-clock:u,task-clock:u}'", bin}},
+        {"group-fp", {"-e '{cpu-clock:u,task-clock:u}' -g", bin}},
     };
     for (const auto& [name, how_to] : how) {
       const auto& [args, program] = how_to;
@@ -116,6 +119,20 @@ TEST(ReportE2E, FixedPeriodCountsTheAttrsPeriod) {
   REQUIRE_RECORDINGS();
   EXPECT_SAME_REPORT(rec.files.at("fixed-period"), "", 12);
   EXPECT_SAME_REPORT(rec.files.at("fixed-period"), "-n --show-total-period -s comm,dso", 8);
+}
+
+// Event groups: one section per group with a column per member (--group, perf's default for
+// them), per-member Samples/Period, the leader's callchain graphs; --no-group splits them.
+TEST(ReportE2E, EventGroupsSideBySide) {
+  REQUIRE_RECORDINGS();
+  for (const char* args : {"", "-n --show-total-period", "-s comm,pid", "--no-group", "--group -g none"}) {
+    SCOPED_TRACE(args);
+    EXPECT_SAME_REPORT(rec.files.at("group"), args, 12);
+  }
+  for (const char* args : {"", "--no-children", "-g folded", "--percent-limit 5", "--no-children -g none -n", "--no-group"}) {
+    SCOPED_TRACE(args);
+    EXPECT_SAME_REPORT(rec.files.at("group-fp"), args, 12);
+  }
 }
 
 TEST(ReportE2E, SortKeysAndColumns) {
