@@ -209,10 +209,12 @@ TEST(ReportE2E, CorpusFilesWithoutSymbolLookupsEqualPerf) {
   if (!fs::exists(test::corpus_dir())) GTEST_SKIP() << "no corpus at " << test::corpus_dir();
   if (!test::have_program("perf")) GTEST_SKIP() << "perf not installed";
   // The corpus files whose samples perf cannot symbolize here either (other machines' kernels and
-  // binaries, identified by build id), without event groups or branch stacks.
+  // binaries, identified by build id), without branch stacks.
   for (const char* rel : {"quipper/testdata/perf.data.armv7-3.4", "quipper/testdata/perf.data.ctx_switch_namespaces-4.14",
                           "quipper/testdata/perf.data.forkexit-3.8", "quipper/testdata/perf.data.hybrid_topology",
-                          "quipper/testdata/perf.data.i686-3.4", "quipper/testdata/perf.data.singleprocess-3.8"}) {
+                          "quipper/testdata/perf.data.i686-3.4", "quipper/testdata/perf.data.singleprocess-3.8",
+                          // Event groups (GROUP_DESC), shown side by side.
+                          "quipper/testdata/perf.data.group_desc-4.14", "quipper/testdata/perf.data.lost_samples-4.4"}) {
     SCOPED_TRACE(rel);
     std::string path = test::corpus_dir() + "/" + rel;
     EXPECT_SAME_REPORT(path, "-g none", 12);
