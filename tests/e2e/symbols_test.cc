@@ -63,6 +63,8 @@ const Built& built() {
     c_prog("c_nopie", "-DVARIANT=13 -no-pie -fno-omit-frame-pointer");
     c_prog("c_nofp", "-DVARIANT=17 -fomit-frame-pointer");
     c_prog("c_mismatch", "-DVARIANT=11 -fno-omit-frame-pointer");
+    // Stripped after recording; its unstripped copy goes into a --symfs tree.
+    c_prog("c_symfs", "-DVARIANT=19 -fno-omit-frame-pointer");
     // Stripped, its debug file next to it and named by .gnu_debuglink.
     // (Each variant has other code, so that no two binaries share a build id.)
     c_prog("c_debuglink", "-DVARIANT=3 -fno-omit-frame-pointer");
@@ -350,6 +352,92 @@ TEST(SymbolsE2E, SrclineColumnEqualsPerfForTheWorkload) {
   Outputs o = compare(rec.path, "-G -F comm,tid,ip,sym,symoff,dso,srcline", "grep -A1 'c_pie)$' | grep -v '^--'");
   EXPECT_EQ(o.diff, "");
   EXPECT_NE(o.perf_text.find("sym_inline.h:"), std::string::npos);
+}
+
+// --- --symfs and JIT maps ----------------------------------------------------------------------
+
+TEST(SymbolsE2E, SymfsTreeHoldsTheBinaryWithSymbols) {
+  const Built& b = built();
+  ASSERT_TRUE(b.error.empty()) << b.error;
+  REQUIRE_RECORDING(rec, "c_symfs", kRecord, b.bin.at("c_symfs") + " 60");
+  // After the recording, the binary at its recorded path loses its symbols and an unstripped
+  // copy sits at the same path under the symfs root: the static functions (no dynamic symbols)
+  // can only be named from that copy. The shared library is not in the tree, so how a DSO
+  // missing from symfs is shown is compared too.
+  const std::string path = b.bin.at("c_symfs");
+  const std::string symfs = b.dir + "/symfs";
+  static bool made = false;
+  if (!made) {
+    fs::create_directories(symfs + fs::path(path).parent_path().string());
+    fs::copy_file(path, symfs + path, fs::copy_options::overwrite_existing);
+    CommandResult c = run("strip -s " + shell_quote(path));
+    ASSERT_EQ(c.status, 0) << c.err;
+    made = true;
+  }
+  const std::string opt = " --symfs " + shell_quote(symfs);
+  for (const char* args : kSymbolArgs) EXPECT_SAME(rec.path, args + opt);
+  Outputs with = compare(rec.path, "-F ip,sym,dso" + opt);
+  EXPECT_NE(with.perf_text.find("outer_layer"), std::string::npos) << "perf did not take the symfs copy";
+  // Without --symfs the stripped file has no name for it: the tree was what mattered.
+  Outputs without = compare(rec.path, "-F ip,sym,dso");
+  EXPECT_EQ(without.diff, "");
+  EXPECT_EQ(without.tperf_text.find("outer_layer"), std::string::npos);
+}
+
+struct JitRun {
+  Recording rec;
+  std::string pid, map;  // the workload's pid and its /tmp/perf-PID.map
+};
+
+const JitRun& jit_run() {
+  static const JitRun r = [] {
+    JitRun j;
+    std::string err;
+    std::string bin = test::e2e::workload("jit", &err);
+    if (bin.empty()) {
+      j.rec.error = err;
+      return j;
+    }
+    std::string out = built().dir + "/jit.pid";
+    j.rec = recording("jit", "-e cpu-clock", fmt::format("{} 0.3 > {}", shell_quote(bin), shell_quote(out)));
+    j.pid = run("cat " + shell_quote(out)).out;
+    while (!j.pid.empty() && j.pid.back() == '\n') j.pid.pop_back();
+    j.map = "/tmp/perf-" + j.pid + ".map";
+    return j;
+  }();
+  return r;
+}
+
+TEST(SymbolsE2E, JitMapNamesAnonymousCode) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the JIT workload writes x86-64 machine code";
+#endif
+  const JitRun& j = jit_run();
+  TPERF_REQUIRE_RECORDING(rec, j.rec);
+  ASSERT_FALSE(j.pid.empty());
+  ASSERT_TRUE(fs::exists(j.map)) << j.map;
+  for (const char* args : {"", "-F ip,sym,symoff,dso", "-F comm,tid,ip,sym", "-F ip,sym,symoff,dso --show-mmap-events"}) {
+    EXPECT_SAME(rec.path, args);
+  }
+  // Not vacuous: perf named both functions from the map, one with spaces and brackets kept.
+  Outputs o = compare(rec.path, "-F ip,sym,symoff,dso");
+  EXPECT_NE(o.perf_text.find("jit_alpha_loop+0x"), std::string::npos);
+  EXPECT_NE(o.perf_text.find("jit_beta_loop[v2] (tier 1)+0x"), std::string::npos);
+  EXPECT_NE(o.perf_text.find("(" + j.map + ")"), std::string::npos);
+
+  // A map file that is not where the recording says: a copy under the --symfs root, then none at all.
+  const std::string symfs = built().dir + "/jit-symfs";
+  fs::create_directories(symfs + "/tmp");
+  fs::copy_file(j.map, symfs + j.map, fs::copy_options::overwrite_existing);
+  fs::remove(j.map);
+  for (const std::string& args : {std::string("-F ip,sym,symoff,dso"), "-F ip,sym,symoff,dso --symfs " + shell_quote(symfs)}) {
+    Outputs gone = compare(rec.path, args);
+    EXPECT_EQ(gone.diff, "") << args;
+    EXPECT_FALSE(gone.perf_text.empty()) << args;
+  }
+  Outputs gone = compare(rec.path, "-F ip,sym,dso");
+  EXPECT_EQ(gone.tperf_text.find("jit_alpha_loop"), std::string::npos);
+  fs::remove_all(symfs);
 }
 
 // --- kernel --------------------------------------------------------------------------------------
