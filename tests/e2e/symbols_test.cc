@@ -440,6 +440,54 @@ TEST(SymbolsE2E, JitMapNamesAnonymousCode) {
   fs::remove_all(symfs);
 }
 
+// A JIT in its own mount namespace writes its map where only it sees it: /tmp here has no
+// /tmp/perf-PID.map, /proc/PID/root/tmp has. While the process lives, perf reads the map inside
+// its namespace; tperf must find it through /proc/PID/root.
+TEST(SymbolsE2E, JitMapInsideTheProcessMountNamespace) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the JIT workload writes x86-64 machine code";
+#endif
+  if (!test::e2e::perf_unavailable_reason().empty()) GTEST_SKIP() << test::e2e::perf_unavailable_reason();
+  if (run("unshare -m --propagation private true").status != 0) GTEST_SKIP() << "no mount namespaces here";
+  std::string err;
+  std::string bin = test::e2e::workload("jit", &err);
+  ASSERT_FALSE(bin.empty()) << err;
+  const Built& b = built();
+  const std::string pidfile = b.dir + "/jit-ns.pid";
+  // A tmpfs over /tmp hides the workload's own file too: it runs from a descriptor opened before.
+  CommandResult started = run(fmt::format(
+      "(unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /tmp && exec /proc/self/fd/3 30' 3<{} > {} "
+      "2>/dev/null &)",
+      shell_quote(bin), shell_quote(pidfile)));
+  ASSERT_EQ(started.status, 0) << started.err;
+  std::string pid;
+  for (int i = 0; i < 100 && pid.empty(); ++i) {
+    pid = run("cat " + shell_quote(pidfile) + " 2>/dev/null").out;
+    while (!pid.empty() && pid.back() == '\n') pid.pop_back();
+    if (pid.empty()) run("sleep 0.1");
+  }
+  ASSERT_FALSE(pid.empty()) << "the namespaced JIT workload did not start";
+  struct Killer {
+    std::string pid;
+    ~Killer() { run("kill " + pid + " 2>/dev/null"); }
+  } killer{pid};
+  const std::string map = "/tmp/perf-" + pid + ".map";
+  ASSERT_FALSE(fs::exists(map)) << "the map is visible outside the namespace";
+  ASSERT_TRUE(fs::exists("/proc/" + pid + "/root" + map));
+  const std::string path = b.dir + "/jit-ns.data";
+  Recording rec = test::e2e::record_with_perf(
+      fmt::format("{}timeout 60 perf record -q -N -e cpu-clock -o {} -p {} -- sleep 0.5", env(b), shell_quote(path), pid),
+      path);
+  if (rec.missing) GTEST_SKIP() << rec.error;
+  ASSERT_TRUE(rec.error.empty()) << rec.error;
+  // Only the JIT frames: perf also opens ELF files inside the process's namespace, where the
+  // workload binary is hidden under the tmpfs, and tperf opens them on the host (a known gap).
+  Outputs o = compare(path, "-F ip,sym,symoff,dso", "grep -F " + shell_quote(map + ")"));
+  EXPECT_EQ(o.diff, "");
+  EXPECT_NE(o.perf_text.find("jit_alpha_loop+0x"), std::string::npos) << "perf did not find the map";
+  EXPECT_EQ(o.tperf_status, 0) << o.tperf_err;
+}
+
 // --- kernel --------------------------------------------------------------------------------------
 
 TEST(SymbolsE2E, KernelSymbolsOfSystemWideRecording) {
