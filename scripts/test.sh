@@ -3,7 +3,8 @@
 #   gcc        g++ RelWithDebInfo build with -Werror (build/) and its tests
 #   asan       g++ AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/) and its tests
 #   clang      clang-14 build of everything with -Werror (build-fuzz/) and its tests
-#   fuzz       the perf.data reader fuzzer over the shared corpus, then a bounded mutation run
+#   fuzz       the perf.data reader fuzzer over the shared corpus, then a bounded mutation run;
+#              the same for the ELF symbols fuzzer over fuzz/corpus-elf (half the mutation time)
 # Ends with one line "N passed, N failed" (ctest results of all suites plus the fuzz steps) and
 # exits 1 when anything failed or did not build.
 #
@@ -157,6 +158,33 @@ fuzz_mutate() {
   return $rc
 }
 
+# The ELF symbols fuzzer: its committed seed files replayed, then mutated (its own work and artifact
+# directories, so its finds do not mix with the perf.data fuzzer's).
+elf_fuzz_replay() {
+  local fuzzer=$1
+  "$fuzzer" -rss_limit_mb=4096 -timeout=60 "$ROOT"/fuzz/corpus-elf/* >"$ROOT/build-fuzz/elf-fuzz-replay.log" 2>&1
+  local rc=$?
+  ((rc == 0)) || tail -n 80 "$ROOT/build-fuzz/elf-fuzz-replay.log"
+  return $rc
+}
+
+elf_fuzz_mutate() {
+  local fuzzer=$1 seconds=$2 work="$ROOT/build-fuzz/elf-fuzz-work" artifacts="$ROOT/build-fuzz/elf-fuzz-artifacts"
+  mkdir -p "$work" "$artifacts"
+  echo "   mutating for ${seconds}s (new inputs in $work, crashes in $artifacts)"
+  "$fuzzer" -max_total_time="$seconds" -max_len=65536 -timeout=30 -rss_limit_mb=4096 \
+      -artifact_prefix="$artifacts/" -print_final_stats=1 "$work" "$ROOT/fuzz/corpus-elf" \
+      </dev/null >"$ROOT/build-fuzz/elf-fuzz-mutate.log" 2>&1
+  local rc=$?
+  if ((rc == 0)); then
+    grep -E '^(stat::number_of_executed_units|stat::new_units_added|Done )' "$ROOT/build-fuzz/elf-fuzz-mutate.log"
+  else
+    tail -n 80 "$ROOT/build-fuzz/elf-fuzz-mutate.log"
+    ls "$artifacts"
+  fi
+  return $rc
+}
+
 if CC=clang-14 CXX=clang++-14 build clang build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPERF_WERROR=ON \
     -DTPERF_FUZZ=ON; then
   run_ctest clang build-fuzz
@@ -173,6 +201,22 @@ if [[ -f build-fuzz/build.ninja ]] && ninja -C build-fuzz perfdata_reader_fuzzer
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 else
   note "fuzz" "not run: the fuzzer did not build"
+fi
+if [[ -f build-fuzz/build.ninja ]] && ninja -C build-fuzz elf_symbols_fuzzer >/dev/null 2>&1; then
+  ELF_FUZZER=$ROOT/build-fuzz/elf_symbols_fuzzer
+  ELF_FUZZ_SECONDS=$(((FUZZ_SECONDS + 1) / 2))
+  export "${SANITIZER_ENV[@]}"
+  # A leak inside libdw is suppressed by function name (fuzz/elf_lsan.supp); libdw has no frame
+  # pointers, so only the slow unwinder sees that name on the allocation's stack.
+  export ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0"
+  export LSAN_OPTIONS="$LSAN_OPTIONS:suppressions=$ROOT/fuzz/elf_lsan.supp"
+  echo "== elf fuzz: seed replay"
+  check "elf fuzz seed replay" elf_fuzz_replay "$ELF_FUZZER"
+  echo "== elf fuzz: mutation"
+  check "elf fuzz mutation ${ELF_FUZZ_SECONDS}s" elf_fuzz_mutate "$ELF_FUZZER" "$ELF_FUZZ_SECONDS"
+  unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
+else
+  note "elf fuzz" "not run: the fuzzer did not build"
 fi
 
 echo

@@ -180,8 +180,8 @@ Symbolizer::DsoState& Symbolizer::jit_state(int32_t pid) {
   std::call_once(state->once, [&] {
     state->kind = DsoState::Kind::kJit;
     state->short_name = fmt::format("[JIT] tid {}", pid);
-    std::string host = join_symfs(options_.symfs, fmt::format("/tmp/perf-{}.map", pid));
-    auto text = read_whole_file(host);
+    // Not under --symfs: perf reads the map where the process wrote it, on this machine.
+    auto text = read_whole_file(fmt::format("/tmp/perf-{}.map", pid));
     if (!text) text = read_whole_file(fmt::format("/proc/{}/root/tmp/perf-{}.map", pid, pid));
     if (text) parse_jit_map(*text, state->table);
   });
@@ -202,6 +202,13 @@ void Symbolizer::load_kallsyms_once() {
     kernel_ = std::make_unique<KernelData>();
     std::string path = options_.kallsyms;
     const session::Dso* kdso = machine_.dsos().find(kKernelDsoName);
+    if (path.empty() && !options_.symfs.empty()) {
+      // perf takes no local kallsyms (running kernel's or build-id cache's) once a symfs root is
+      // given: they describe this machine, not the recording's.
+      warn("kernel symbols unavailable: --symfs is given and --kallsyms is not (no local kallsyms is used "
+           "with --symfs)");
+      return;
+    }
     if (path.empty()) {
       path = "/proc/kallsyms";
       if (kdso && !kdso->build_id.empty()) {

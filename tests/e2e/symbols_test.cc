@@ -63,6 +63,8 @@ const Built& built() {
     c_prog("c_nopie", "-DVARIANT=13 -no-pie -fno-omit-frame-pointer");
     c_prog("c_nofp", "-DVARIANT=17 -fomit-frame-pointer");
     c_prog("c_mismatch", "-DVARIANT=11 -fno-omit-frame-pointer");
+    // Stripped after recording; its unstripped copy goes into a --symfs tree.
+    c_prog("c_symfs", "-DVARIANT=19 -fno-omit-frame-pointer");
     // Stripped, its debug file next to it and named by .gnu_debuglink.
     // (Each variant has other code, so that no two binaries share a build id.)
     c_prog("c_debuglink", "-DVARIANT=3 -fno-omit-frame-pointer");
@@ -350,6 +352,140 @@ TEST(SymbolsE2E, SrclineColumnEqualsPerfForTheWorkload) {
   Outputs o = compare(rec.path, "-G -F comm,tid,ip,sym,symoff,dso,srcline", "grep -A1 'c_pie)$' | grep -v '^--'");
   EXPECT_EQ(o.diff, "");
   EXPECT_NE(o.perf_text.find("sym_inline.h:"), std::string::npos);
+}
+
+// --- --symfs and JIT maps ----------------------------------------------------------------------
+
+TEST(SymbolsE2E, SymfsTreeHoldsTheBinaryWithSymbols) {
+  const Built& b = built();
+  ASSERT_TRUE(b.error.empty()) << b.error;
+  REQUIRE_RECORDING(rec, "c_symfs", kRecord, b.bin.at("c_symfs") + " 60");
+  // After the recording, the binary at its recorded path loses its symbols and an unstripped
+  // copy sits at the same path under the symfs root: the static functions (no dynamic symbols)
+  // can only be named from that copy. The shared library is not in the tree, so how a DSO
+  // missing from symfs is shown is compared too.
+  const std::string path = b.bin.at("c_symfs");
+  const std::string symfs = b.dir + "/symfs";
+  static bool made = false;
+  if (!made) {
+    fs::create_directories(symfs + fs::path(path).parent_path().string());
+    fs::copy_file(path, symfs + path, fs::copy_options::overwrite_existing);
+    CommandResult c = run("strip -s " + shell_quote(path));
+    ASSERT_EQ(c.status, 0) << c.err;
+    made = true;
+  }
+  const std::string opt = " --symfs " + shell_quote(symfs);
+  for (const char* args : kSymbolArgs) EXPECT_SAME(rec.path, args + opt);
+  Outputs with = compare(rec.path, "-F ip,sym,dso" + opt);
+  EXPECT_NE(with.perf_text.find("outer_layer"), std::string::npos) << "perf did not take the symfs copy";
+  // Without --symfs the stripped file has no name for it: the tree was what mattered.
+  Outputs without = compare(rec.path, "-F ip,sym,dso");
+  EXPECT_EQ(without.diff, "");
+  EXPECT_EQ(without.tperf_text.find("outer_layer"), std::string::npos);
+}
+
+struct JitRun {
+  Recording rec;
+  std::string pid, map;  // the workload's pid and its /tmp/perf-PID.map
+};
+
+const JitRun& jit_run() {
+  static const JitRun r = [] {
+    JitRun j;
+    std::string err;
+    std::string bin = test::e2e::workload("jit", &err);
+    if (bin.empty()) {
+      j.rec.error = err;
+      return j;
+    }
+    std::string out = built().dir + "/jit.pid";
+    j.rec = recording("jit", "-e cpu-clock", fmt::format("{} 0.3 > {}", shell_quote(bin), shell_quote(out)));
+    j.pid = run("cat " + shell_quote(out)).out;
+    while (!j.pid.empty() && j.pid.back() == '\n') j.pid.pop_back();
+    j.map = "/tmp/perf-" + j.pid + ".map";
+    return j;
+  }();
+  return r;
+}
+
+TEST(SymbolsE2E, JitMapNamesAnonymousCode) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the JIT workload writes x86-64 machine code";
+#endif
+  const JitRun& j = jit_run();
+  TPERF_REQUIRE_RECORDING(rec, j.rec);
+  ASSERT_FALSE(j.pid.empty());
+  ASSERT_TRUE(fs::exists(j.map)) << j.map;
+  for (const char* args : {"", "-F ip,sym,symoff,dso", "-F comm,tid,ip,sym", "-F ip,sym,symoff,dso --show-mmap-events"}) {
+    EXPECT_SAME(rec.path, args);
+  }
+  // Not vacuous: perf named both functions from the map, one with spaces and brackets kept.
+  Outputs o = compare(rec.path, "-F ip,sym,symoff,dso");
+  EXPECT_NE(o.perf_text.find("jit_alpha_loop+0x"), std::string::npos);
+  EXPECT_NE(o.perf_text.find("jit_beta_loop[v2] (tier 1)+0x"), std::string::npos);
+  EXPECT_NE(o.perf_text.find("(" + j.map + ")"), std::string::npos);
+
+  // A map file that is not where the recording says: a copy under the --symfs root, then none at all.
+  const std::string symfs = built().dir + "/jit-symfs";
+  fs::create_directories(symfs + "/tmp");
+  fs::copy_file(j.map, symfs + j.map, fs::copy_options::overwrite_existing);
+  fs::remove(j.map);
+  for (const std::string& args : {std::string("-F ip,sym,symoff,dso"), "-F ip,sym,symoff,dso --symfs " + shell_quote(symfs)}) {
+    Outputs gone = compare(rec.path, args);
+    EXPECT_EQ(gone.diff, "") << args;
+    EXPECT_FALSE(gone.perf_text.empty()) << args;
+  }
+  Outputs gone = compare(rec.path, "-F ip,sym,dso");
+  EXPECT_EQ(gone.tperf_text.find("jit_alpha_loop"), std::string::npos);
+  fs::remove_all(symfs);
+}
+
+// A JIT in its own mount namespace writes its map where only it sees it: /tmp here has no
+// /tmp/perf-PID.map, /proc/PID/root/tmp has. While the process lives, perf reads the map inside
+// its namespace; tperf must find it through /proc/PID/root.
+TEST(SymbolsE2E, JitMapInsideTheProcessMountNamespace) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the JIT workload writes x86-64 machine code";
+#endif
+  if (!test::e2e::perf_unavailable_reason().empty()) GTEST_SKIP() << test::e2e::perf_unavailable_reason();
+  if (run("unshare -m --propagation private true").status != 0) GTEST_SKIP() << "no mount namespaces here";
+  std::string err;
+  std::string bin = test::e2e::workload("jit", &err);
+  ASSERT_FALSE(bin.empty()) << err;
+  const Built& b = built();
+  const std::string pidfile = b.dir + "/jit-ns.pid";
+  // A tmpfs over /tmp hides the workload's own file too: it runs from a descriptor opened before.
+  CommandResult started = run(fmt::format(
+      "(unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /tmp && exec /proc/self/fd/3 30' 3<{} > {} "
+      "2>/dev/null &)",
+      shell_quote(bin), shell_quote(pidfile)));
+  ASSERT_EQ(started.status, 0) << started.err;
+  std::string pid;
+  for (int i = 0; i < 100 && pid.empty(); ++i) {
+    pid = run("cat " + shell_quote(pidfile) + " 2>/dev/null").out;
+    while (!pid.empty() && pid.back() == '\n') pid.pop_back();
+    if (pid.empty()) run("sleep 0.1");
+  }
+  ASSERT_FALSE(pid.empty()) << "the namespaced JIT workload did not start";
+  struct Killer {
+    std::string pid;
+    ~Killer() { run("kill " + pid + " 2>/dev/null"); }
+  } killer{pid};
+  const std::string map = "/tmp/perf-" + pid + ".map";
+  ASSERT_FALSE(fs::exists(map)) << "the map is visible outside the namespace";
+  ASSERT_TRUE(fs::exists("/proc/" + pid + "/root" + map));
+  const std::string path = b.dir + "/jit-ns.data";
+  Recording rec = test::e2e::record_with_perf(
+      fmt::format("{}timeout 60 perf record -q -N -e cpu-clock -o {} -p {} -- sleep 0.5", env(b), shell_quote(path), pid),
+      path);
+  if (rec.missing) GTEST_SKIP() << rec.error;
+  ASSERT_TRUE(rec.error.empty()) << rec.error;
+  // Only the JIT frames: perf also opens ELF files inside the process's namespace, where the
+  // workload binary is hidden under the tmpfs, and tperf opens them on the host (a known gap).
+  Outputs o = compare(path, "-F ip,sym,symoff,dso", "grep -F " + shell_quote(map + ")"));
+  EXPECT_EQ(o.diff, "");
+  EXPECT_NE(o.perf_text.find("jit_alpha_loop+0x"), std::string::npos) << "perf did not find the map";
+  EXPECT_EQ(o.tperf_status, 0) << o.tperf_err;
 }
 
 // --- kernel --------------------------------------------------------------------------------------
