@@ -17,6 +17,7 @@
 #include "perfdata/error.h"
 #include "session/machine.h"
 #include "symbols/symbolizer.h"
+#include "util/async_writer.h"
 
 namespace tperf::output {
 
@@ -1612,12 +1613,18 @@ void ScriptWriter::append_callchain_frame(const session::Thread& thread, uint8_t
 
 void ScriptWriter::flush_if_full() {
   if (out_.size() >= kFlushBytes) {
-    std::fwrite(out_.data(), 1, out_.size(), file_);
-    out_.clear();
+    if (!async_) async_ = std::make_unique<util::AsyncWriter>(file_);
+    async_->submit(out_);
+    if (out_.capacity() < kFlushBytes + 4096) out_.reserve(kFlushBytes + 4096);
   }
 }
 
 void ScriptWriter::finish() {
+  if (async_) {
+    if (!out_.empty()) async_->submit(out_);
+    async_->drain();
+    async_.reset();
+  }
   if (!out_.empty()) std::fwrite(out_.data(), 1, out_.size(), file_);
   out_.clear();
   std::fflush(file_);

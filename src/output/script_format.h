@@ -27,6 +27,10 @@ namespace tperf::symbols {
 class Symbolizer;
 }
 
+namespace tperf::util {
+class AsyncWriter;
+}
+
 namespace tperf::output {
 
 // perf script's output fields (the -F names of perf 6.1). Bits are tperf's own.
@@ -317,6 +321,9 @@ class ScriptWriter {
     void operator()(FrameSlot* p) const;
   };
   std::unique_ptr<FrameSlot[], FreeDeleter> frame_cache_;
+  // Writes full buffers while the next one is formatted; made at the first full buffer, so a
+  // short output never starts a thread.
+  std::unique_ptr<util::AsyncWriter> async_;
 
   const perfdata::Reader& reader_;
   session::Machine& machine_;

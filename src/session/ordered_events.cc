@@ -32,6 +32,11 @@ struct Entry {
 struct OrderedEvents::Queue {
   std::vector<std::unique_ptr<Chunk>> chunks;  // index = Entry::chunk; freed ones are null
   std::vector<uint32_t> free_slots;
+  // Delivered chunks kept for reuse: a fresh 1 MiB allocation is a fresh mmap whose pages the
+  // kernel faults in and clears again, which cost more than the copy into them. At most
+  // kSpareChunks are kept, so an emptied queue holds 4 MiB at most.
+  std::vector<std::unique_ptr<Chunk>> spare;
+  static constexpr size_t kSpareChunks = 4;
   uint32_t current = UINT32_MAX;
   std::vector<Entry> pending;
   size_t sorted_prefix = 0;  // pending[0, sorted_prefix) is known to be sorted
@@ -53,9 +58,17 @@ struct OrderedEvents::Queue {
   }
 
   void new_chunk(size_t need) {
-    auto c = std::make_unique<Chunk>();
-    c->capacity = std::max(kChunkSize, need);
-    c->data.reset(new uint8_t[c->capacity]);
+    std::unique_ptr<Chunk> c;
+    if (need <= kChunkSize && !spare.empty()) {
+      c = std::move(spare.back());
+      spare.pop_back();
+      c->used = 0;
+      c->live = 0;
+    } else {
+      c = std::make_unique<Chunk>();
+      c->capacity = std::max(kChunkSize, need);
+      c->data.reset(new uint8_t[c->capacity]);
+    }
     if (!free_slots.empty()) {
       current = free_slots.back();
       free_slots.pop_back();
@@ -70,7 +83,11 @@ struct OrderedEvents::Queue {
     Chunk& c = *chunks[e.chunk];
     bytes -= e.meta.size;
     if (--c.live == 0 && e.chunk != current) {
-      chunks[e.chunk].reset();
+      if (c.capacity == kChunkSize && spare.size() < kSpareChunks) {
+        spare.push_back(std::move(chunks[e.chunk]));
+      } else {
+        chunks[e.chunk].reset();
+      }
       free_slots.push_back(e.chunk);
     } else if (c.live == 0) {
       c.used = 0;  // the current chunk is empty again: reuse it from the start
