@@ -11,11 +11,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "perfdata/abi.h"
 #include "perfdata/error.h"
 #include "session/machine.h"
 #include "symbols/symbolizer.h"
+#include "util/async_writer.h"
 
 namespace tperf::output {
 
@@ -439,14 +441,86 @@ std::string script_event_name(const EventAttr& ea) {
 
 // --- line pieces -------------------------------------------------------------------------------
 
+namespace {
+
+// Every sample line starts with these pieces; fmt's format-string parsing cost more than the
+// rest of a line whose callchain frames come from the frame cache, so the common cases are
+// written by hand here.
+
+// The decimal digits of v at the end of buf[0, 20); returns where they start.
+char* decimal_digits(uint64_t v, char* end) {
+  do {
+    *--end = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v);
+  return end;
+}
+
+// "%*d" / "%-*d" of a signed value.
+void append_int_padded(std::string& out, int64_t v, size_t width, bool left) {
+  char buf[24];
+  char* end = buf + sizeof buf;
+  char* p = decimal_digits(v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v), end);
+  if (v < 0) *--p = '-';
+  size_t n = static_cast<size_t>(end - p);
+  if (!left && n < width) out.append(width - n, ' ');
+  out.append(p, n);
+  if (left && n < width) out.append(width - n, ' ');
+}
+
+// "%0*u"
+void append_uint_zero_padded(std::string& out, uint64_t v, size_t width) {
+  char buf[24];
+  char* end = buf + sizeof buf;
+  char* p = decimal_digits(v, end);
+  size_t n = static_cast<size_t>(end - p);
+  if (n < width) out.append(width - n, '0');
+  out.append(p, n);
+}
+
+bool is_ascii(std::string_view s) {
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  }
+  return true;
+}
+
+// fmt's "{:>W}" of a string: fmt pads by display width, which only equals the byte count for
+// ASCII text; anything else goes through fmt.
+void append_right_aligned(std::string& out, std::string_view s, size_t width) {
+  if (!is_ascii(s)) {
+    util::append_format(out, "{:>{}}", s, width);
+    return;
+  }
+  if (s.size() < width) out.append(width - s.size(), ' ');
+  out.append(s);
+}
+
+}  // namespace
+
 void append_time(std::string& out, uint64_t ns, bool nanosecs) {
   uint64_t sec = ns / 1000000000ULL, frac = ns % 1000000000ULL;
   if (nanosecs) {
-    util::append_format(out, "{:5}.{:09}: ", sec, frac);
+    append_int_padded(out, static_cast<int64_t>(sec), 5, false);
+    out += '.';
+    append_uint_zero_padded(out, frac, 9);
+    out += ": ";
   } else {
-    char buf[48];
-    auto r = fmt::format_to_n(buf, sizeof buf, "{}.{:06}", sec, frac / 1000);
-    util::append_format(out, "{:>12}: ", std::string_view(buf, r.size));
+    // "%12s" of "sec.usec"
+    char buf[32];
+    char* end = buf + sizeof buf;
+    uint64_t usec = frac / 1000;
+    char* p = end;
+    for (int i = 0; i < 6; ++i) {
+      *--p = static_cast<char>('0' + usec % 10);
+      usec /= 10;
+    }
+    *--p = '.';
+    p = decimal_digits(sec, p);
+    size_t n = static_cast<size_t>(end - p);
+    if (n < 12) out.append(12 - n, ' ');
+    out.append(p, n);
+    out += ": ";
   }
 }
 
@@ -515,26 +589,49 @@ void append_line_start(std::string& out, uint64_t fields, const ScriptLineStart&
       out.append(s.comm);
       out += ' ';
     } else {
-      util::append_format(out, "{:>16} ", s.comm);
+      append_right_aligned(out, s.comm, 16);
+      out += ' ';
     }
   }
   if ((fields & kFieldPid) && (fields & kFieldTid)) {
-    util::append_format(out, "{:5}/{:<5} ", s.pid, s.tid);
+    append_int_padded(out, s.pid, 5, false);
+    out += '/';
+    append_int_padded(out, s.tid, 5, true);
+    out += ' ';
   } else if (fields & kFieldPid) {
-    util::append_format(out, "{:5} ", s.pid);
+    append_int_padded(out, s.pid, 5, false);
+    out += ' ';
   } else if (fields & kFieldTid) {
-    util::append_format(out, "{:5} ", s.tid);
+    append_int_padded(out, s.tid, 5, false);
+    out += ' ';
   }
-  if (fields & kFieldCpu) util::append_format(out, "[{:03}] ", s.cpu);
+  if (fields & kFieldCpu) {
+    if (s.cpu >= 0) {
+      out += '[';
+      append_uint_zero_padded(out, static_cast<uint64_t>(s.cpu), 3);
+      out += "] ";
+    } else {
+      util::append_format(out, "[{:03}] ", s.cpu);
+    }
+  }
   if (fields & kFieldMisc) append_misc(out, s.misc, s.record_type);
   if (fields & kFieldTod) append_tod(out, s.time, style);
   if (fields & kFieldTime) append_time(out, s.time, style.nanosecs);
 }
 
-void append_period(std::string& out, uint64_t period) { util::append_format(out, "{:10} ", period); }
+void append_period(std::string& out, uint64_t period) {
+  char buf[24];
+  char* end = buf + sizeof buf;
+  char* p = decimal_digits(period, end);
+  size_t n = static_cast<size_t>(end - p);
+  if (n < 10) out.append(10 - n, ' ');
+  out.append(p, n);
+  out += ' ';
+}
 
 void append_event_name(std::string& out, std::string_view name, int width) {
-  util::append_format(out, "{:>{}}: ", name, width);
+  append_right_aligned(out, name, width > 0 ? static_cast<size_t>(width) : 0);
+  out += ": ";
 }
 
 namespace {
@@ -545,7 +642,20 @@ void append_sym(std::string& out, const ScriptLocation& loc, bool symoff) {
     return;
   }
   out += loc.sym;
-  if (symoff) util::append_format(out, "+{:#x}", loc.symoff);
+  if (symoff) {
+    char buf[20];
+    char* end = buf + sizeof buf;
+    char* p = end;
+    uint64_t v = loc.symoff;
+    do {
+      *--p = "0123456789abcdef"[v & 15];
+      v >>= 4;
+    } while (v);
+    *--p = 'x';
+    *--p = '0';
+    *--p = '+';
+    out.append(p, static_cast<size_t>(end - p));
+  }
 }
 
 void append_dso(std::string& out, const ScriptLocation& loc) {
@@ -1293,6 +1403,8 @@ void ScriptWriter::on_record(const Record& rec, uint64_t time) {
       case kRecordKsymbol:
         if (options_.symbolizer) options_.symbolizer->on_ksymbol(decode_ksymbol(rec.body(), rec.misc, trailer(), swap, boff));
         machine_.process(reader_, rec, time);
+        // The kernel's symbols changed even when its maps did not: cached frame lines are stale.
+        machine_.kernel_maps().touch();
         break;
       default:
         machine_.process(reader_, rec, time);
@@ -1419,8 +1531,12 @@ void ScriptWriter::on_sample(const Record& rec) {
           continue;
         }
         ++entries;
+        if (!options_.inline_frames) {
+          append_callchain_frame(thread, mode, ip, ipo, srcline);
+          continue;
+        }
         ScriptLocation loc = locate(&thread, mode, ip, true, srcline);
-        if (options_.inline_frames && loc.has_sym && last_map_ && options_.symbolizer) {
+        if (loc.has_sym && last_map_ && options_.symbolizer) {
           // perf --inline: a frame inside inlined code becomes its inline chain, innermost first.
           const session::Map* map = last_map_;
           auto chain =
@@ -1453,14 +1569,62 @@ void ScriptWriter::on_sample(const Record& rec) {
   out_ += '\n';
 }
 
+void ScriptWriter::FreeDeleter::operator()(FrameSlot* p) const { std::free(p); }
+
+void ScriptWriter::append_callchain_frame(const session::Thread& thread, uint8_t mode, uint64_t ip,
+                                          const ScriptIpOptions& ipo, bool srcline) {
+  // The frame's text depends on the map and the symbols found for ip in the space the mode
+  // selects (the same lookups locate() does), and nothing else that changes during a session:
+  // a map change renews the space's version, a KSYMBOL record the kernel's (on_record).
+  const session::AddressSpace* space = nullptr;
+  if (mode == perfdata::kMiscKernel) {
+    space = &machine_.kernel_maps();
+  } else if (mode == perfdata::kMiscUser) {
+    space = thread.maps();
+  }
+  if (!space) {
+    append_frame(out_, locate(&thread, mode, ip, true, srcline), ipo);
+    return;
+  }
+  if (!frame_cache_) {
+    // calloc: the zero pages of an unused slot are never touched.
+    frame_cache_.reset(static_cast<FrameSlot*>(std::calloc(size_t{1} << kFrameSlotBits, sizeof(FrameSlot))));
+    if (!frame_cache_) throw std::bad_alloc();
+  }
+  const uint64_t version = space->version();
+  const uint64_t h = (ip ^ (version << 40) ^ (version >> 24)) * 0x9E3779B97F4A7C15ULL;
+  FrameSlot& slot = frame_cache_[h >> (64 - kFrameSlotBits)];
+  if (slot.version == version && slot.ip == ip) {
+    out_.append(slot.text, slot.len);
+    return;
+  }
+  const size_t begin = out_.size();
+  append_frame(out_, locate(&thread, mode, ip, true, srcline), ipo);
+  const size_t len = out_.size() - begin;
+  // locate() may have changed the space (a kernel map widened from kallsyms): key by what it
+  // is now, so the entry is never taken for the space it was before.
+  if (len <= sizeof(slot.text)) {
+    slot.version = space->version();
+    slot.ip = ip;
+    slot.len = static_cast<uint32_t>(len);
+    std::memcpy(slot.text, out_.data() + begin, len);
+  }
+}
+
 void ScriptWriter::flush_if_full() {
   if (out_.size() >= kFlushBytes) {
-    std::fwrite(out_.data(), 1, out_.size(), file_);
-    out_.clear();
+    if (!async_) async_ = std::make_unique<util::AsyncWriter>(file_);
+    async_->submit(out_);
+    if (out_.capacity() < kFlushBytes + 4096) out_.reserve(kFlushBytes + 4096);
   }
 }
 
 void ScriptWriter::finish() {
+  if (async_) {
+    if (!out_.empty()) async_->submit(out_);
+    async_->drain();
+    async_.reset();
+  }
   if (!out_.empty()) std::fwrite(out_.data(), 1, out_.size(), file_);
   out_.clear();
   std::fflush(file_);

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -24,6 +25,10 @@ struct Map;
 
 namespace tperf::symbols {
 class Symbolizer;
+}
+
+namespace tperf::util {
+class AsyncWriter;
 }
 
 namespace tperf::output {
@@ -295,7 +300,30 @@ class ScriptWriter {
   // perf's thread__find_map_fb: the sample's cpumode first, then the one the address implies.
   ScriptLocation locate_fb(const session::Thread* thread, uint8_t cpumode, uint64_t addr) const;
   void append_branches(const perfdata::Sample& s, const session::Thread& thread, uint8_t cpumode, uint64_t fields);
+  // Appends the line of one callchain frame (see append_frame).
+  void append_callchain_frame(const session::Thread& thread, uint8_t mode, uint64_t ip, const ScriptIpOptions& ipo,
+                              bool srcline);
   void flush_if_full();
+
+  // The formatted lines of callchain frames, keyed by the address space's version and the ip:
+  // stacks repeat, so most frames cost a probe and a copy instead of a map lookup, a symbol
+  // lookup and the formatting. Direct-mapped with a fixed number of fixed-size slots (a line
+  // too long for a slot is not cached), so its memory is bounded: kFrameSlots * sizeof(FrameSlot)
+  // = 8 MiB of address space, of which only the slots used are touched.
+  struct FrameSlot {
+    uint64_t version;  // 0: empty (AddressSpace versions start at 1)
+    uint64_t ip;
+    uint32_t len;
+    char text[236];
+  };
+  static constexpr unsigned kFrameSlotBits = 15;
+  struct FreeDeleter {
+    void operator()(FrameSlot* p) const;
+  };
+  std::unique_ptr<FrameSlot[], FreeDeleter> frame_cache_;
+  // Writes full buffers while the next one is formatted; made at the first full buffer, so a
+  // short output never starts a thread.
+  std::unique_ptr<util::AsyncWriter> async_;
 
   const perfdata::Reader& reader_;
   session::Machine& machine_;

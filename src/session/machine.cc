@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <limits>
 
@@ -135,8 +136,14 @@ void DsoTable::apply_build_ids(const std::vector<perfdata::BuildIdEntry>& entrie
 // ---------------------------------------------------------------------------------------------
 // AddressSpace
 
+uint64_t AddressSpace::next_version() {
+  static std::atomic<uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 void AddressSpace::insert(const Map& map) {
   if (map.end <= map.start) return;  // an empty map can never be found
+  touch();
   // Maps do not overlap, so their ends are sorted too: the first one ending after map.start is
   // the first that may overlap.
   auto lo = std::partition_point(maps_.begin(), maps_.end(), [&](const Map& m) { return m.end <= map.start; });
@@ -353,6 +360,7 @@ void Machine::on_fork(const perfdata::TaskEvent& e) {
     total_maps_ += parent_maps.size();
     stats_.maps_peak = std::max(stats_.maps_peak, total_maps_);
     p.space.maps_ = std::move(parent_maps);
+    p.space.touch();
   } else {
     join(child, process_of(e.pid));
   }
@@ -481,6 +489,7 @@ void Machine::on_ksymbol(const perfdata::KsymbolEvent& e) {
     if (found && found->dso && *found->dso->name != kKernelDsoName) {
       size_t i = static_cast<size_t>(found - kernel_.maps_.data());
       kernel_.maps_.erase(kernel_.maps_.begin() + static_cast<ptrdiff_t>(i));
+      kernel_.touch();
       --total_maps_;
     }
     return;

@@ -108,11 +108,22 @@ class AddressSpace {
   const Map* find(uint64_t addr) const;
   const std::vector<Map>& maps() const { return maps_; }
   size_t size() const { return maps_.size(); }
-  void clear() { maps_.clear(); }
+  void clear() {
+    maps_.clear();
+    touch();
+  }
+  // Unique over every address space of the process's lifetime and renewed by each change of its
+  // maps: a cache keyed by (version, address) never sees a stale map, even when a freed space's
+  // memory is reused by a new one.
+  uint64_t version() const { return version_; }
+  // Renews the version (the maps changed, or what is derived from them did).
+  void touch() { version_ = next_version(); }
 
  private:
   friend class Machine;
+  static uint64_t next_version();
   std::vector<Map> maps_;
+  uint64_t version_ = next_version();
 };
 
 class Thread {

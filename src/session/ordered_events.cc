@@ -32,9 +32,19 @@ struct Entry {
 struct OrderedEvents::Queue {
   std::vector<std::unique_ptr<Chunk>> chunks;  // index = Entry::chunk; freed ones are null
   std::vector<uint32_t> free_slots;
+  // Delivered chunks kept for reuse: a fresh 1 MiB allocation is a fresh mmap whose pages the
+  // kernel faults in and clears again, which cost more than the copy into them. At most
+  // kSpareChunks are kept, so an emptied queue holds 32 MiB at most (never more than it
+  // held at its peak).
+  std::vector<std::unique_ptr<Chunk>> spare;
+  static constexpr size_t kSpareChunks = 32;
   uint32_t current = UINT32_MAX;
+  // pending[head, size) is queued; delivered entries before head are dropped in bulk (erasing the
+  // front at every round moved the whole rest of the queue).
   std::vector<Entry> pending;
-  size_t sorted_prefix = 0;  // pending[0, sorted_prefix) is known to be sorted
+  size_t head = 0;
+  size_t sorted_prefix = 0;  // pending[head, sorted_prefix) is known to be sorted
+  size_t queued() const { return pending.size() - head; }
   uint64_t seq = 0;
   size_t bytes = 0;
 
@@ -53,9 +63,17 @@ struct OrderedEvents::Queue {
   }
 
   void new_chunk(size_t need) {
-    auto c = std::make_unique<Chunk>();
-    c->capacity = std::max(kChunkSize, need);
-    c->data.reset(new uint8_t[c->capacity]);
+    std::unique_ptr<Chunk> c;
+    if (need <= kChunkSize && !spare.empty()) {
+      c = std::move(spare.back());
+      spare.pop_back();
+      c->used = 0;
+      c->live = 0;
+    } else {
+      c = std::make_unique<Chunk>();
+      c->capacity = std::max(kChunkSize, need);
+      c->data.reset(new uint8_t[c->capacity]);
+    }
     if (!free_slots.empty()) {
       current = free_slots.back();
       free_slots.pop_back();
@@ -70,7 +88,11 @@ struct OrderedEvents::Queue {
     Chunk& c = *chunks[e.chunk];
     bytes -= e.meta.size;
     if (--c.live == 0 && e.chunk != current) {
-      chunks[e.chunk].reset();
+      if (c.capacity == kChunkSize && spare.size() < kSpareChunks) {
+        spare.push_back(std::move(chunks[e.chunk]));
+      } else {
+        chunks[e.chunk].reset();
+      }
       free_slots.push_back(e.chunk);
     } else if (c.live == 0) {
       c.used = 0;  // the current chunk is empty again: reuse it from the start
@@ -81,9 +103,10 @@ struct OrderedEvents::Queue {
     if (sorted_prefix == pending.size()) return;
     auto less = [](const Entry& a, const Entry& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; };
     // Records mostly arrive in order: sort the new tail, then merge it into the sorted head.
+    auto first = pending.begin() + static_cast<std::ptrdiff_t>(head);
     auto mid = pending.begin() + static_cast<std::ptrdiff_t>(sorted_prefix);
     if (!std::is_sorted(mid, pending.end(), less)) std::sort(mid, pending.end(), less);
-    if (sorted_prefix > 0 && less(*mid, *(mid - 1))) std::inplace_merge(pending.begin(), mid, pending.end(), less);
+    if (mid != first && less(*mid, *(mid - 1))) std::inplace_merge(first, mid, pending.end(), less);
     sorted_prefix = pending.size();
   }
 };
@@ -96,7 +119,7 @@ OrderedEvents::OrderedEvents(const perfdata::Reader& reader, Deliver deliver, Op
 
 OrderedEvents::~OrderedEvents() = default;
 
-size_t OrderedEvents::queued_records() const { return queue_->pending.size(); }
+size_t OrderedEvents::queued_records() const { return queue_->queued(); }
 
 void OrderedEvents::push(const Record& rec) {
   using namespace perfdata;
@@ -123,7 +146,7 @@ void OrderedEvents::push(const Record& rec) {
   max_time_ = std::max(max_time_, time);
   queue_->add(rec, time);
   stats_.peak_queued_bytes = std::max(stats_.peak_queued_bytes, queue_->bytes);
-  stats_.peak_queued_records = std::max(stats_.peak_queued_records, queue_->pending.size());
+  stats_.peak_queued_records = std::max(stats_.peak_queued_records, queue_->queued());
   if (queue_->bytes > options_.max_queued_bytes) {
     ++stats_.forced_flushes;
     flush_half();
@@ -133,7 +156,7 @@ void OrderedEvents::push(const Record& rec) {
 void OrderedEvents::flush_until(uint64_t limit) {
   Queue& q = *queue_;
   q.sort();
-  size_t n = 0;
+  size_t n = q.head;
   Record rec;
   while (n < q.pending.size() && q.pending[n].time <= limit) {
     const Entry& e = q.pending[n];
@@ -145,15 +168,23 @@ void OrderedEvents::flush_until(uint64_t limit) {
     q.release(e);
     ++n;
   }
-  q.pending.erase(q.pending.begin(), q.pending.begin() + static_cast<std::ptrdiff_t>(n));
-  q.sorted_prefix -= n;
+  q.head = n;
+  if (q.head == q.pending.size()) {
+    q.pending.clear();
+    q.head = 0;
+    q.sorted_prefix = 0;
+  } else if (q.head >= q.pending.size() / 2) {
+    q.pending.erase(q.pending.begin(), q.pending.begin() + static_cast<std::ptrdiff_t>(q.head));
+    q.sorted_prefix -= q.head;
+    q.head = 0;
+  }
 }
 
 void OrderedEvents::flush_half() {
   Queue& q = *queue_;
   q.sort();
-  if (q.pending.empty()) return;
-  flush_until(q.pending[q.pending.size() / 2].time);
+  if (q.queued() == 0) return;
+  flush_until(q.pending[q.head + q.queued() / 2].time);
 }
 
 void OrderedEvents::flush_all() { flush_until(UINT64_MAX); }

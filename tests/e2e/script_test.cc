@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "e2e/recording_util.h"
+#include "perfdata/writer.h"
 #include "test_util.h"
 
 namespace tperf {
@@ -208,6 +209,75 @@ TEST(ScriptE2E, DefaultOutputWithCallchainsWithoutSymbols) {
   EXPECT_SAME_NONEMPTY(rec.path, "-G");
   EXPECT_SAME_NONEMPTY(rec.path, "--max-stack 2");
   EXPECT_SAME_NONEMPTY(rec.path, "-F comm,tid,ip,sym");
+}
+
+// tperf caches the text of callchain frames per address-space version and ip: the same ip must
+// print the new file once a later mmap covers it, in the same process and in a forked child that
+// copied the parent's maps and then mapped something else there. The file is made with our
+// writer; perf reads it as the oracle.
+TEST(ScriptE2E, RepeatedFramesFollowMapChanges) {
+  using namespace perfdata;
+  if (run("perf --version").status != 0) GTEST_SKIP() << "perf not in PATH";
+  std::string path = test::e2e::scratch_dir() + "/map-changes.data";
+  PerfEventAttr attr;
+  attr.type = kTypeSoftware;
+  attr.size = kAttrSizeVer7;
+  attr.config = kSwCpuClock;
+  attr.sample_period = 10000;
+  attr.sample_type = kSampleIdentifier | kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleCallchain;
+  for (auto bit : {kFlagDisabled, kFlagInherit, kFlagExcludeKernel, kFlagExcludeHv, kFlagSampleIdAll, kFlagMmap,
+                   kFlagComm, kFlagTask, kFlagMmap2}) {
+    attr.set_flag(bit);
+  }
+  Writer w;
+  w.open(path);
+  w.add_attr(attr, {7}, "cpu-clock:u");
+  w.set_arch("x86_64");
+  w.set_nrcpus(1, 1);
+  RecordBuilder rb = w.builder(0);
+  constexpr int32_t kPid = 4242, kChild = 4243;
+  uint64_t t = 1'000'000'000;
+  auto sid = [&](int32_t pid) { return SampleId{.pid = static_cast<uint32_t>(pid), .tid = static_cast<uint32_t>(pid), .time = t, .id = 7}; };
+  auto mmap = [&](int32_t pid, const char* file, uint64_t pgoff) {
+    w.write_record(rb.mmap2({.pid = pid, .tid = pid, .addr = 0x400000,
+                             .len = 0x10000, .pgoff = pgoff, .filename = file},
+                            sid(pid)));
+    t += 1000;
+  };
+  auto samples = [&](int32_t pid) {
+    for (int i = 0; i < 3; ++i) {
+      Sample s;
+      s.identifier = 7;
+      s.ip = 0x401234;
+      s.pid = static_cast<uint32_t>(pid);
+      s.tid = static_cast<uint32_t>(pid);
+      s.time = t;
+      s.period = 10000;
+      s.callchain = {kContextUser, 0x401234, 0x402000 + 0x10 * static_cast<uint64_t>(i), 0x401234};
+      w.write_record(rb.sample(s));
+      t += 1000;
+    }
+  };
+  w.write_record(rb.comm({.pid = kPid, .tid = kPid, .comm = "app"}, sid(kPid)));
+  mmap(kPid, "/opt/first/app", 0);
+  samples(kPid);
+  mmap(kPid, "/opt/second/lib.so", 0x3000);  // the same addresses, another file and offset
+  samples(kPid);
+  w.write_record(rb.fork({.pid = kChild, .ppid = kPid, .tid = kChild, .ptid = kPid, .time = t}, sid(kChild)));
+  t += 1000;
+  samples(kChild);  // the copied maps
+  mmap(kChild, "/opt/third/child.so", 0x1000);
+  samples(kChild);
+  samples(kPid);  // the parent's maps did not change
+  w.finish();
+
+  EXPECT_SAME_NONEMPTY(path, "");
+  EXPECT_SAME_NONEMPTY(path, "-F comm,pid,tid,ip,sym,dso");
+  // The comparison is about what it means to be: each file shows up in the frames.
+  std::string text = run(fmt::format("{} script -i {} -F tid,ip,dso", TPERF_BINARY, shell_quote(path))).out;
+  for (const char* file : {"(/opt/first/app)", "(/opt/second/lib.so)", "(/opt/third/child.so)"}) {
+    EXPECT_NE(text.find(file), std::string::npos) << file << " in:\n" << text;
+  }
 }
 
 TEST(ScriptE2E, SharedLibraryCallchainDsos) {

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -860,6 +861,36 @@ TEST(MachineVsPerf, ThreadsOfARealRecordingMatchPerfReportTasks) {
   size_t trues = 0;
   for (const Thread* t : m.threads()) trues += t->comm() && *t->comm() == "true";
   EXPECT_EQ(trues, 3u);
+}
+
+}  // namespace
+}  // namespace tperf::session
+
+namespace tperf::session {
+namespace {
+
+// Frame-text caches key on AddressSpace::version(): it must differ between spaces, change with
+// every change of the maps, and never come back (a freed space's memory reused by a new one).
+TEST(AddressSpaceVersion, UniqueAndRenewedByEveryChange) {
+  std::set<uint64_t> seen;
+  auto fresh = [&](uint64_t v) { return seen.insert(v).second; };
+  AddressSpace a, b;
+  EXPECT_TRUE(fresh(a.version()));
+  EXPECT_TRUE(fresh(b.version()));
+  Map m;
+  m.start = 0x1000;
+  m.end = 0x2000;
+  a.insert(m);
+  EXPECT_TRUE(fresh(a.version()));
+  uint64_t before = a.version();
+  EXPECT_NE(a.find(0x1800), nullptr);  // lookups change nothing
+  EXPECT_EQ(a.version(), before);
+  a.clear();
+  EXPECT_TRUE(fresh(a.version()));
+  for (int i = 0; i < 3; ++i) {
+    auto c = std::make_unique<AddressSpace>();
+    EXPECT_TRUE(fresh(c->version()));
+  }
 }
 
 }  // namespace
