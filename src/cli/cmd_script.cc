@@ -11,6 +11,7 @@
 #include "perfdata/reader.h"
 #include "session/machine.h"
 #include "session/ordered_events.h"
+#include "symbols/dwarf_unwind.h"
 #include "symbols/symbolizer.h"
 
 namespace tperf::cli {
@@ -79,6 +80,11 @@ int run_script(const ScriptCliOptions& cli) {
   symbols::Symbolizer symbolizer(machine, sym_options);
   opt.symbolizer = &symbolizer;
   opt.inline_frames = cli.inline_frames;
+  symbols::DwarfUnwindOptions unwind_options;
+  unwind_options.symfs = sym_options.symfs;
+  unwind_options.buildid_dir = sym_options.buildid_dir;
+  symbols::DwarfUnwinder unwinder(machine, unwind_options);
+  opt.unwinder = &unwinder;
   output::ScriptWriter writer(*reader, machine, std::move(opt), stdout);
   if (auto err = writer.start(); !err.empty()) return fail(err);
 

@@ -15,6 +15,7 @@
 #include "perfdata/reader.h"
 #include "perfdata/records.h"
 #include "perfdata/sample.h"
+#include "session/callchain.h"
 
 namespace tperf::session {
 class Machine;
@@ -24,6 +25,7 @@ struct Map;
 
 namespace tperf::symbols {
 class Symbolizer;
+class DwarfUnwinder;
 }
 
 namespace tperf::output {
@@ -257,6 +259,8 @@ struct ScriptOptions {
   // Symbol names, srclines and inline frames; nullptr prints "[unknown]" for every symbol.
   symbols::Symbolizer* symbolizer = nullptr;
   bool inline_frames = false;  // --inline: callchain frames expand into their inline chains
+  // Unwinds the user stacks of --call-graph dwarf samples; nullptr shows only the kernel's frames.
+  symbols::DwarfUnwinder* unwinder = nullptr;
 };
 
 // Prints the records of one file, delivered in perf's time order (session::OrderedEvents), as
@@ -314,6 +318,7 @@ class ScriptWriter {
   uint64_t retire_time_ = 0;
   uint64_t samples_printed_ = 0;
   perfdata::Sample sample_;
+  std::vector<session::CallchainFrame> unwound_;
   ScriptStartStyle style_;
   std::string arch_;
 };
