@@ -1450,7 +1450,7 @@ void ScriptWriter::on_sample(const Record& rec) {
       if (chain_ok && options_.unwinder && symbols::DwarfUnwinder::wants(ea.attr, s)) {
         unwound_.clear();
         options_.unwinder->unwind(thread, s, options_.max_stack, &unwound_);
-        for (const auto& f : unwound_) frame(f.cpumode, f.ip, true);
+        for (const auto& f : unwound_) frame(f.cpumode, f.ip, options_.unwound_inline_frames || options_.inline_frames);
       }
     } else {
       out_ += ' ';

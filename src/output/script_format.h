@@ -259,6 +259,8 @@ struct ScriptOptions {
   // Symbol names, srclines and inline frames; nullptr prints "[unknown]" for every symbol.
   symbols::Symbolizer* symbolizer = nullptr;
   bool inline_frames = false;  // --inline: callchain frames expand into their inline chains
+  // perf expands the inline chains of frames unwound from stack copies unless --no-inline.
+  bool unwound_inline_frames = true;
   // Unwinds the user stacks of --call-graph dwarf samples; nullptr shows only the kernel's frames.
   symbols::DwarfUnwinder* unwinder = nullptr;
 };

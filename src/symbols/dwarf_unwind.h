@@ -50,6 +50,14 @@ class DwarfUnwinder {
   size_t unwind(const session::Thread& thread, const perfdata::Sample& sample, unsigned max_stack,
                 std::vector<session::CallchainFrame>* out);
 
+  // unwind() for samples that wants() unwinding, nothing for the others: what perf adds after a
+  // sample's own callchain (the kernel's frames, for --call-graph dwarf).
+  size_t append_user_frames(const perfdata::PerfEventAttr& attr, const session::Thread& thread,
+                            const perfdata::Sample& sample, unsigned max_stack,
+                            std::vector<session::CallchainFrame>* out) {
+    return wants(attr, sample) ? unwind(thread, sample, max_stack, out) : 0;
+  }
+
   struct Stats {
     uint64_t samples = 0;        // unwind() calls that tried
     uint64_t dwfl_built = 0;     // Dwfl objects made (first use of a space, or rebuilt)

@@ -108,6 +108,25 @@ TEST(DwarfUnwindE2E, ScriptMaxStackEqualsPerf) {
   expect_same(rec.path, "--max-stack 3 -F comm,tid,ip,sym,dso");
 }
 
+TEST(DwarfUnwindE2E, ScriptNoInlineEqualsPerf) {
+  TPERF_REQUIRE_RECORDING(rec, dwarf_recording());
+  expect_same(rec.path, "--no-inline");
+}
+
+// tperf report does not expand inline chains (yet): it must equal perf report --no-inline, whose
+// callchain graph and children/self columns then come from the same unwound frames.
+TEST(DwarfUnwindE2E, ReportEqualsPerfReportNoInline) {
+  TPERF_REQUIRE_RECORDING(rec, dwarf_recording());
+  for (const char* args : {"--stdio -q", "--stdio -q --no-children", "--stdio -q --no-children --max-stack 4", "--stdio -q -g caller"}) {
+    auto c = test::e2e::compare_outputs(
+        fmt::format("perf report -i {} --no-inline {}", shell_quote(rec.path), args),
+        fmt::format("{} report -i {} {}", TPERF_BINARY, shell_quote(rec.path), args));
+    EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+    EXPECT_GT(c.perf_lines, 20u) << args;
+    EXPECT_EQ(c.diff, "") << "perf report " << args;
+  }
+}
+
 // The comparison above would also pass if neither side had user frames: the workload's own
 // functions must show up below the leaves, in the order of the calls.
 TEST(DwarfUnwindE2E, UserFramesAreUnwound) {
