@@ -8,6 +8,12 @@
 // matches the process's maps (munmap, exec, a new process in the same address space object)
 // makes the Dwfl be rebuilt.
 //
+// Known difference: the perf 6.1 installed here is built with libunwind too, and then unwinds
+// with libunwind, not libdw. Both give the same frames where the CFI and the stack copy suffice;
+// where a stack copy ends mid-stack (system-wide recordings of deep stacks), perf's libunwind walk
+// often adds a last "ffffffffffffffff [unknown]" frame (a return address read as 0, minus one)
+// and stops one frame earlier than libdw does. Not emulated yet.
+//
 // Not thread-safe: use one DwarfUnwinder per thread.
 #pragma once
 
