@@ -204,12 +204,25 @@ int Hist::compare_members(const HistEntry& a, const HistEntry& b, bool children)
   return 0;
 }
 
+void Hist::take_thread(uint32_t entry, const HistEntry& sample, unsigned member) {
+  if (members_ == 1) return;
+  const size_t before = thread_from_.size();
+  if (before < entries_.size()) thread_from_.resize(entries_.size(), 0xff);
+  if (entry >= before) thread_from_[entry] = static_cast<uint8_t>(std::min(member, 0xfeu));  // just made from this sample
+  if (member < thread_from_[entry]) {
+    entries_[entry].tid = sample.tid;
+    entries_[entry].pid = sample.pid;
+    thread_from_[entry] = static_cast<uint8_t>(member);
+  }
+}
+
 void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
                unsigned member) {
   const uint64_t stamp = ++total_samples_;
   total_period_ += period;
   uint32_t i = findnew(self);
   last_self_ = i;
+  take_thread(i, self, member);
   // The leader's values are the entry's own; another member's go to its column.
   auto credit = [&](uint32_t entry, bool own) {
     if (member == 0) {
@@ -240,6 +253,7 @@ void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<
   // Each distinct entry on the chain is credited once, however often recursion repeats it.
   for (const HistEntry& c : callers) {
     uint32_t j = findnew(c);
+    take_thread(j, c, member);
     if (j >= credited_.size()) credited_.resize(entries_.size());
     const bool first = credited_[j] != stamp;
     caller_entries_.push_back(j);

@@ -121,6 +121,11 @@ class Hist {
   std::vector<SortKey> keys_;
   unsigned members_ = 1;
   std::vector<MemberValues> member_values_;
+  // The member whose sample gave entry i its thread: perf's leader hist takes the thread of the
+  // leader's first sample there, and an entry only other members have that of the first such
+  // member, whatever came first in the file (the thread decides ties in children mode).
+  std::vector<uint8_t> thread_from_;
+  void take_thread(uint32_t entry, const HistEntry& sample, unsigned member);
   bool use_comm_ = false, use_pid_ = false, use_tid_ = false, use_dso_ = false, use_sym_ = false,
        use_symoff_ = false, use_cpu_ = false;
   std::vector<HistEntry> entries_;

@@ -20,6 +20,7 @@
 #include "session/callchain.h"
 #include "session/machine.h"
 #include "session/ordered_events.h"
+#include "symbols/dwarf_unwind.h"
 #include "symbols/symbolizer.h"
 #include "util/progress.h"
 
@@ -193,6 +194,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   symbols::SymbolizerOptions so;
   cli.symbols.apply_to(&so);
   symbols::Symbolizer symbolizer(machine, so);
+  symbols::DwarfUnwinder unwinder(machine, {so.symfs, so.buildid_dir});
   // perf widens the kernel map to the kernel's symbols once it has them.
   auto find_map = [&](const session::Thread* t, uint8_t cpumode, uint64_t addr) -> const session::Map* {
     const session::Map* m = machine.find_map(t, cpumode, addr);
@@ -243,7 +245,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   uint64_t lost_samples = 0;
   const bool summary = !cli.quiet && !cli.no_unwind_summary;
   analysis::UnwindStatsCollector unwind(symbolizer);
-  std::vector<session::CallchainFrame> all_frames, stats_frames;
+  std::vector<session::CallchainFrame> all_frames, stats_frames, user_frames;
   perfdata::Sample sample;
   std::vector<session::CallchainFrame> frames;
   std::vector<analysis::HistEntry> callers;
@@ -292,6 +294,11 @@ int run_hist_report(const ReportCliOptions& cli) {
       self.cpu = sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1;
       const session::Map* sample_map = find_map(&thread, cpumode, sample.ip);
       self.loc = locate(symbolizer, sample_map, thread.pid(), cpumode, sample.ip, false);
+      // --call-graph dwarf: the user frames unwound from the stack copy, after the kernel's.
+      user_frames.clear();
+      if ((summary || children || graph || folded) && sample.has(perfdata::kSampleCallchain)) {
+        unwinder.append_user_frames(reader->attrs()[static_cast<size_t>(ai)].attr, thread, sample, 4096, &user_frames);
+      }
       bool all_frames_ok = false;
       if (summary) {
         // The quality block covers every sample of the file, the filtered-out ones too, and
@@ -306,6 +313,7 @@ int run_hist_report(const ReportCliOptions& cli) {
           for (auto& f : stats_frames) {
             if (!f.map) f.map = find_map(&thread, f.cpumode, f.ip);
           }
+          if (all_frames_ok) stats_frames.insert(stats_frames.end(), user_frames.begin(), user_frames.end());
         } else {
           stats_frames.assign(1, {sample.ip, cpumode, sample_map});
         }
@@ -336,6 +344,7 @@ int run_hist_report(const ReportCliOptions& cli) {
         } else {
           have_frames = session::resolve_callchain(machine, &thread, sample, cli.max_stack, &frames);
         }
+        if (have_frames) frames.insert(frames.end(), user_frames.begin(), user_frames.begin() + std::min<ptrdiff_t>(cli.max_stack, user_frames.size()));
       }
       if (have_frames) {
         // perf takes a frame's level from the space its map is in; a frame without a map keeps
@@ -404,7 +413,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     return t ? t->comm() : nullptr;
   };
   if (!cli.quiet) output::print_report_preamble(stdout, lost_samples, filter_lines);
-  if (summary) output::print_unwind_summary(stdout, unwind.finish());
+  if (summary) output::print_unwind_summary(stdout, unwind.finish(), /*dwarf_unwound=*/true);
   columns.quiet = cli.quiet;
   for (size_t i = 0; i < events.size() && i < reader->attrs().size(); ++i) {
     columns.plural_events = group_size[i] > 1;

@@ -11,6 +11,7 @@
 #include "perfdata/reader.h"
 #include "session/machine.h"
 #include "session/ordered_events.h"
+#include "symbols/dwarf_unwind.h"
 #include "symbols/symbolizer.h"
 
 namespace tperf::cli {
@@ -37,6 +38,7 @@ struct ScriptCliOptions {
   bool force = false;
   SymbolCliOptions symbols;
   bool inline_frames = false;
+  bool no_inline = false;
 };
 
 int fail(const std::string& message) {
@@ -79,6 +81,12 @@ int run_script(const ScriptCliOptions& cli) {
   symbols::Symbolizer symbolizer(machine, sym_options);
   opt.symbolizer = &symbolizer;
   opt.inline_frames = cli.inline_frames;
+  opt.unwound_inline_frames = !cli.no_inline;
+  symbols::DwarfUnwindOptions unwind_options;
+  unwind_options.symfs = sym_options.symfs;
+  unwind_options.buildid_dir = sym_options.buildid_dir;
+  symbols::DwarfUnwinder unwinder(machine, unwind_options);
+  opt.unwinder = &unwinder;
   output::ScriptWriter writer(*reader, machine, std::move(opt), stdout);
   if (auto err = writer.start(); !err.empty()) return fail(err);
 
@@ -128,6 +136,8 @@ void add_script_command(CLI::App& app, int& status) {
   cmd->add_flag("--mem-stats", opt->mem_stats, "print what the machine model holds (threads, maps, DSOs) at the end");
   opt->symbols.add_to(*cmd);
   cmd->add_flag("--inline", opt->inline_frames, "show the inlined functions of callchain frames");
+  cmd->add_flag("--no-inline", opt->no_inline,
+                "do not expand the inline chains of frames unwound from --call-graph dwarf stacks (perf expands them by default)");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);
     status = run_guarded("script", opt->path, [&] { return run_script(*opt); });

@@ -16,6 +16,7 @@
 #include "perfdata/abi.h"
 #include "perfdata/error.h"
 #include "session/machine.h"
+#include "symbols/dwarf_unwind.h"
 #include "symbols/symbolizer.h"
 #include "util/async_writer.h"
 
@@ -1512,9 +1513,33 @@ void ScriptWriter::on_sample(const Record& rec) {
   if (fields & kFieldIp) {
     if (use_callchain_ && has_callchain) {
       out_ += '\n';
+      // One frame, or its inline chain (innermost first) when `expand_inlines` and it has one.
+      auto frame = [&](uint8_t mode, uint64_t ip, bool expand_inlines) {
+        if (!expand_inlines) {
+          append_callchain_frame(thread, mode, ip, ipo, srcline);  // the cached line
+          return;
+        }
+        ScriptLocation loc = locate(&thread, mode, ip, true, srcline);
+        if (expand_inlines && loc.has_sym && last_map_ && options_.symbolizer) {
+          const session::Map* map = last_map_;
+          auto chain =
+              options_.symbolizer->inline_frames(*map, map->dso && map->dso->kernel ? -1 : thread.pid(), ip);
+          if (!chain.empty()) {
+            for (const auto& f : chain) {
+              ScriptLocation il = loc;
+              il.sym = f.function;
+              il.inlined = f.inlined;
+              append_frame(out_, il, ipo);
+            }
+            return;
+          }
+        }
+        append_frame(out_, loc, ipo);
+      };
       uint8_t mode = kMiscUser;
       unsigned entries = 0;
       size_t mark = out_.size();
+      bool chain_ok = true;
       for (uint64_t ip : s.callchain) {
         if (entries >= options_.max_stack) break;
         if (ip >= kContextMax) {
@@ -1526,32 +1551,22 @@ void ScriptWriter::on_sample(const Record& rec) {
             mode = kMiscUser;
           } else {
             out_.resize(mark);  // perf drops a chain with a context it does not know
+            chain_ok = false;
             break;
           }
           continue;
         }
         ++entries;
-        if (!options_.inline_frames) {
-          append_callchain_frame(thread, mode, ip, ipo, srcline);
-          continue;
-        }
-        ScriptLocation loc = locate(&thread, mode, ip, true, srcline);
-        if (loc.has_sym && last_map_ && options_.symbolizer) {
-          // perf --inline: a frame inside inlined code becomes its inline chain, innermost first.
-          const session::Map* map = last_map_;
-          auto chain =
-              options_.symbolizer->inline_frames(*map, map->dso && map->dso->kernel ? -1 : thread.pid(), ip);
-          if (!chain.empty()) {
-            for (const auto& f : chain) {
-              ScriptLocation il = loc;
-              il.sym = f.function;
-              il.inlined = f.inlined;
-              append_frame(out_, il, ipo);
-            }
-            continue;
-          }
-        }
-        append_frame(out_, loc, ipo);
+        // perf --inline: a frame inside inlined code becomes its inline chain.
+        frame(mode, ip, options_.inline_frames);
+      }
+      // --call-graph dwarf: the user part comes from unwinding the stack copy, after the
+      // kernel's frames, with --max-stack frames of its own. perf always expands the inline
+      // chains of these frames (its unwinder appends them as it goes).
+      if (chain_ok && options_.unwinder && symbols::DwarfUnwinder::wants(ea.attr, s)) {
+        unwound_.clear();
+        options_.unwinder->unwind(thread, s, options_.max_stack, &unwound_);
+        for (const auto& f : unwound_) frame(f.cpumode, f.ip, options_.unwound_inline_frames || options_.inline_frames);
       }
     } else {
       out_ += ' ';

@@ -16,6 +16,7 @@
 #include "perfdata/reader.h"
 #include "perfdata/records.h"
 #include "perfdata/sample.h"
+#include "session/callchain.h"
 
 namespace tperf::session {
 class Machine;
@@ -25,6 +26,7 @@ struct Map;
 
 namespace tperf::symbols {
 class Symbolizer;
+class DwarfUnwinder;
 }
 
 namespace tperf::util {
@@ -262,6 +264,10 @@ struct ScriptOptions {
   // Symbol names, srclines and inline frames; nullptr prints "[unknown]" for every symbol.
   symbols::Symbolizer* symbolizer = nullptr;
   bool inline_frames = false;  // --inline: callchain frames expand into their inline chains
+  // perf expands the inline chains of frames unwound from stack copies unless --no-inline.
+  bool unwound_inline_frames = true;
+  // Unwinds the user stacks of --call-graph dwarf samples; nullptr shows only the kernel's frames.
+  symbols::DwarfUnwinder* unwinder = nullptr;
 };
 
 // Prints the records of one file, delivered in perf's time order (session::OrderedEvents), as
@@ -342,6 +348,7 @@ class ScriptWriter {
   uint64_t retire_time_ = 0;
   uint64_t samples_printed_ = 0;
   perfdata::Sample sample_;
+  std::vector<session::CallchainFrame> unwound_;
   ScriptStartStyle style_;
   std::string arch_;
 };

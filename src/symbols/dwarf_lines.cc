@@ -38,6 +38,30 @@ const char* die_name(Dwarf_Die* die) {
   return nullptr;
 }
 
+// The assembler (gas) describes a function with several names (clone3, __clone3, __GI___clone3)
+// as top-level subprograms of one range; addr2line names the address after the last of the
+// narrowest ones covering it, where libdw's scopes give the first.
+void prefer_last_alias(Dwarf_Die* cu, Dwarf_Addr addr, Dwarf_Die* found) {
+  Dwarf_Attribute attr;
+  Dwarf_Word lang = 0;
+  if (dwarf_formudata(dwarf_attr(cu, DW_AT_language, &attr), &lang) != 0 || lang != DW_LANG_Mips_Assembler) return;
+  Dwarf_Addr low = 0, high = 0;
+  if (dwarf_lowpc(found, &low) != 0 || dwarf_highpc(found, &high) != 0) return;
+  Dwarf_Die die = *found;
+  Dwarf_Die next;
+  while (dwarf_siblingof(&die, &next) == 0) {
+    die = next;
+    if (dwarf_tag(&die) != DW_TAG_subprogram) continue;
+    Dwarf_Addr l = 0, h = 0;
+    if (dwarf_lowpc(&die, &l) != 0 || dwarf_highpc(&die, &h) != 0) continue;
+    if (l <= addr && addr < h && h - l <= high - low) {
+      *found = die;
+      low = l;
+      high = h;
+    }
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<DwarfLines> DwarfLines::open(const std::string& path, std::string* error) {
@@ -110,6 +134,7 @@ bool DwarfLines::lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFra
       chain = static_cast<Dwarf_Die*>(std::malloc(sizeof(Dwarf_Die)));
       if (chain) {
         chain[0] = scopes[i];
+        prefer_last_alias(cu, vaddr - bias, &chain[0]);
       } else {
         nchain = 0;
       }

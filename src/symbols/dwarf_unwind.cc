@@ -1,0 +1,360 @@
+#include "symbols/dwarf_unwind.h"
+
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <sys/stat.h>
+
+#include <bit>
+#include <cstring>
+
+#include "perfdata/abi.h"
+#include "symbols/debug_lookup.h"
+#include "symbols/elf_file.h"
+
+namespace tperf::symbols {
+
+namespace {
+
+// perf's x86 register ids (the bit numbers of sample_regs_user).
+enum PerfRegX86 : unsigned {
+  kRegAx = 0,
+  kRegBx = 1,
+  kRegCx = 2,
+  kRegDx = 3,
+  kRegSi = 4,
+  kRegDi = 5,
+  kRegBp = 6,
+  kRegSp = 7,
+  kRegIp = 8,
+  kRegR8 = 16,
+};
+
+constexpr uint64_t kAbi32 = 1;
+
+// The value of perf register `id` in a dump; false when the mask did not ask for it.
+bool reg_value(const perfdata::RegsDump& regs, unsigned id, uint64_t* value) {
+  if (id >= 64 || !(regs.mask & (uint64_t{1} << id))) return false;
+  size_t index = static_cast<size_t>(std::popcount(regs.mask & ((uint64_t{1} << id) - 1)));
+  if (index >= regs.regs.size()) return false;
+  *value = regs.regs[index];
+  return true;
+}
+
+uint64_t reg_or_zero(const perfdata::RegsDump& regs, unsigned id) {
+  uint64_t v = 0;
+  reg_value(regs, id, &v);
+  return v;
+}
+
+bool is_regular_file(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+char* g_debuginfo_path = nullptr;
+
+// Separate debug files (for .debug_frame) are found where elfutils looks by default, as perf does.
+const Dwfl_Callbacks kOfflineCallbacks = {
+    .find_elf = nullptr,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &g_debuginfo_path,
+};
+
+}  // namespace
+
+// An ELF file a DSO's frames are unwound with; found once per DSO.
+struct DwarfUnwinder::FileState {
+  bool tried = false;
+  std::string path;  // "" when no file could be found
+  std::unique_ptr<ElfFile> elf;
+};
+
+struct DwarfUnwinder::Walk {
+  DwarfUnwinder* self = nullptr;
+  SpaceState* space = nullptr;
+  const session::Thread* thread = nullptr;
+  const perfdata::Sample* sample = nullptr;
+  bool have_sp = false;
+  uint64_t sp = 0;
+  std::span<const uint8_t> stack;  // the valid part of the copy, starting at sp
+  std::vector<session::CallchainFrame> frames;
+  unsigned left = 0;
+  bool restart = false;  // a stale module was met: rebuild the Dwfl and walk again
+};
+
+struct DwarfUnwinder::SpaceState {
+  const session::AddressSpace* key = nullptr;
+  Dwfl* dwfl = nullptr;
+  bool attached = false;
+  int32_t pid = 0;
+  // What each reported module was made from, to notice when the maps moved under it.
+  struct Origin {
+    const session::Dso* dso;
+    uint64_t bias;
+  };
+  std::unordered_map<Dwfl_Module*, Origin> modules;
+  Walk* walk = nullptr;  // the unwind in progress
+
+  ~SpaceState() {
+    if (dwfl) dwfl_end(dwfl);
+  }
+};
+
+namespace {
+
+pid_t next_thread_cb(Dwfl* dwfl, void* dwfl_arg, void** thread_argp) {
+  // One thread: the sampled one, whatever its tid.
+  if (*thread_argp != nullptr) return 0;
+  *thread_argp = dwfl_arg;
+  return dwfl_pid(dwfl);
+}
+
+bool memory_read_cb(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* dwfl_arg) {
+  auto* space = static_cast<DwarfUnwinder::SpaceState*>(dwfl_arg);
+  DwarfUnwinder::Walk* walk = space->walk;
+  if (!walk || !walk->have_sp) return false;
+  if (addr + sizeof(Dwarf_Word) < addr) return false;
+  if (addr >= walk->sp && addr - walk->sp + sizeof(Dwarf_Word) <= walk->stack.size()) {
+    std::memcpy(result, walk->stack.data() + (addr - walk->sp), sizeof(Dwarf_Word));
+    return true;
+  }
+  uint64_t v = 0;
+  if (!walk->self->read_file_word(*walk->thread, addr, &v)) return false;
+  *result = v;
+  return true;
+}
+
+bool set_initial_registers_cb(Dwfl_Thread* thread, void* thread_arg) {
+  auto* space = static_cast<DwarfUnwinder::SpaceState*>(thread_arg);
+  if (!space->walk) return false;
+  const perfdata::RegsDump& r = space->walk->sample->regs_user;
+  // DWARF register numbers of the SysV psABIs; registers the mask left out are 0, as in perf.
+  if (r.abi == kAbi32) {
+    Dwarf_Word regs[9] = {reg_or_zero(r, kRegAx), reg_or_zero(r, kRegCx), reg_or_zero(r, kRegDx),
+                          reg_or_zero(r, kRegBx), reg_or_zero(r, kRegSp), reg_or_zero(r, kRegBp),
+                          reg_or_zero(r, kRegSi), reg_or_zero(r, kRegDi), reg_or_zero(r, kRegIp)};
+    return dwfl_thread_state_registers(thread, 0, 9, regs);
+  }
+  Dwarf_Word regs[17] = {reg_or_zero(r, kRegAx), reg_or_zero(r, kRegDx), reg_or_zero(r, kRegCx),
+                         reg_or_zero(r, kRegBx), reg_or_zero(r, kRegSi), reg_or_zero(r, kRegDi),
+                         reg_or_zero(r, kRegBp), reg_or_zero(r, kRegSp)};
+  for (unsigned i = 0; i < 8; ++i) regs[8 + i] = reg_or_zero(r, kRegR8 + i);
+  regs[16] = reg_or_zero(r, kRegIp);
+  return dwfl_thread_state_registers(thread, 0, 17, regs);
+}
+
+const Dwfl_Thread_Callbacks kThreadCallbacks = {
+    .next_thread = next_thread_cb,
+    .get_thread = nullptr,
+    .memory_read = memory_read_cb,
+    .set_initial_registers = set_initial_registers_cb,
+    .detach = nullptr,
+    .thread_detach = nullptr,
+};
+
+int frame_cb(Dwfl_Frame* frame, void* arg) {
+  auto* walk = static_cast<DwarfUnwinder::Walk*>(arg);
+  Dwarf_Addr pc = 0;
+  if (!dwfl_frame_pc(frame, &pc, nullptr)) return DWARF_CB_ABORT;
+  // The module of this pc must be there before libdwfl unwinds past it (asking whether the frame
+  // is an activation unwinds the next one).
+  using R = DwarfUnwinder::ModuleResult;
+  const session::Map* map = nullptr;
+  if (walk->self->report_module(*walk->space, *walk->thread, pc, &map) == R::kStale) {
+    walk->restart = true;
+    return DWARF_CB_ABORT;
+  }
+  bool activation = false;
+  if (!dwfl_frame_pc(frame, &pc, &activation)) return DWARF_CB_ABORT;
+  // A caller's pc is a return address: the call is the instruction before it.
+  if (!activation) --pc;
+  R r = walk->self->report_module(*walk->space, *walk->thread, pc, &map);
+  if (r == R::kStale) {
+    walk->restart = true;
+    return DWARF_CB_ABORT;
+  }
+  if (r == R::kFailed) return DWARF_CB_ABORT;  // perf stops at a file it cannot read
+  walk->frames.push_back({pc, perfdata::kMiscUser, map});
+  return --walk->left == 0 ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+}  // namespace
+
+DwarfUnwinder::DwarfUnwinder(const session::Machine& machine, DwarfUnwindOptions options)
+    : machine_(machine), options_(std::move(options)) {
+  if (options_.max_cached_spaces == 0) options_.max_cached_spaces = 1;
+}
+
+DwarfUnwinder::~DwarfUnwinder() = default;
+
+bool DwarfUnwinder::wants(const perfdata::PerfEventAttr& attr, const perfdata::Sample& sample) {
+  if (!attr.has(perfdata::kSampleRegsUser) || !attr.has(perfdata::kSampleStackUser)) return false;
+  return sample.regs_user.abi != 0 && !sample.regs_user.regs.empty() && sample.stack_dyn_size != 0;
+}
+
+DwarfUnwinder::FileState& DwarfUnwinder::file_of(const session::Dso& dso) {
+  auto& slot = files_[&dso];
+  if (!slot) slot = std::make_unique<FileState>();
+  FileState& f = *slot;
+  if (f.tried) return f;
+  f.tried = true;
+  if (!dso.name) return f;
+  // perf opens the file by its recorded path (under --symfs), then the build-id cache's copy.
+  std::vector<std::string> candidates;
+  candidates.push_back(join_symfs(options_.symfs, *dso.name));
+  if (!dso.build_id.empty()) {
+    DebugLookupOptions lo;
+    lo.symfs = options_.symfs;
+    lo.buildid_dir = options_.buildid_dir;
+    std::string hex = dso.build_id.hex();
+    std::string link = buildid_cache_dir(lo) + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2);
+    candidates.push_back(link);
+    candidates.push_back(link + (*dso.name == "[vdso]" ? "/vdso" : "/elf"));
+  }
+  for (const auto& path : candidates) {
+    if (!is_regular_file(path)) continue;
+    auto elf = ElfFile::open(path);
+    if (!elf) continue;
+    f.path = path;
+    f.elf = std::move(elf);
+    break;
+  }
+  return f;
+}
+
+DwarfUnwinder::SpaceState& DwarfUnwinder::space_of(const session::AddressSpace* space) {
+  auto it = spaces_.find(space);
+  if (it != spaces_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return *lru_.front();
+  }
+  if (lru_.size() >= options_.max_cached_spaces) {
+    spaces_.erase(lru_.back()->key);
+    lru_.pop_back();
+  }
+  auto state = std::make_unique<SpaceState>();
+  state->key = space;
+  lru_.push_front(std::move(state));
+  spaces_[space] = lru_.begin();
+  return *lru_.front();
+}
+
+void DwarfUnwinder::reset_space(SpaceState& state) {
+  if (state.dwfl) dwfl_end(state.dwfl);
+  state.dwfl = dwfl_begin(&kOfflineCallbacks);
+  state.attached = false;
+  state.modules.clear();
+  ++stats_.dwfl_built;
+}
+
+DwarfUnwinder::ModuleResult DwarfUnwinder::report_module(SpaceState& state, const session::Thread& thread,
+                                                         uint64_t pc, const session::Map** map_out) {
+  const session::Map* map = machine_.find_map(&thread, perfdata::kMiscUser, pc);
+  *map_out = map;
+  Dwfl_Module* existing = dwfl_addrmodule(state.dwfl, pc);
+  if (!map || !map->dso) {
+    // perf reports nothing here; a module left from older maps would still lend its CFI.
+    return existing ? ModuleResult::kStale : ModuleResult::kNoModule;
+  }
+  FileState& file = file_of(*map->dso);
+  // Where the file's vaddr 0 sits: the map shows file offset pgoff at `start`, and the load
+  // segment holding that offset says which vaddr that offset has.
+  uint64_t bias = map->start - map->pgoff;
+  if (file.elf) {
+    GElf_Phdr ph;
+    if (file.elf->ehdr().e_type == ET_EXEC) {
+      bias = 0;
+    } else if (file.elf->load_segment_for_offset(map->pgoff, &ph)) {
+      bias = map->start - map->pgoff + ph.p_offset - ph.p_vaddr;
+    }
+  }
+  if (existing) {
+    auto it = state.modules.find(existing);
+    if (it != state.modules.end() && it->second.dso == map->dso && it->second.bias == bias) return ModuleResult::kOk;
+    return ModuleResult::kStale;
+  }
+  if (!file.elf) return ModuleResult::kFailed;
+  std::string_view short_name = map->dso->short_name();
+  std::string name(short_name.empty() ? std::string_view(file.path) : short_name);
+  Dwfl_Module* mod = dwfl_report_elf(state.dwfl, name.c_str(), file.path.c_str(), -1, bias, true);
+  if (!mod) return ModuleResult::kFailed;
+  ++stats_.modules_reported;
+  state.modules[mod] = {map->dso, bias};
+  return dwfl_addrmodule(state.dwfl, pc) == mod ? ModuleResult::kOk : ModuleResult::kFailed;
+}
+
+bool DwarfUnwinder::read_file_word(const session::Thread& thread, uint64_t addr, uint64_t* value) {
+  // Outside the stack copy only file-backed read-only bytes are known: those of the mapped file.
+  const session::Map* map = machine_.find_map(&thread, perfdata::kMiscUser, addr);
+  if (!map || !map->dso || map->identity) return false;
+  FileState& file = file_of(*map->dso);
+  if (!file.elf) return false;
+  uint64_t off = map->map_ip(addr);
+  std::span<const uint8_t> image = file.elf->image();
+  if (off > image.size() || image.size() - off < sizeof(uint64_t)) return false;
+  std::memcpy(value, image.data() + off, sizeof(uint64_t));
+  return true;
+}
+
+size_t DwarfUnwinder::unwind_once(SpaceState& state, Walk& walk) {
+  uint64_t ip = 0;
+  if (!reg_value(walk.sample->regs_user, kRegIp, &ip)) return 0;
+  if (!state.dwfl) reset_space(state);
+  if (!state.dwfl) return 0;
+  const session::Map* map = nullptr;
+  ModuleResult first = report_module(state, *walk.thread, ip, &map);
+  if (first == ModuleResult::kStale) {
+    walk.restart = true;
+    return 0;
+  }
+  // perf gives up when the sampled pc is in no file it can read: libdwfl then knows no module
+  // to take the architecture from, or perf failed to report it.
+  if (first != ModuleResult::kOk) return 0;
+  if (!state.attached) {
+    if (!dwfl_attach_state(state.dwfl, nullptr, state.pid, &kThreadCallbacks, &state)) return 0;
+    state.attached = true;
+  }
+  state.walk = &walk;
+  int err = dwfl_getthread_frames(state.dwfl, state.pid, frame_cb, &walk);
+  state.walk = nullptr;
+  if (walk.restart) return 0;
+  // perf keeps what was unwound before an error, unless nothing was.
+  (void)err;
+  return walk.frames.size();
+}
+
+size_t DwarfUnwinder::unwind(const session::Thread& thread, const perfdata::Sample& sample, unsigned max_stack,
+                             std::vector<session::CallchainFrame>* out) {
+  if (max_stack == 0 || sample.regs_user.abi == 0 || sample.stack_dyn_size == 0) return 0;
+  const session::AddressSpace* space = thread.maps();
+  if (!space) return 0;
+  ++stats_.samples;
+  SpaceState& state = space_of(space);
+  if (!state.dwfl) state.pid = thread.pid();
+
+  Walk walk;
+  walk.self = this;
+  walk.space = &state;
+  walk.thread = &thread;
+  walk.sample = &sample;
+  walk.have_sp = reg_value(sample.regs_user, kRegSp, &walk.sp);
+  // The copy holds dyn_size valid bytes from sp; a record shorter than that gives what it has.
+  size_t valid = static_cast<size_t>(std::min<uint64_t>(sample.stack_dyn_size, sample.stack_user.size()));
+  walk.stack = sample.stack_user.first(valid);
+
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    walk.frames.clear();
+    walk.left = max_stack;
+    walk.restart = false;
+    unwind_once(state, walk);
+    if (!walk.restart) break;
+    reset_space(state);
+    state.pid = thread.pid();
+  }
+  if (walk.restart) return 0;
+  out->insert(out->end(), walk.frames.begin(), walk.frames.end());
+  return walk.frames.size();
+}
+
+}  // namespace tperf::symbols

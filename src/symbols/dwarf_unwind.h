@@ -1,0 +1,102 @@
+// DWARF unwinding of the user stacks `perf record --call-graph dwarf` copies into samples
+// (PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER), with elfutils libdwfl, giving the frames
+// perf 6.1 (built with libdw) gives: the sampled pc, then each caller's return address - 1.
+//
+// One Dwfl per address space, kept between samples: the ELF files of the frames are reported
+// to it as modules when a frame first lands in them (as perf does for each sample), so a
+// module's CFI is parsed once per process instead of once per sample. A module that no longer
+// matches the process's maps (munmap, exec, a new process in the same address space object)
+// makes the Dwfl be rebuilt.
+//
+// Known difference: the perf 6.1 installed here is built with libunwind too, and then unwinds
+// with libunwind, not libdw. Both give the same frames where the CFI and the stack copy suffice;
+// where a stack copy ends mid-stack (system-wide recordings of deep stacks), perf's libunwind walk
+// often adds a last "ffffffffffffffff [unknown]" frame (a return address read as 0, minus one)
+// and stops one frame earlier than libdw does. Not emulated yet.
+//
+// Not thread-safe: use one DwarfUnwinder per thread.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "perfdata/attr.h"
+#include "perfdata/sample.h"
+#include "session/callchain.h"
+#include "session/machine.h"
+
+namespace tperf::symbols {
+
+class ElfFile;
+
+struct DwarfUnwindOptions {
+  std::string symfs;        // perf --symfs: prefix of every path of the recording's machine
+  std::string buildid_dir;  // perf's build-id cache; "" = $HOME/.debug
+  size_t max_cached_spaces = 64;  // Dwfl objects kept (least recently used ones are dropped)
+};
+
+class DwarfUnwinder {
+ public:
+  explicit DwarfUnwinder(const session::Machine& machine, DwarfUnwindOptions options = {});
+  ~DwarfUnwinder();
+  DwarfUnwinder(const DwarfUnwinder&) = delete;
+  DwarfUnwinder& operator=(const DwarfUnwinder&) = delete;
+
+  // Whether perf would unwind this sample: its event samples user registers and stack, and
+  // both were copied (a non-empty register set and a non-zero dyn_size).
+  static bool wants(const perfdata::PerfEventAttr& attr, const perfdata::Sample& sample);
+
+  // Appends the sample's user frames to `out`, leaf first, at most `max_stack` of them, each
+  // with cpumode user and the map it falls in. Frames perf cannot unwind are simply missing
+  // (often all of them, or all but the sampled pc). Returns how many were appended.
+  size_t unwind(const session::Thread& thread, const perfdata::Sample& sample, unsigned max_stack,
+                std::vector<session::CallchainFrame>* out);
+
+  // unwind() for samples that wants() unwinding, nothing for the others: what perf adds after a
+  // sample's own callchain (the kernel's frames, for --call-graph dwarf).
+  size_t append_user_frames(const perfdata::PerfEventAttr& attr, const session::Thread& thread,
+                            const perfdata::Sample& sample, unsigned max_stack,
+                            std::vector<session::CallchainFrame>* out) {
+    return wants(attr, sample) ? unwind(thread, sample, max_stack, out) : 0;
+  }
+
+  struct Stats {
+    uint64_t samples = 0;        // unwind() calls that tried
+    uint64_t dwfl_built = 0;     // Dwfl objects made (first use of a space, or rebuilt)
+    uint64_t modules_reported = 0;
+  };
+  const Stats& stats() const { return stats_; }
+
+  // Internal state of one unwind; public only for the libdwfl callbacks.
+  enum class ModuleResult { kOk, kNoModule, kFailed, kStale };
+  struct Walk;
+  struct SpaceState;
+
+ private:
+  struct FileState;
+
+  FileState& file_of(const session::Dso& dso);
+  SpaceState& space_of(const session::AddressSpace* space);
+  void reset_space(SpaceState& state);
+  size_t unwind_once(SpaceState& state, Walk& walk);
+
+ public:
+  // Used by the libdwfl callbacks.
+  ModuleResult report_module(SpaceState& state, const session::Thread& thread, uint64_t pc,
+                             const session::Map** map_out);
+  bool read_file_word(const session::Thread& thread, uint64_t addr, uint64_t* value);
+
+ private:
+  const session::Machine& machine_;
+  DwarfUnwindOptions options_;
+  std::unordered_map<const session::Dso*, std::unique_ptr<FileState>> files_;
+  std::list<std::unique_ptr<SpaceState>> lru_;  // most recently used first
+  std::unordered_map<const session::AddressSpace*, std::list<std::unique_ptr<SpaceState>>::iterator> spaces_;
+  Stats stats_;
+};
+
+}  // namespace tperf::symbols

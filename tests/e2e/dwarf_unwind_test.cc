@@ -1,0 +1,148 @@
+// `tperf script` on `perf record --call-graph dwarf` recordings against `perf script` (perf 6.1,
+// built with libdw unwinding): the user frames come from unwinding the copied stacks, and the
+// workload is built with -O2 -fomit-frame-pointer so that a frame-pointer walk would go wrong.
+// It runs two threads through the executable, libc (qsort calling back into the executable,
+// write(2) into the kernel, memset), libm and the vDSO (clock_gettime).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "e2e/recording_util.h"
+#include "test_util.h"
+
+namespace tperf {
+namespace {
+
+using test::shell_quote;
+using test::e2e::CommandResult;
+using test::e2e::Recording;
+using test::e2e::run;
+
+constexpr const char* kWorkloadSource = R"(
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+static volatile unsigned long sink;
+static double now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec + ts.tv_nsec * 1e-9; }
+static int cmp(const void* a, const void* b) { int x = *(const int*)a, y = *(const int*)b; return (x > y) - (x < y); }
+__attribute__((noinline)) void sort_some(int n) {
+  int* v = malloc(n * sizeof *v);
+  for (int i = 0; i < n; i++) v[i] = rand();
+  qsort(v, n, sizeof *v, cmp);
+  sink += v[0];
+  free(v);
+}
+__attribute__((noinline)) void write_some(int fd) {
+  char buf[4096];
+  memset(buf, 'x', sizeof buf);
+  for (int i = 0; i < 16; i++) if (write(fd, buf, sizeof buf) < 0) sink++;
+}
+__attribute__((noinline)) void math_some(int n) { double s = 0; for (int i = 1; i < n; i++) s += sin(i) * log(i); sink += (unsigned long)s; }
+__attribute__((noinline)) void leaf(int n) { for (int i = 0; i < n; i++) sink += (unsigned long)i * 7; }
+__attribute__((noinline)) void middle(int n) { char buf[64]; memset(buf, n, sizeof buf); leaf(n + buf[3]); sink++; }
+__attribute__((noinline)) void timey(int n) { for (int i = 0; i < n; i++) sink += (unsigned long)now(); }
+__attribute__((noinline)) void mix(double secs) {
+  int fd = open("/dev/null", O_WRONLY);
+  double end = now() + secs;
+  while (now() < end) { sort_some(2000); write_some(fd); math_some(3000); timey(200); middle(20000); }
+  close(fd);
+}
+static void* worker(void* arg) { mix(*(double*)arg); return NULL; }
+int main(int argc, char** argv) {
+  double secs = argc > 1 ? atof(argv[1]) : 0.5;
+  pthread_t t;
+  if (pthread_create(&t, NULL, worker, &secs) != 0) return 1;
+  mix(secs);
+  pthread_join(t, NULL);
+  return 0;
+}
+)";
+
+const Recording& dwarf_recording() {
+  static const Recording r = [] {
+    std::string dir = test::e2e::scratch_dir();
+    std::string src = dir + "/dwarf_workload.c";
+    std::string bin = dir + "/dwarf_workload";
+    std::ofstream(src) << kWorkloadSource;
+    CommandResult c = run("gcc -O2 -g -fomit-frame-pointer -pthread -o " + shell_quote(bin) + " " + shell_quote(src) + " -lm");
+    if (c.status != 0) {
+      Recording failed;
+      failed.error = "cannot build the workload: " + c.err;
+      return failed;
+    }
+    std::string path = dir + "/dwarf.data";
+    return test::e2e::record_with_perf(
+        fmt::format("perf record -q -e cpu-clock --call-graph dwarf,8192 -o {} -- {} 0.6", shell_quote(path),
+                    shell_quote(bin)),
+        path);
+  }();
+  return r;
+}
+
+void expect_same(const std::string& path, const std::string& args) {
+  auto c = test::e2e::compare_outputs(fmt::format("perf script -i {} {}", shell_quote(path), args),
+                                      fmt::format("{} script -i {} {}", TPERF_BINARY, shell_quote(path), args));
+  EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+  EXPECT_GT(c.perf_lines, 100u);
+  EXPECT_EQ(c.diff, "") << "perf script " << args;
+}
+
+TEST(DwarfUnwindE2E, ScriptDefaultFieldsEqualPerf) {
+  TPERF_REQUIRE_RECORDING(rec, dwarf_recording());
+  expect_same(rec.path, "");
+}
+
+TEST(DwarfUnwindE2E, ScriptCommTidIpSymEqualPerf) {
+  TPERF_REQUIRE_RECORDING(rec, dwarf_recording());
+  expect_same(rec.path, "-F comm,tid,ip,sym");
+}
+
+TEST(DwarfUnwindE2E, ScriptMaxStackEqualsPerf) {
+  TPERF_REQUIRE_RECORDING(rec, dwarf_recording());
+  expect_same(rec.path, "--max-stack 3 -F comm,tid,ip,sym,dso");
+}
+
+TEST(DwarfUnwindE2E, ScriptNoInlineEqualsPerf) {
+  TPERF_REQUIRE_RECORDING(rec, dwarf_recording());
+  expect_same(rec.path, "--no-inline");
+}
+
+// tperf report does not expand inline chains (yet): it must equal perf report --no-inline, whose
+// callchain graph and children/self columns then come from the same unwound frames.
+TEST(DwarfUnwindE2E, ReportEqualsPerfReportNoInline) {
+  TPERF_REQUIRE_RECORDING(rec, dwarf_recording());
+  for (const char* args : {"--stdio -q", "--stdio -q --no-children", "--stdio -q --no-children --max-stack 4", "--stdio -q -g caller"}) {
+    auto c = test::e2e::compare_outputs(
+        fmt::format("perf report -i {} --no-inline {}", shell_quote(rec.path), args),
+        fmt::format("{} report -i {} {}", TPERF_BINARY, shell_quote(rec.path), args));
+    EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+    EXPECT_GT(c.perf_lines, 20u) << args;
+    EXPECT_EQ(c.diff, "") << "perf report " << args;
+  }
+}
+
+// The comparison above would also pass if neither side had user frames: the workload's own
+// functions must show up below the leaves, in the order of the calls.
+TEST(DwarfUnwindE2E, UserFramesAreUnwound) {
+  TPERF_REQUIRE_RECORDING(rec, dwarf_recording());
+  CommandResult t = run(fmt::format("{} script -i {} -F ip,sym", TPERF_BINARY, shell_quote(rec.path)));
+  ASSERT_EQ(t.status, 0) << t.err;
+  // leaf <- middle <- mix <- (main | start_thread's worker)
+  size_t chains = 0;
+  for (size_t pos = t.out.find(" leaf\n"); pos != std::string::npos; pos = t.out.find(" leaf\n", pos + 1)) {
+    size_t end = t.out.find("\n\n", pos);
+    std::string rest = t.out.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    size_t m = rest.find(" middle\n"), x = rest.find(" mix\n");
+    if (m != std::string::npos && x != std::string::npos && m < x) ++chains;
+  }
+  EXPECT_GT(chains, 10u) << "few leaf <- middle <- mix chains";
+}
+
+}  // namespace
+}  // namespace tperf
