@@ -16,8 +16,8 @@ namespace tperf::analysis {
 namespace {
 
 // What perf compares when it looks an entry up in another file's hist: the values of the keys,
-// since the two files have their own threads, DSOs and symbols. A symbol is known by where it
-// is (start and end), an unresolved address by the address.
+// since the two files have their own threads, DSOs and symbols. perf 6.1 pairs a symbol by its
+// name (a rebuilt function that moved still pairs), an unresolved address by the address.
 struct MatchKey {
   std::string comm;
   bool has_comm = false;
@@ -26,11 +26,10 @@ struct MatchKey {
   std::string dso;
   bool has_dso = false;
   bool has_sym = false;
-  uint64_t sym_start = 0;
-  uint64_t sym_end = 0;
+  std::string sym;
   uint64_t addr = 0;
 
-  auto tie() const { return std::tie(has_comm, comm, tid, cpu, has_dso, dso, has_sym, sym_start, sym_end, addr); }
+  auto tie() const { return std::tie(has_comm, comm, tid, cpu, has_dso, dso, has_sym, sym, addr); }
   bool operator<(const MatchKey& o) const { return tie() < o.tie(); }
 };
 
@@ -49,8 +48,7 @@ MatchKey match_key(const HistEntry& e, bool by_thread) {
   }
   if (e.loc.sym) {
     k.has_sym = true;
-    k.sym_start = e.loc.sym->start;
-    k.sym_end = e.loc.sym->end;
+    k.sym = e.loc.sym->name();
   }
   k.addr = e.loc.addr;
   return k;
