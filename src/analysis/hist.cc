@@ -417,13 +417,8 @@ int Hist::compare_sort_keys(const HistEntry& a, const HistEntry& b, bool by_addr
   return 0;
 }
 
-std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees) const {
-  // perf walks its entries in key order and inserts each into a red-black tree with its output
-  // comparator, equal ones to the right. That comparator is not a total order (the caller-above-
-  // callee rule below holds within one thread only), so where entries tie the result depends on
-  // the tree's shape: replay the same insertions into a red-black tree (std::multimap walks and
-  // rebalances the same way) to get the same order.
-  // The order perf walks them in comes from the same kind of replay: entries go into its input
+std::vector<const HistEntry*> Hist::in_key_order() const {
+  // The order perf walks them in comes from a replay: entries go into its input
   // tree in creation order by key (unresolved addresses by the sign of their 64-bit difference,
   // not a total order either) and, when a key needs it (comm), once more into its collapsed tree.
   struct KeyLess {
@@ -443,6 +438,16 @@ std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees) co
   for (const HistEntry& e : entries_) in.push_back(&e);
   in = replay(in);
   if (use_comm_) in = replay(in);
+  return in;
+}
+
+std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees) const {
+  // perf walks its entries in key order and inserts each into a red-black tree with its output
+  // comparator, equal ones to the right. That comparator is not a total order (the caller-above-
+  // callee rule below holds within one thread only), so where entries tie the result depends on
+  // the tree's shape: replay the same insertions into a red-black tree (std::multimap walks and
+  // rebalances the same way) to get the same order.
+  std::vector<const HistEntry*> in = in_key_order();
 
   auto depth = [&](const HistEntry* e) {
     const CallTree* t = tree_of(e);

@@ -93,6 +93,16 @@ class Hist {
   // deeper tree (the caller) first; then by self period, each sort key ascending, the address.
   std::vector<const HistEntry*> sorted(bool by_children, bool with_trees = false) const;
 
+  // Entries in the order perf walks its input (or, with comm, collapsed) tree: by key.
+  std::vector<const HistEntry*> in_key_order() const;
+
+  // Key order (perf's input and collapsed trees): the sort keys, symbols and unresolved entries by
+  // address. Entries of another Hist with the same keys compare as perf compares them (diff).
+  int compare_keys(const HistEntry& a, const HistEntry& b) const;
+  // The sort keys (perf's output comparator after the value columns); `by_address`: symbols by
+  // address as perf's input trees key them, instead of by name.
+  int compare_sort_keys(const HistEntry& a, const HistEntry& b, bool by_address = false) const;
+
   uint64_t total_period() const { return total_period_; }
   uint64_t total_samples() const { return total_samples_; }
   size_t size() const { return entries_.size(); }
@@ -102,12 +112,6 @@ class Hist {
   uint32_t findnew(const HistEntry& key);
   size_t hash_of(const HistEntry& e) const;
   bool same_keys(const HistEntry& a, const HistEntry& b) const;
-  // Key order (perf's input and collapsed trees): the sort keys, symbols and unresolved entries by
-  // address.
-  int compare_keys(const HistEntry& a, const HistEntry& b) const;
-  // The sort keys (perf's output comparator after the value columns); `by_address`: symbols by
-  // address as perf's input trees key them, instead of by name.
-  int compare_sort_keys(const HistEntry& a, const HistEntry& b, bool by_address = false) const;
 
   struct MemberValues {
     uint64_t period = 0, samples = 0, children_period = 0;

@@ -10,6 +10,7 @@
 #include "analysis/hist.h"
 #include "analysis/unwind_stats.h"
 #include "cli/commands.h"
+#include "cli/report_pipeline.h"
 #include "output/report_format.h"
 #include "output/task_list.h"
 #include "output/unwind_summary.h"
@@ -53,14 +54,6 @@ struct ReportCliOptions {
   bool no_group = false;
 };
 
-// perf names the idle task of the host before reading anything.
-void register_idle_task(session::Machine& machine) {
-  perfdata::CommEvent idle;
-  idle.pid = idle.tid = 0;
-  idle.comm = "swapper";
-  machine.on_comm(idle, 0);
-}
-
 int run_tasks(const ReportCliOptions& cli) {
   auto reader = perfdata::Reader::open(cli.path);
   session::Machine::Options mo;
@@ -97,38 +90,6 @@ int fail(const std::string& message) {
   std::fflush(stdout);
   fmt::print(stderr, "tperf report: {}\n", message);
   return 2;
-}
-
-char level_of(uint8_t cpumode) {
-  switch (cpumode) {
-    case perfdata::kMiscKernel: return 'k';
-    case perfdata::kMiscHypervisor: return 'H';
-    case perfdata::kMiscGuestKernel: return 'g';
-    case perfdata::kMiscGuestUser: return 'u';
-    default: return '.';
-  }
-}
-
-// The dso/sym keys of an address. `frame`: a callchain entry, which perf keys by the raw address
-// where a sample's own ip is keyed by its offset in the mapped file.
-analysis::Location locate(symbols::Symbolizer& symbolizer, const session::Map* map, int32_t pid, uint8_t cpumode,
-                          uint64_t ip, bool frame) {
-  analysis::Location loc;
-  loc.level = level_of(cpumode);
-  loc.addr = ip;
-  if (!map) return loc;
-  loc.dso = map->dso;
-  symbols::Resolved r = symbolizer.resolve(*map, map->dso && map->dso->kernel ? -1 : pid, ip);
-  if (r.sym) {
-    loc.sym = r.sym;
-    loc.sym_start = r.sym->start;
-  }
-  // Addresses in the kernel image are shown as they are; in a module, as its offset.
-  bool kernel_image = map->dso && map->dso->kernel && map->dso->name && map->dso->name->starts_with("[");
-  if (!frame && !kernel_image) loc.addr = map->map_ip(ip);
-  // symoff counts from the symbol in the DSO's terms.
-  if (r.sym && !frame) loc.addr = r.addr;
-  return loc;
 }
 
 struct EventHist {

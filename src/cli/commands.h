@@ -17,6 +17,7 @@ void add_convert_command(CLI::App& app, int& status);
 void add_script_command(CLI::App& app, int& status);
 void add_record_command(CLI::App& app, int& status);
 void add_report_command(CLI::App& app, int& status);
+void add_diff_command(CLI::App& app, int& status);
 
 // Runs `body`, turning the errors every command can meet into a one-line message on stderr
 // ("tperf CMD: PATH: offset 0x..: what") and exit status 2.

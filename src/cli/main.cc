@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   tperf::cli::add_script_command(app, status);
   tperf::cli::add_record_command(app, status);
   tperf::cli::add_report_command(app, status);
+  tperf::cli::add_diff_command(app, status);
   CLI11_PARSE(app, argc, argv);
   return status;
 }

@@ -12,14 +12,8 @@
 
 namespace tperf::output {
 
-namespace {
-
 using analysis::HistEntry;
 using analysis::SortKey;
-
-// Width perf gives an unresolved address (0x + 16 digits) in the sym column, and the dso column
-// width it reserves when any entry lacks a symbol.
-constexpr size_t kUnresolvedWidth = 16;
 
 // perf prints an address with printf's "%#.16llx", which leaves the 0x off a zero.
 std::string address_text(char level, uint64_t addr) {
@@ -40,6 +34,8 @@ std::string cpu_text(int32_t cpu) {
   // perf prints "%*.*d" with width and precision 3: -1 becomes "-001".
   return cpu < 0 ? fmt::format("-{:03d}", -static_cast<int64_t>(cpu)) : fmt::format("{:03d}", cpu);
 }
+
+namespace {
 
 std::string percent(uint64_t part, uint64_t total) {
   double p = total ? 100.0 * static_cast<double>(part) / static_cast<double>(total) : 0.0;

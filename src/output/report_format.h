@@ -45,6 +45,17 @@ void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vec
 void print_report_section(std::FILE* out, std::string_view event_name, uint64_t nr_samples, uint64_t total_period,
                           const analysis::Hist& hist, const ReportColumns& columns, const ThreadCommFn& thread_comm);
 
+// Width perf gives an unresolved address (0x + 16 digits) in the sym column, and the dso column
+// width it reserves when any entry lacks a symbol.
+inline constexpr size_t kUnresolvedWidth = 16;
+
+// The cells of the key columns as perf prints them (report and diff): "[.] name" or the address
+// ("[k] 0xffff..."), "[.] name+0x12", and perf's three-digit cpu.
+std::string address_text(char level, uint64_t addr);
+std::string sym_text(const analysis::HistEntry& e);
+std::string symoff_text(const analysis::HistEntry& e);
+std::string cpu_text(int32_t cpu);
+
 // perf's sample count in the section line: 1K for 1,001..999,999, 3 followed by a space for 3.
 std::string abbreviated_count(uint64_t n);
 

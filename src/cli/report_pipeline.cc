@@ -1,0 +1,133 @@
+#include "cli/report_pipeline.h"
+
+#include <fmt/format.h>
+
+#include "perfdata/abi.h"
+#include "perfdata/error.h"
+#include "perfdata/reader.h"
+#include "perfdata/records.h"
+#include "perfdata/sample.h"
+#include "session/machine.h"
+#include "session/ordered_events.h"
+#include "symbols/symbolizer.h"
+
+namespace tperf::cli {
+
+namespace {
+
+char level_of(uint8_t cpumode) {
+  switch (cpumode) {
+    case perfdata::kMiscKernel: return 'k';
+    case perfdata::kMiscHypervisor: return 'H';
+    case perfdata::kMiscGuestKernel: return 'g';
+    case perfdata::kMiscGuestUser: return 'u';
+    default: return '.';
+  }
+}
+
+}  // namespace
+
+void register_idle_task(session::Machine& machine) {
+  perfdata::CommEvent idle;
+  idle.pid = idle.tid = 0;
+  idle.comm = "swapper";
+  machine.on_comm(idle, 0);
+}
+
+const session::Map* find_sample_map(const session::Machine& machine, symbols::Symbolizer& symbolizer,
+                                    const session::Thread* thread, uint8_t cpumode, uint64_t addr) {
+  const session::Map* m = machine.find_map(thread, cpumode, addr);
+  if (!m && (cpumode & perfdata::kMiscCpumodeMask) == perfdata::kMiscKernel) m = symbolizer.widened_kernel_map(addr);
+  return m;
+}
+
+analysis::Location locate(symbols::Symbolizer& symbolizer, const session::Map* map, int32_t pid, uint8_t cpumode,
+                          uint64_t ip, bool frame) {
+  analysis::Location loc;
+  loc.level = level_of(cpumode);
+  loc.addr = ip;
+  if (!map) return loc;
+  loc.dso = map->dso;
+  symbols::Resolved r = symbolizer.resolve(*map, map->dso && map->dso->kernel ? -1 : pid, ip);
+  if (r.sym) {
+    loc.sym = r.sym;
+    loc.sym_start = r.sym->start;
+  }
+  // Addresses in the kernel image are shown as they are; in a module, as its offset.
+  bool kernel_image = map->dso && map->dso->kernel && map->dso->name && map->dso->name->starts_with("[");
+  if (!frame && !kernel_image) loc.addr = map->map_ip(ip);
+  // symoff counts from the symbol in the DSO's terms.
+  if (r.sym && !frame) loc.addr = r.addr;
+  return loc;
+}
+
+analysis::HistEntry sample_entry(session::Machine& machine, symbols::Symbolizer& symbolizer,
+                                 const session::Thread& thread, const perfdata::Sample& sample, uint8_t cpumode) {
+  analysis::HistEntry self;
+  self.comm = thread.comm_at(sample.time);
+  if (!self.comm) self.comm = machine.strings().intern(fmt::format(":{}", thread.tid()));
+  self.pid = thread.pid();
+  self.tid = thread.tid();
+  self.cpu = sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1;
+  self.loc = locate(symbolizer, find_sample_map(machine, symbolizer, &thread, cpumode, sample.ip), thread.pid(),
+                    cpumode, sample.ip, false);
+  return self;
+}
+
+EventHists::EventHists() = default;
+EventHists::~EventHists() = default;
+EventHists::EventHists(EventHists&&) noexcept = default;
+EventHists& EventHists::operator=(EventHists&&) noexcept = default;
+
+EventHists load_event_hists(const std::string& path, const std::vector<analysis::SortKey>& keys,
+                            const symbols::SymbolizerOptions& options) {
+  EventHists out;
+  out.reader = perfdata::Reader::open(path);
+  perfdata::Reader& reader = *out.reader;
+  session::Machine::Options mo;
+  mo.keep_exited = true;        // the Pid:Command column shows each thread's last comm
+  mo.keep_maps_on_exec = true;  // as perf 6.1
+  out.machine = std::make_unique<session::Machine>(mo);
+  session::Machine& machine = *out.machine;
+  register_idle_task(machine);
+  // The DSOs get the build ids perf recorded, which decide which files may give their symbols
+  // (pipe files bring theirs at the end, after the maps were made, and perf ignores them).
+  if (!reader.is_pipe()) machine.dsos().apply_build_ids(reader.features().build_ids);
+  out.symbolizer = std::make_unique<symbols::Symbolizer>(machine, options);
+  symbols::Symbolizer& symbolizer = *out.symbolizer;
+
+  perfdata::Sample sample;
+  session::OrderedEvents ordered(reader, [&](const perfdata::Record& rec, uint64_t time) {
+    try {
+      if (rec.type != perfdata::kRecordSample) {
+        if (rec.type == perfdata::kRecordKsymbol) {
+          const perfdata::EventAttr* attr = reader.attr_of(rec);
+          unsigned trailer = attr ? perfdata::sample_id_trailer_size(attr->attr) : 0;
+          symbolizer.on_ksymbol(perfdata::decode_ksymbol(rec.body(), rec.misc, trailer, reader.swapped(), rec.offset + 8));
+        }
+        machine.process(reader, rec, time);
+        return;
+      }
+      int ai = reader.attr_index_of(rec);
+      if (ai < 0) return;
+      reader.decode_sample(rec, sample);
+      // Pipe files announce their events as they go.
+      while (out.hists.size() <= static_cast<size_t>(ai)) out.hists.emplace_back(keys);
+      session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
+      const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
+      // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
+      const uint64_t period =
+          sample.has(perfdata::kSamplePeriod) ? sample.period : reader.attrs()[static_cast<size_t>(ai)].attr.sample_period;
+      out.hists[static_cast<size_t>(ai)].add(sample_entry(machine, symbolizer, thread, sample, cpumode), period);
+    } catch (const perfdata::FormatError& e) {
+      out.problems.push_back(e.what());
+    }
+  });
+  perfdata::Record rec;
+  while (reader.next(rec)) ordered.push(rec);
+  ordered.flush_all();
+  while (out.hists.size() < reader.attrs().size()) out.hists.emplace_back(keys);
+  return out;
+}
+
+}  // namespace tperf::cli

@@ -1,0 +1,65 @@
+// The steps `report` and `diff` share to turn a perf.data file into histograms: the machine model
+// as perf sets it up, where a sample's address is (dso, symbol), the keys of a sample's entry,
+// and, for diff, one plain histogram per event (self periods, no callchains).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/hist.h"
+
+namespace tperf::perfdata {
+class Reader;
+struct Sample;
+}  // namespace tperf::perfdata
+namespace tperf::session {
+class Machine;
+class Thread;
+struct Map;
+}  // namespace tperf::session
+namespace tperf::symbols {
+class Symbolizer;
+struct SymbolizerOptions;
+}  // namespace tperf::symbols
+
+namespace tperf::cli {
+
+// perf names the idle task of the host before reading anything.
+void register_idle_task(session::Machine& machine);
+
+// The map of `addr`; a kernel address past the recorded kernel map falls in the map perf widens
+// to the kernel's symbols once it has them.
+const session::Map* find_sample_map(const session::Machine& machine, symbols::Symbolizer& symbolizer,
+                                    const session::Thread* thread, uint8_t cpumode, uint64_t addr);
+
+// The dso/sym keys of an address. `frame`: a callchain entry, which perf keys by the raw address
+// where a sample's own ip is keyed by its offset in the mapped file.
+analysis::Location locate(symbols::Symbolizer& symbolizer, const session::Map* map, int32_t pid, uint8_t cpumode,
+                          uint64_t ip, bool frame);
+
+// The keys of a sample's own entry: its comm at the sample's time (":TID" without one), thread,
+// cpu and location.
+analysis::HistEntry sample_entry(session::Machine& machine, symbols::Symbolizer& symbolizer,
+                                 const session::Thread& thread, const perfdata::Sample& sample, uint8_t cpumode);
+
+// A file read into one histogram per event, with what its entries point into.
+struct EventHists {
+  EventHists();
+  ~EventHists();
+  EventHists(EventHists&&) noexcept;
+  EventHists& operator=(EventHists&&) noexcept;
+
+  std::unique_ptr<perfdata::Reader> reader;
+  std::unique_ptr<session::Machine> machine;
+  std::unique_ptr<symbols::Symbolizer> symbolizer;
+  std::vector<analysis::Hist> hists;     // by the reader's attr index
+  std::vector<std::string> problems;     // records that could not be decoded
+};
+
+// Reads `path` and adds each sample's period to its event's histogram by `keys`.
+EventHists load_event_hists(const std::string& path, const std::vector<analysis::SortKey>& keys,
+                            const symbols::SymbolizerOptions& options);
+
+}  // namespace tperf::cli
