@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "analysis/hist.h"
+#include "analysis/time_filter.h"
 #include "cli/commands.h"
 #include "output/report_format.h"
 #include "output/task_list.h"
@@ -43,6 +44,7 @@ struct ReportCliOptions {
   bool inverted = false;
   SymbolCliOptions symbols;
   std::string comms, dsos, pids, tids, cpus;
+  std::string time;  // --time
 };
 
 // perf names the idle task of the host before reading anything.
@@ -175,6 +177,17 @@ int run_hist_report(const ReportCliOptions& cli) {
   if (cli.percent_limit > 0) graph_threshold = cli.percent_limit;
 
   auto reader = perfdata::Reader::open(cli.path);
+  // --time drops samples before anything counts them: they are in neither the entries nor the
+  // totals (unlike the filters above).
+  std::vector<analysis::TimeRange> time_ranges;
+  if (!cli.time.empty()) {
+    analysis::SampleTimeBounds bounds;
+    const auto& f = reader->features();
+    if (!reader->is_pipe() && f.has(perfdata::kFeatSampleTime)) bounds = {f.first_sample_time, f.last_sample_time};
+    if (auto e = analysis::parse_time_ranges(cli.time, &time_ranges, bounds); !e.empty()) {
+      return fail(fmt::format("--time {}: {}", cli.time, e));
+    }
+  }
   session::Machine::Options mo;
   mo.keep_exited = true;        // the Pid:Command column shows each thread's last comm
   mo.keep_maps_on_exec = true;  // as perf 6.1
@@ -239,6 +252,7 @@ int run_hist_report(const ReportCliOptions& cli) {
       if (ai < 0) return;
       if (!decided) decide_children();
       reader->decode_sample(rec, sample);
+      if (analysis::time_skipped(time_ranges, sample.time)) return;
       // Pipe files announce their events as they go.
       while (events.size() <= static_cast<size_t>(ai)) events.push_back({analysis::Hist(keys), 0, 0});
       EventHist& ev = events[static_cast<size_t>(ai)];
@@ -310,6 +324,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   columns.graph = graph;
   columns.folded = folded;
   columns.graph_min_percent = graph_threshold;
+  columns.time_slices = cli.time;
   std::vector<std::string> filter_lines;
   if (comm_filter.size() == 1) {
     filter_lines.push_back("comm: " + comm_filter[0]);
@@ -323,7 +338,16 @@ int run_hist_report(const ReportCliOptions& cli) {
     const session::Thread* t = machine.find_thread(tid);
     return t ? t->comm() : nullptr;
   };
-  output::print_report_preamble(stdout, lost_samples, filter_lines);
+  // perf stops after the header hint when no event kept a sample (--time outside the
+  // recording, an empty file).
+  const bool any_samples = std::any_of(events.begin(), events.end(), [](const EventHist& e) { return e.samples > 0; });
+  if (!any_samples) {
+    output::print_report_header_hint(stdout);
+    std::fflush(stdout);
+    fmt::print(stderr, "Error:\nThe {} data has no samples!\n", cli.path);
+  } else {
+    output::print_report_preamble(stdout, lost_samples, filter_lines);
+  }
   for (size_t i = 0; i < events.size() && i < reader->attrs().size(); ++i) {
     if (events[i].samples == 0) continue;
     output::print_report_section(stdout, reader->attrs()[i].name, events[i].samples, events[i].period, events[i].hist,
@@ -371,6 +395,8 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_option("--pid", opt->pids, "only samples of these pids");
   cmd->add_option("--tid", opt->tids, "only samples of these tids");
   cmd->add_option("-C,--cpu", opt->cpus, "only samples on these cpus (0-3,5)");
+  cmd->add_option("--time", opt->time,
+                  "time span(s) of interest: start,stop (seconds) [start,stop ...], or percentages: 10%/2, 0%-10%,30%-40%");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);
     status = run_guarded("report", opt->path, [&] { return run_report(*opt); });

@@ -55,15 +55,21 @@ std::string abbreviated_count(uint64_t n) {
   return fmt::format("{} ", n);
 }
 
-void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vector<std::string>& filter_lines) {
+void print_report_header_hint(std::FILE* out) {
   fmt::print(out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
+}
+
+void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vector<std::string>& filter_lines) {
+  print_report_header_hint(out);
   for (const auto& l : filter_lines) fmt::print(out, "# {}\n", l);
   fmt::print(out, "#\n# Total Lost Samples: {}\n#\n", lost_samples);
 }
 
 void print_report_section(std::FILE* out, std::string_view event_name, uint64_t nr_samples, uint64_t total_period,
                           const analysis::Hist& hist, const ReportColumns& columns, const ThreadCommFn& thread_comm) {
-  fmt::print(out, "# Samples: {} of event '{}'\n", abbreviated_count(nr_samples), event_name);
+  fmt::print(out, "# Samples: {} of event '{}'", abbreviated_count(nr_samples), event_name);
+  if (!columns.time_slices.empty()) fmt::print(out, " (time slices: {})", columns.time_slices);
+  fmt::print(out, "\n");
   fmt::print(out, "# Event count (approx.): {}\n#\n", total_period);
 
   std::vector<const HistEntry*> rows = hist.sorted(columns.children, columns.graph || columns.folded);

@@ -25,10 +25,14 @@ struct ReportColumns {
   // Columns perf leaves out because a single-value filter fixes them (--comm X, --dso X).
   bool elide_comm = false;
   bool elide_dso = false;
+  std::string time_slices;  // --time as given, which perf names in each "# Samples" line
 };
 
 // The current comm of a thread (the Pid:Command column), nullptr when unknown.
 using ThreadCommFn = std::function<const std::string*(int32_t tid)>;
+
+// The first lines alone: all perf prints when no sample is left to show.
+void print_report_header_hint(std::FILE* out);
 
 // "# To display the perf.data header info...", the filter lines ("# comm: NAME" for a single
 // --comm, "# dso: NAME" for a single --dso) and the lost-samples block.
