@@ -45,6 +45,8 @@ struct ReportCliOptions {
   SymbolCliOptions symbols;
   std::string comms, dsos, pids, tids, cpus;
   std::string time;  // --time
+  std::string symbol_names;  // -S
+  std::string percentage = "absolute";
 };
 
 // perf names the idle task of the host before reading anything.
@@ -163,10 +165,14 @@ int run_hist_report(const ReportCliOptions& cli) {
     }
   }
 
-  // Filters: samples outside them are left out of the histogram but still count in the totals
-  // the percentages are taken of (perf's default --percentage absolute... as perf 6.1 shows).
+  // Filters: samples outside them go into the histogram as hidden entries (analysis::HistEntry::
+  // filtered) and count in the totals the percentages are taken of, unless --percentage relative.
   const std::vector<std::string> comm_filter = split_commas(cli.comms);
   const std::vector<std::string> dso_filter = split_commas(cli.dsos);
+  const std::vector<std::string> symbol_filter = split_commas(cli.symbol_names);
+  if (cli.percentage != "absolute" && cli.percentage != "relative") {
+    return fail(fmt::format("--percentage {}: absolute or relative expected", cli.percentage));
+  }
   std::vector<int32_t> pid_filter, tid_filter, cpu_filter;
   if (!parse_int_list(cli.pids, false, &pid_filter)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
   if (!parse_int_list(cli.tids, false, &tid_filter)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
@@ -271,11 +277,21 @@ int run_hist_report(const ReportCliOptions& cli) {
       const uint64_t period = sample.has(perfdata::kSamplePeriod) ? sample.period : 1;
       ++ev.samples;
       ev.period += period;
-      if (!listed(comm_filter, std::string_view(*self.comm)) || !listed(pid_filter, self.pid) ||
-          !listed(tid_filter, self.tid) || !listed(cpu_filter, self.cpu) ||
-          !listed(dso_filter, analysis::dso_column_name(self.loc.dso))) {
-        return;
-      }
+      if (!listed(cpu_filter, self.cpu)) return;
+      // perf matches -S against the sample's symbol by name or by its start address in the
+      // process ("0x4011d6"); a sample without a symbol never matches.
+      auto symbol_listed = [&] {
+        if (symbol_filter.empty()) return true;
+        if (!self.loc.sym) return false;
+        if (listed(symbol_filter, std::string(self.loc.sym->name()))) return true;
+        const session::Map* m = find_map(&thread, cpumode, sample.ip);
+        uint64_t start = self.loc.sym_start;
+        if (m && !(m->dso && m->dso->kernel)) start = start - m->pgoff + m->start;
+        return listed(symbol_filter, fmt::format("{:#x}", start));
+      };
+      self.filtered = !listed(comm_filter, std::string_view(*self.comm)) || !listed(pid_filter, self.pid) ||
+                      !listed(tid_filter, self.tid) || !listed(dso_filter, analysis::dso_column_name(self.loc.dso)) ||
+                      !symbol_listed();
       callers.clear();
       chain.clear();
       const bool want_chain = children || graph || folded;
@@ -334,6 +350,11 @@ int run_hist_report(const ReportCliOptions& cli) {
     filter_lines.push_back("dso: " + dso_filter[0]);
     columns.elide_dso = true;
   }
+  if (symbol_filter.size() == 1) {
+    filter_lines.push_back("symbol: " + symbol_filter[0]);
+    columns.elide_sym = true;
+  }
+  columns.relative = cli.percentage == "relative";
   auto thread_comm = [&](int32_t tid) -> const std::string* {
     const session::Thread* t = machine.find_thread(tid);
     return t ? t->comm() : nullptr;
@@ -395,6 +416,9 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_option("--pid", opt->pids, "only samples of these pids");
   cmd->add_option("--tid", opt->tids, "only samples of these tids");
   cmd->add_option("-C,--cpu", opt->cpus, "only samples on these cpus (0-3,5)");
+  cmd->add_option("-S,--symbols", opt->symbol_names, "only samples in these symbols (names or 0xADDR, comma separated)");
+  cmd->add_option("--percentage", opt->percentage,
+                  "percentages of filtered reports: absolute (of all samples, the default) or relative (of those shown)");
   cmd->add_option("--time", opt->time,
                   "time span(s) of interest: start,stop (seconds) [start,stop ...], or percentages: 10%/2, 0%-10%,30%-40%");
   cmd->callback([opt, cmd, &status] {

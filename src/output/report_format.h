@@ -25,6 +25,10 @@ struct ReportColumns {
   // Columns perf leaves out because a single-value filter fixes them (--comm X, --dso X).
   bool elide_comm = false;
   bool elide_dso = false;
+  bool elide_sym = false;   // -S X
+  // --percentage relative: the "# Samples"/"# Event count" lines and every percentage are of the
+  // samples the filters kept, not of all.
+  bool relative = false;
   std::string time_slices;  // --time as given, which perf names in each "# Samples" line
 };
 
