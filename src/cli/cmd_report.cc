@@ -141,6 +141,8 @@ int run_hist_report(const ReportCliOptions& cli) {
   double graph_threshold = 0.5;
   bool graph = true;
   bool folded = false;
+  bool flat = false;
+  bool fractal = false;
   if (!cli.callchain.empty()) {
     std::string mode = cli.callchain.substr(0, cli.callchain.find(','));
     if (mode == "none") {
@@ -148,8 +150,11 @@ int run_hist_report(const ReportCliOptions& cli) {
     } else if (mode == "folded") {
       folded = true;
       graph = false;
-    } else if (mode == "flat" || mode == "fractal") {
-      return fail(fmt::format("-g {}: only the graph, folded and none modes are implemented so far", mode));
+    } else if (mode == "flat") {
+      flat = true;
+      graph = false;
+    } else if (mode == "fractal") {
+      fractal = true;
     } else if (mode != "graph" && mode != "caller" && mode != "callee") {
       return fail(fmt::format("-g {}: unknown callchain mode (graph, flat, fractal, folded, none)", cli.callchain));
     }
@@ -226,7 +231,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   if (!reader->attrs().empty()) {
     decide_children();
     // Like perf: asking for callchains of a file without them is an error, not an empty graph.
-    if (!any_callchain && (folded || (graph && !cli.callchain.empty()))) {
+    if (!any_callchain && (folded || flat || (graph && !cli.callchain.empty()))) {
       return fail(fmt::format("{}: -g {}: the file has no callchains (record with -g or --call-graph)", cli.path,
                               cli.callchain));
     }
@@ -294,7 +299,7 @@ int run_hist_report(const ReportCliOptions& cli) {
                       !symbol_listed();
       callers.clear();
       chain.clear();
-      const bool want_chain = children || graph || folded;
+      const bool want_chain = children || graph || folded || flat;
       if (want_chain && sample.has(perfdata::kSampleCallchain) &&
           session::resolve_callchain(machine, &thread, sample, cli.max_stack, &frames)) {
         // perf takes a frame's level from the space its map is in; a frame without a map keeps
@@ -319,7 +324,7 @@ int run_hist_report(const ReportCliOptions& cli) {
           chain.push_back(cf);
         }
       }
-      if ((graph || folded) && !chain.empty()) {
+      if ((graph || folded || flat) && !chain.empty()) {
         ev.hist.add_with_chain(self, period, children, callers, chain);
       } else {
         ev.hist.add(self, period, children, callers);
@@ -339,6 +344,8 @@ int run_hist_report(const ReportCliOptions& cli) {
   columns.percent_limit = cli.percent_limit;
   columns.graph = graph;
   columns.folded = folded;
+  columns.flat = flat;
+  columns.fractal = fractal;
   columns.graph_min_percent = graph_threshold;
   columns.time_slices = cli.time;
   std::vector<std::string> filter_lines;

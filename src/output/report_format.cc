@@ -67,7 +67,7 @@ void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vec
 
 void print_report_section(std::FILE* out, std::string_view event_name, uint64_t nr_samples, uint64_t total_period,
                           const analysis::Hist& hist, const ReportColumns& columns, const ThreadCommFn& thread_comm) {
-  std::vector<const HistEntry*> rows = hist.sorted(columns.children, columns.graph || columns.folded);
+  std::vector<const HistEntry*> rows = hist.sorted(columns.children, columns.graph || columns.folded || columns.flat);
   // The callchains' percentages stay of all samples, even relative ones (as perf 6.1 prints).
   const uint64_t chain_total = total_period;
   if (columns.relative) {
@@ -203,15 +203,19 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
       }
     }
     row += '\n';
-    if (columns.graph || columns.folded) {
+    if (columns.graph || columns.folded || columns.flat) {
       if (const analysis::CallTree* tree = hist.tree_of(e)) {
         GraphOptions g;
         g.total = chain_total;
         g.entry_period = columns.children ? e->children_period : e->period;
         g.min_hit = static_cast<uint64_t>(static_cast<double>(total_period) * (columns.graph_min_percent / 100.0));
         g.skip_first = !hist.keys().empty() && hist.keys()[0] == SortKey::kSym;
+        g.fractal = columns.fractal;
+        g.min_percent = columns.graph_min_percent;
         if (columns.folded) {
           append_callchain_folded(row, *tree, g);
+        } else if (columns.flat) {
+          append_callchain_flat(row, *tree, g);
         } else {
           append_callchain_graph(row, *tree, g);
         }

@@ -21,6 +21,8 @@ struct ReportColumns {
   double percent_limit = 0;   // --percent-limit: rows below are not printed
   bool graph = false;         // draw each entry's callchain tree (-g graph)
   bool folded = false;        // ... as folded lines instead (-g folded)
+  bool flat = false;          // ... as flat chains instead (-g flat)
+  bool fractal = false;       // -g fractal: graph percentages of the parent branch
   double graph_min_percent = 0.5;  // -g graph,THRESHOLD
   // Columns perf leaves out because a single-value filter fixes them (--comm X, --dso X).
   bool elide_comm = false;
