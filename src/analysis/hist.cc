@@ -96,6 +96,7 @@ Hist::Hist(std::vector<SortKey> keys, unsigned members) : keys_(std::move(keys))
 
 HistEntry Hist::normalized(const HistEntry& e) const {
   HistEntry k;
+  k.filtered = e.filtered;
   if (use_comm_) k.comm = e.comm;
   // The thread is kept even when it is not a key: perf sizes the comm column by the last comm of
   // each entry's (first) thread.

@@ -51,6 +51,10 @@ struct HistEntry {
   uint64_t samples = 0;
   uint64_t children_period = 0;  // self plus what callees of this entry's samples cost
   uint64_t children_samples = 0;
+  // Left out by a filter (--comm, --dso, --pid, --tid, -S): hidden from the output but counted
+  // in the totals. Like perf, an entry keeps the state of the sample that created it: a later
+  // sample that passes the filters adds to a hidden entry and the other way round.
+  bool filtered = false;
 };
 
 class Hist {

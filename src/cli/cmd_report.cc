@@ -9,6 +9,7 @@
 
 #include "analysis/hist.h"
 #include "analysis/unwind_stats.h"
+#include "analysis/time_filter.h"
 #include "cli/commands.h"
 #include "cli/report_pipeline.h"
 #include "output/report_format.h"
@@ -52,6 +53,9 @@ struct ReportCliOptions {
   bool no_unwind_summary = false;  // leave out the unwinding quality block
   bool group = false;              // --group: event groups side by side (perf's default for them)
   bool no_group = false;
+  std::string time;  // --time
+  std::string symbol_names;  // -S
+  std::string percentage = "absolute";
 };
 
 int run_tasks(const ReportCliOptions& cli) {
@@ -106,6 +110,8 @@ int run_hist_report(const ReportCliOptions& cli) {
   double graph_threshold = 0.5;
   bool graph = true;
   bool folded = false;
+  bool flat = false;
+  bool fractal = false;
   if (!cli.callchain.empty()) {
     std::string mode = cli.callchain.substr(0, cli.callchain.find(','));
     if (mode == "none") {
@@ -113,8 +119,11 @@ int run_hist_report(const ReportCliOptions& cli) {
     } else if (mode == "folded") {
       folded = true;
       graph = false;
-    } else if (mode == "flat" || mode == "fractal") {
-      return fail(fmt::format("-g {}: only the graph, folded and none modes are implemented so far", mode));
+    } else if (mode == "flat") {
+      flat = true;
+      graph = false;
+    } else if (mode == "fractal") {
+      fractal = true;
     } else if (mode != "graph" && mode != "caller" && mode != "callee") {
       return fail(fmt::format("-g {}: unknown callchain mode (graph, flat, fractal, folded, none)", cli.callchain));
     }
@@ -130,10 +139,14 @@ int run_hist_report(const ReportCliOptions& cli) {
     }
   }
 
-  // Filters: samples outside them are left out of the histogram but still count in the totals
-  // the percentages are taken of (perf's default --percentage absolute... as perf 6.1 shows).
+  // Filters: samples outside them go into the histogram as hidden entries (analysis::HistEntry::
+  // filtered) and count in the totals the percentages are taken of, unless --percentage relative.
   const std::vector<std::string> comm_filter = split_commas(cli.comms);
   const std::vector<std::string> dso_filter = split_commas(cli.dsos);
+  const std::vector<std::string> symbol_filter = split_commas(cli.symbol_names);
+  if (cli.percentage != "absolute" && cli.percentage != "relative") {
+    return fail(fmt::format("--percentage {}: absolute or relative expected", cli.percentage));
+  }
   std::vector<int32_t> pid_filter, tid_filter, cpu_filter;
   if (!parse_int_list(cli.pids, false, &pid_filter)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
   if (!parse_int_list(cli.tids, false, &tid_filter)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
@@ -144,6 +157,17 @@ int run_hist_report(const ReportCliOptions& cli) {
   if (cli.percent_limit > 0) graph_threshold = cli.percent_limit;
 
   auto reader = perfdata::Reader::open(cli.path);
+  // --time drops samples before anything counts them: they are in neither the entries nor the
+  // totals (unlike the filters above).
+  std::vector<analysis::TimeRange> time_ranges;
+  if (!cli.time.empty()) {
+    analysis::SampleTimeBounds bounds;
+    const auto& f = reader->features();
+    if (!reader->is_pipe() && f.has(perfdata::kFeatSampleTime)) bounds = {f.first_sample_time, f.last_sample_time};
+    if (auto e = analysis::parse_time_ranges(cli.time, &time_ranges, bounds); !e.empty()) {
+      return fail(fmt::format("--time {}: {}", cli.time, e));
+    }
+  }
   session::Machine::Options mo;
   mo.keep_exited = true;        // the Pid:Command column shows each thread's last comm
   mo.keep_maps_on_exec = true;  // as perf 6.1
@@ -197,7 +221,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   if (!reader->attrs().empty()) {
     decide_children();
     // Like perf: asking for callchains of a file without them is an error, not an empty graph.
-    if (!any_callchain && (folded || (graph && !cli.callchain.empty()))) {
+    if (!any_callchain && (folded || flat || (graph && !cli.callchain.empty()))) {
       return fail(fmt::format("{}: -g {}: the file has no callchains (record with -g or --call-graph)", cli.path,
                               cli.callchain));
     }
@@ -237,6 +261,7 @@ int run_hist_report(const ReportCliOptions& cli) {
       if (ai < 0) return;
       if (!decided) decide_children();
       reader->decode_sample(rec, sample);
+      if (analysis::time_skipped(time_ranges, sample.time)) return;
       // Pipe files announce their events as they go.
       while (events.size() <= static_cast<size_t>(ai)) events.push_back({analysis::Hist(keys), 0, 0});
       EventHist& ev = events[static_cast<size_t>(ai)];
@@ -288,14 +313,24 @@ int run_hist_report(const ReportCliOptions& cli) {
           sample.has(perfdata::kSamplePeriod) ? sample.period : reader->attrs()[static_cast<size_t>(ai)].attr.sample_period;
       ++ev.samples;
       ev.period += period;
-      if (!listed(comm_filter, std::string_view(*self.comm)) || !listed(pid_filter, self.pid) ||
-          !listed(tid_filter, self.tid) || !listed(cpu_filter, self.cpu) ||
-          !listed(dso_filter, analysis::dso_column_name(self.loc.dso))) {
-        return;
-      }
+      if (!listed(cpu_filter, self.cpu)) return;
+      // perf matches -S against the sample's symbol by name or by its start address in the
+      // process ("0x4011d6"); a sample without a symbol never matches.
+      auto symbol_listed = [&] {
+        if (symbol_filter.empty()) return true;
+        if (!self.loc.sym) return false;
+        if (listed(symbol_filter, std::string(self.loc.sym->name()))) return true;
+        const session::Map* m = find_map(&thread, cpumode, sample.ip);
+        uint64_t start = self.loc.sym_start;
+        if (m && !(m->dso && m->dso->kernel)) start = start - m->pgoff + m->start;
+        return listed(symbol_filter, fmt::format("{:#x}", start));
+      };
+      self.filtered = !listed(comm_filter, std::string_view(*self.comm)) || !listed(pid_filter, self.pid) ||
+                      !listed(tid_filter, self.tid) || !listed(dso_filter, analysis::dso_column_name(self.loc.dso)) ||
+                      !symbol_listed();
       callers.clear();
       chain.clear();
-      const bool want_chain = children || graph || folded;
+      const bool want_chain = children || graph || folded || flat;
       bool have_frames = false;
       if (want_chain && sample.has(perfdata::kSampleCallchain)) {
         if (all_frames_ok) {
@@ -330,7 +365,7 @@ int run_hist_report(const ReportCliOptions& cli) {
           chain.push_back(cf);
         }
       }
-      if ((graph || folded) && !chain.empty()) {
+      if ((graph || folded || flat) && !chain.empty()) {
         hist.add_with_chain(self, period, children, callers, chain, slot.member);
       } else {
         hist.add(self, period, children, callers, slot.member);
@@ -359,7 +394,10 @@ int run_hist_report(const ReportCliOptions& cli) {
   columns.percent_limit = cli.percent_limit;
   columns.graph = graph;
   columns.folded = folded;
+  columns.flat = flat;
+  columns.fractal = fractal;
   columns.graph_min_percent = graph_threshold;
+  columns.time_slices = cli.time;
   std::vector<std::string> filter_lines;
   if (comm_filter.size() == 1) {
     filter_lines.push_back("comm: " + comm_filter[0]);
@@ -369,12 +407,26 @@ int run_hist_report(const ReportCliOptions& cli) {
     filter_lines.push_back("dso: " + dso_filter[0]);
     columns.elide_dso = true;
   }
+  if (symbol_filter.size() == 1) {
+    filter_lines.push_back("symbol: " + symbol_filter[0]);
+    columns.elide_sym = true;
+  }
+  columns.relative = cli.percentage == "relative";
   auto thread_comm = [&](int32_t tid) -> const std::string* {
     const session::Thread* t = machine.find_thread(tid);
     return t ? t->comm() : nullptr;
   };
-  if (!cli.quiet) output::print_report_preamble(stdout, lost_samples, filter_lines);
-  if (summary) output::print_unwind_summary(stdout, unwind.finish(), /*dwarf_unwound=*/true);
+  // perf stops after the header hint when no event kept a sample (--time outside the
+  // recording, an empty file).
+  const bool any_samples = std::any_of(events.begin(), events.end(), [](const EventHist& e) { return e.samples > 0; });
+  if (!any_samples) {
+    output::print_report_header_hint(stdout);
+    std::fflush(stdout);
+    fmt::print(stderr, "Error:\nThe {} data has no samples!\n", cli.path);
+  } else {
+    if (!cli.quiet) output::print_report_preamble(stdout, lost_samples, filter_lines);
+    if (summary) output::print_unwind_summary(stdout, unwind.finish(), /*dwarf_unwound=*/true);
+  }
   columns.quiet = cli.quiet;
   for (size_t i = 0; i < events.size() && i < reader->attrs().size(); ++i) {
     columns.plural_events = group_size[i] > 1;
@@ -453,6 +505,11 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_option("--pid", opt->pids, "only samples of these pids");
   cmd->add_option("--tid", opt->tids, "only samples of these tids");
   cmd->add_option("-C,--cpu", opt->cpus, "only samples on these cpus (0-3,5)");
+  cmd->add_option("-S,--symbols", opt->symbol_names, "only samples in these symbols (names or 0xADDR, comma separated)");
+  cmd->add_option("--percentage", opt->percentage,
+                  "percentages of filtered reports: absolute (of all samples, the default) or relative (of those shown)");
+  cmd->add_option("--time", opt->time,
+                  "time span(s) of interest: start,stop (seconds) [start,stop ...], or percentages: 10%/2, 0%-10%,30%-40%");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);
     status = run_guarded("report", opt->path, [&] { return run_report(*opt); });

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "symbols/symbol_table.h"
@@ -41,13 +42,31 @@ void margin(std::string& out, size_t extra) {
   out.append(extra, ' ');
 }
 
+// The weight a child needs to be drawn: of all samples in graph mode, of its parent's children
+// in fractal mode (rounded up, like perf).
+uint64_t min_hit_under(const CallNode& node, const GraphOptions& o) {
+  if (!o.fractal) return o.min_hit;
+  return static_cast<uint64_t>(std::ceil(static_cast<double>(node.children_hit) * (o.min_percent / 100.0)));
+}
+
+void append_branch_percent(std::string& out, uint64_t part, uint64_t total) {
+  double pct = total ? 100.0 * static_cast<double>(part) / static_cast<double>(total) : 0.0;
+  util::append_format(out, "--{:.2f}%--", pct);
+}
+
+// `total`: the percentages' base at this level (the event's total in graph mode; in fractal
+// mode the entry's period at the top, then each parent's children).
 void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, int depth, uint64_t depth_mask,
-                size_t left) {
-  std::vector<const CallNode*> children = drawn_children(node, o.min_hit);
+                size_t left, uint64_t total) {
+  std::vector<const CallNode*> children = drawn_children(node, min_hit_under(node, o));
+  uint64_t remaining = total;
+  uint64_t new_mask = depth_mask;
   for (size_t n = 0; n < children.size(); ++n) {
     const CallNode& child = *children[n];
-    uint64_t new_mask = depth_mask;
-    if (n + 1 == children.size()) new_mask &= ~(uint64_t{1} << (depth - 1));
+    remaining -= std::min(remaining, child.cumul());
+    new_mask = depth_mask;
+    // The last child closes this level's link, unless a fractal "[...]" line follows it.
+    if (n + 1 == children.size() && (!o.fractal || !remaining)) new_mask &= ~(uint64_t{1} << (depth - 1));
     // The separator line keeps the link of this level until its last child.
     margin(out, left);
     for (int i = 0; i < depth; ++i) out += (depth_mask & (uint64_t{1} << i)) ? "|          " : "           ";
@@ -57,8 +76,7 @@ void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, i
       for (int i = 0; i < depth; ++i) {
         out += (new_mask & (uint64_t{1} << i)) ? '|' : ' ';
         if (f == 0 && i == depth - 1) {
-          double pct = o.total ? 100.0 * static_cast<double>(child.cumul()) / static_cast<double>(o.total) : 0.0;
-          util::append_format(out, "--{:.2f}%--", pct);
+          append_branch_percent(out, child.cumul(), total);
         } else {
           out += "          ";
         }
@@ -66,7 +84,22 @@ void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, i
       out += frame_name(child.frames[f]);
       out += '\n';
     }
-    draw_level(out, child, o, depth + 1, new_mask | (uint64_t{1} << depth), left);
+    draw_level(out, child, o, depth + 1, new_mask | (uint64_t{1} << depth), left, o.fractal ? child.children_hit : total);
+  }
+  if (o.fractal && remaining && remaining != total) {
+    new_mask &= ~(uint64_t{1} << (depth - 1));
+    margin(out, left);
+    for (int i = 0; i < depth; ++i) {
+      out += (new_mask & (uint64_t{1} << i)) ? '|' : ' ';
+      if (i == depth - 1) {
+        append_branch_percent(out, remaining, total);
+      } else {
+        out += "          ";
+      }
+    }
+    // perf 6.1 allocates this "[...]" symbol without clearing it, so its "inlined" bit is whatever
+    // the heap held and it sometimes prints "[...] (inlined)"; the cleared symbol's text is used here.
+    out += "[...]\n";
   }
 }
 
@@ -110,6 +143,20 @@ void append_callchain_folded(std::string& out, const analysis::CallTree& tree, c
   }
 }
 
+void append_callchain_flat(std::string& out, const analysis::CallTree& tree, const GraphOptions& o) {
+  std::vector<std::vector<const CallNode*>> ends;
+  collect_ends(tree.root(), {}, o.min_hit, &ends);
+  std::stable_sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.back()->hit > b.back()->hit; });
+  for (const auto& path : ends) {
+    double pct = o.total ? 100.0 * static_cast<double>(path.back()->cumul()) / static_cast<double>(o.total) : 0.0;
+    util::append_format(out, "           {:.2f}%\n", pct);
+    for (const CallNode* n : path) {
+      for (const auto& f : n->frames) util::append_format(out, "                {}\n", frame_name(f));
+    }
+    out += '\n';
+  }
+}
+
 std::string frame_name(const analysis::CallFrame& f) {
   if (f.sym) return std::string(f.sym->name());
   return f.ip ? fmt::format("{:#x}", f.ip) : std::string("0");  // printf's %#lx
@@ -119,7 +166,7 @@ void append_callchain_graph(std::string& out, const analysis::CallTree& tree, co
   const size_t start = out.size();
   const CallNode* root = &tree.root();
   size_t left = 0;
-  std::vector<const CallNode*> top = drawn_children(*root, o.min_hit);
+  std::vector<const CallNode*> top = drawn_children(*root, min_hit_under(*root, o));
   if (top.size() == 1 && top[0]->cumul() == o.entry_period) {
     // A single way in that carries all of the entry: its frames hang from "---" and the
     // branching starts below them.
@@ -142,7 +189,7 @@ void append_callchain_graph(std::string& out, const analysis::CallTree& tree, co
     }
     root = &only;
   }
-  draw_level(out, *root, o, 1, 1, left);
+  draw_level(out, *root, o, 1, 1, left, o.fractal ? o.entry_period : o.total);
   if (out.size() != start) out += '\n';
 }
 

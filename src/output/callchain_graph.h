@@ -15,6 +15,11 @@ struct GraphOptions {
   uint64_t entry_period = 0; // the entry's own period (its children period with --children)
   uint64_t min_hit = 0;      // branches lighter than this are not drawn (threshold % of total)
   bool skip_first = false;   // the entry's column already names the first frame (sort by sym)
+  // -g fractal: each branch's percentage is of its parent (the entry's period at the top), and a
+  // child is drawn when it carries at least min_percent of its parent's children; what the
+  // threshold cut shows as "[...]".
+  bool fractal = false;
+  double min_percent = 0.5;
 };
 
 // Appends the graph of `tree` to `out`, followed by a blank line; nothing when nothing is drawn.
@@ -23,6 +28,10 @@ void append_callchain_graph(std::string& out, const analysis::CallTree& tree, co
 // perf's -g folded lines of an entry: every chain end heavy enough (by its own period, heaviest
 // first) as "NN.NN% frame;frame;..." from the top of the tree down to it.
 void append_callchain_folded(std::string& out, const analysis::CallTree& tree, const GraphOptions& options);
+
+// perf's -g flat: every chain end heavy enough, in the folded order, as its percentage (the
+// node's cumulated period) and its frames one a line from the top of the tree down.
+void append_callchain_flat(std::string& out, const analysis::CallTree& tree, const GraphOptions& options);
 
 // How perf names a frame in a graph: the symbol, else the raw address in hex.
 std::string frame_name(const analysis::CallFrame& f);

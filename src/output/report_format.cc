@@ -51,21 +51,41 @@ std::string abbreviated_count(uint64_t n) {
   return fmt::format("{} ", n);
 }
 
-void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vector<std::string>& filter_lines) {
+void print_report_header_hint(std::FILE* out) {
   fmt::print(out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
+}
+
+void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vector<std::string>& filter_lines) {
+  print_report_header_hint(out);
   for (const auto& l : filter_lines) fmt::print(out, "# {}\n", l);
   fmt::print(out, "#\n# Total Lost Samples: {}\n#\n", lost_samples);
 }
 
 void print_report_section(std::FILE* out, std::string_view event_name, uint64_t nr_samples, uint64_t total_period,
                           const analysis::Hist& hist, const ReportColumns& columns, const ThreadCommFn& thread_comm) {
+  std::vector<const HistEntry*> rows = hist.sorted(columns.children, columns.graph || columns.folded || columns.flat);
+  // The callchains' percentages stay of all samples, even relative ones (as perf 6.1 prints).
+  const uint64_t chain_total = total_period;
+  if (columns.relative) {
+    // perf's non-filtered totals: the self values of the entries left visible.
+    nr_samples = 0;
+    total_period = 0;
+    for (const HistEntry* e : rows) {
+      if (e->filtered) continue;
+      nr_samples += e->samples;
+      total_period += e->period;
+    }
+  }
+  // Filtered entries took their place in the order (which depends on insertion) but are not shown.
+  std::erase_if(rows, [](const HistEntry* e) { return e->filtered; });
   if (!columns.quiet) {
-    fmt::print(out, "# Samples: {} of event{} '{}'\n", abbreviated_count(nr_samples), columns.plural_events ? "s" : "",
+    fmt::print(out, "# Samples: {} of event{} '{}'", abbreviated_count(nr_samples), columns.plural_events ? "s" : "",
                event_name);
+    if (!columns.time_slices.empty()) fmt::print(out, " (time slices: {})", columns.time_slices);
+    fmt::print(out, "\n");
     fmt::print(out, "# Event count (approx.): {}\n#\n", total_period);
   }
 
-  std::vector<const HistEntry*> rows = hist.sorted(columns.children, columns.graph || columns.folded);
   // perf sizes the columns by every entry, the ones --percent-limit hides included.
   const std::vector<const HistEntry*> all = rows;
   if (columns.percent_limit > 0) {
@@ -114,9 +134,14 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
   if (columns.show_period) cols.push_back({"Period", 12 * members, true, true});
   std::vector<SortKey> shown;
   for (SortKey k : hist.keys()) {
-    if ((k == SortKey::kComm && columns.elide_comm) || (k == SortKey::kDso && columns.elide_dso)) continue;
+    if ((k == SortKey::kComm && columns.elide_comm) || (k == SortKey::kDso && columns.elide_dso) ||
+        (k == SortKey::kSym && columns.elide_sym)) {
+      continue;
+    }
     shown.push_back(k);
   }
+  // perf shows every key again rather than none.
+  if (shown.empty()) shown = hist.keys();
   for (SortKey k : shown) {
     switch (k) {
       case SortKey::kComm: cols.push_back({"Command", comm_w, false, true}); break;
@@ -197,17 +222,23 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
       }
     }
     row += '\n';
-    if (columns.graph || columns.folded) {
+    if (columns.graph || columns.folded || columns.flat) {
       if (const analysis::CallTree* tree = hist.tree_of(e)) {
         GraphOptions g;
         // A group's graphs are the leader's, in percent of the leader's total.
-        const uint64_t graph_total = members > 1 ? columns.member_totals[0] : total_period;
+        const uint64_t graph_total = members > 1 ? columns.member_totals[0] : chain_total;
         g.total = graph_total;
         g.entry_period = columns.children ? e->children_period : e->period;
-        g.min_hit = static_cast<uint64_t>(static_cast<double>(graph_total) * (columns.graph_min_percent / 100.0));
+        // The threshold is of the (relative) total the entries are shown against.
+        const uint64_t threshold_total = members > 1 ? columns.member_totals[0] : total_period;
+        g.min_hit = static_cast<uint64_t>(static_cast<double>(threshold_total) * (columns.graph_min_percent / 100.0));
         g.skip_first = !hist.keys().empty() && hist.keys()[0] == SortKey::kSym;
+        g.fractal = columns.fractal;
+        g.min_percent = columns.graph_min_percent;
         if (columns.folded) {
           append_callchain_folded(row, *tree, g);
+        } else if (columns.flat) {
+          append_callchain_flat(row, *tree, g);
         } else {
           append_callchain_graph(row, *tree, g);
         }

