@@ -31,13 +31,10 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 
-[[ -x /usr/bin/time ]] || { apt-get install -y time >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y time >/dev/null; }; }
-command -v perf >/dev/null || { echo "script_bench.sh: perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
-
-build="$root/build-bench"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTPERF_TESTS=OFF >/dev/null
-ninja -C "$build" tperf >/dev/null
-tperf="$build/tperf"
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
+bench_tools script_bench.sh
+bench_build "$root"
 mkdir -p "$out"
 
 if [[ ${#files[@]} -eq 0 ]]; then
@@ -61,27 +58,6 @@ echo "# script_bench $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "# machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM; kernel $(uname -r)"
 echo "# $(perf --version); tperf at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') (Release)"
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg); best of $runs run(s), outputs to files on $tmp"
-
-# measure OUTFILE CMD...: sets best_s, best_cpu, peak_kb over $runs runs; stdout to OUTFILE.
-measure() {
-  local outfile="$1"
-  shift
-  best_s=""
-  best_cpu=""
-  peak_kb=0
-  local i s kb u sy cpu
-  for ((i = 0; i < runs; ++i)); do
-    if ! /usr/bin/time -f '%e %M %U %S' -o "$tmp/time" "$@" >"$outfile" 2>"$tmp/stderr"; then
-      echo "!! failed: $*" >&2
-      tail -3 "$tmp/stderr" >&2
-    fi
-    read -r s kb u sy < <(tail -1 "$tmp/time")
-    cpu=$(awk -v u="$u" -v s="$sy" 'BEGIN { printf "%.2f", u + s }')
-    if [[ -z $best_s ]] || awk -v a="$s" -v b="$best_s" 'BEGIN { exit !(a < b) }'; then best_s=$s; fi
-    if [[ -z $best_cpu ]] || awk -v a="$cpu" -v b="$best_cpu" 'BEGIN { exit !(a < b) }'; then best_cpu=$cpu; fi
-    if ((kb > peak_kb)); then peak_kb=$kb; fi
-  done
-}
 
 summary=()
 for f in "${files[@]}"; do
