@@ -181,10 +181,8 @@ int run_hist_report(const ReportCliOptions& cli) {
   symbols::Symbolizer symbolizer(machine, so);
   symbols::DwarfUnwinder unwinder(machine, {so.symfs, so.buildid_dir});
   // perf widens the kernel map to the kernel's symbols once it has them.
-  auto find_map = [&](const session::Thread* t, uint8_t cpumode, uint64_t addr) -> const session::Map* {
-    const session::Map* m = machine.find_map(t, cpumode, addr);
-    if (!m && (cpumode & perfdata::kMiscCpumodeMask) == perfdata::kMiscKernel) m = symbolizer.widened_kernel_map(addr);
-    return m;
+  auto find_map = [&](const session::Thread* t, uint8_t cpumode, uint64_t addr) {
+    return find_sample_map(machine, symbolizer, t, cpumode, addr);
   };
 
   // Event groups (GROUP_DESC): shown side by side unless --no-group, as perf 6.1 does by default.
@@ -272,14 +270,8 @@ int run_hist_report(const ReportCliOptions& cli) {
       analysis::Hist& hist = events[slot.leader].hist;
       session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
       const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
-      analysis::HistEntry self;
-      self.comm = thread.comm_at(sample.time);
-      if (!self.comm) self.comm = machine.strings().intern(fmt::format(":{}", thread.tid()));
-      self.pid = thread.pid();
-      self.tid = thread.tid();
-      self.cpu = sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1;
       const session::Map* sample_map = find_map(&thread, cpumode, sample.ip);
-      self.loc = locate(symbolizer, sample_map, thread.pid(), cpumode, sample.ip, false);
+      analysis::HistEntry self = sample_entry(machine, symbolizer, thread, sample, cpumode, sample_map);
       // --call-graph dwarf: the user frames unwound from the stack copy, after the kernel's.
       user_frames.clear();
       if ((summary || children || graph || folded) && sample.has(perfdata::kSampleCallchain)) {

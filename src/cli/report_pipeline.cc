@@ -62,15 +62,15 @@ analysis::Location locate(symbols::Symbolizer& symbolizer, const session::Map* m
 }
 
 analysis::HistEntry sample_entry(session::Machine& machine, symbols::Symbolizer& symbolizer,
-                                 const session::Thread& thread, const perfdata::Sample& sample, uint8_t cpumode) {
+                                 const session::Thread& thread, const perfdata::Sample& sample, uint8_t cpumode,
+                                 const session::Map* map) {
   analysis::HistEntry self;
   self.comm = thread.comm_at(sample.time);
   if (!self.comm) self.comm = machine.strings().intern(fmt::format(":{}", thread.tid()));
   self.pid = thread.pid();
   self.tid = thread.tid();
   self.cpu = sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1;
-  self.loc = locate(symbolizer, find_sample_map(machine, symbolizer, &thread, cpumode, sample.ip), thread.pid(),
-                    cpumode, sample.ip, false);
+  self.loc = locate(symbolizer, map, thread.pid(), cpumode, sample.ip, false);
   return self;
 }
 
@@ -118,7 +118,10 @@ EventHists load_event_hists(const std::string& path, const std::vector<analysis:
       // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
       const uint64_t period =
           sample.has(perfdata::kSamplePeriod) ? sample.period : reader.attrs()[static_cast<size_t>(ai)].attr.sample_period;
-      out.hists[static_cast<size_t>(ai)].add(sample_entry(machine, symbolizer, thread, sample, cpumode), period);
+      out.hists[static_cast<size_t>(ai)].add(
+          sample_entry(machine, symbolizer, thread, sample, cpumode,
+                       find_sample_map(machine, symbolizer, &thread, cpumode, sample.ip)),
+          period);
     } catch (const perfdata::FormatError& e) {
       out.problems.push_back(e.what());
     }

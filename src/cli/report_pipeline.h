@@ -40,9 +40,10 @@ analysis::Location locate(symbols::Symbolizer& symbolizer, const session::Map* m
                           uint64_t ip, bool frame);
 
 // The keys of a sample's own entry: its comm at the sample's time (":TID" without one), thread,
-// cpu and location.
+// cpu and location. `map`: find_sample_map() of the sample's ip.
 analysis::HistEntry sample_entry(session::Machine& machine, symbols::Symbolizer& symbolizer,
-                                 const session::Thread& thread, const perfdata::Sample& sample, uint8_t cpumode);
+                                 const session::Thread& thread, const perfdata::Sample& sample, uint8_t cpumode,
+                                 const session::Map* map);
 
 // A file read into one histogram per event, with what its entries point into.
 struct EventHists {
