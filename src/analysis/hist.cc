@@ -27,6 +27,7 @@ constexpr KeyName kKeyNames[] = {
     {"comm", SortKey::kComm}, {"pid", SortKey::kPid},       {"thread", SortKey::kPid},
     {"tid", SortKey::kTid},   {"dso", SortKey::kDso},       {"sym", SortKey::kSym},
     {"symbol", SortKey::kSym}, {"symoff", SortKey::kSymoff}, {"cpu", SortKey::kCpu},
+    {"srcline", SortKey::kSrcline}, {"parent", SortKey::kParent},
 };
 
 size_t mix(size_t h, uint64_t v) { return h ^ (std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
@@ -51,7 +52,7 @@ std::string parse_sort_keys(std::string_view spec, std::vector<SortKey>* out) {
     if (!tok.empty()) {
       auto it = std::find_if(std::begin(kKeyNames), std::end(kKeyNames), [&](const KeyName& k) { return tok == k.name; });
       if (it == std::end(kKeyNames)) {
-        return fmt::format("unknown --sort key '{}' (known: comm, pid, tid, dso, sym, symoff, cpu)", tok);
+        return fmt::format("unknown --sort key '{}' (known: comm, pid, tid, dso, sym, symoff, cpu, srcline, parent)", tok);
       }
       if (std::find(out->begin(), out->end(), it->key) == out->end()) out->push_back(it->key);
     }
@@ -71,6 +72,8 @@ const char* sort_key_header(SortKey key) {
     case SortKey::kSym: return "Symbol";
     case SortKey::kSymoff: return "Symbol+Offset";
     case SortKey::kCpu: return "CPU";
+    case SortKey::kSrcline: return "Source:Line";
+    case SortKey::kParent: return "Parent symbol";
   }
   return "";
 }
@@ -90,6 +93,8 @@ Hist::Hist(std::vector<SortKey> keys, unsigned members) : keys_(std::move(keys))
       case SortKey::kSym: use_sym_ = true; break;
       case SortKey::kSymoff: use_symoff_ = true; break;
       case SortKey::kCpu: use_cpu_ = true; break;
+      case SortKey::kSrcline: use_srcline_ = true; break;
+      case SortKey::kParent: use_parent_ = true; break;
     }
   }
 }
@@ -97,12 +102,15 @@ Hist::Hist(std::vector<SortKey> keys, unsigned members) : keys_(std::move(keys))
 HistEntry Hist::normalized(const HistEntry& e) const {
   HistEntry k;
   k.filtered = e.filtered;
+  k.unresolved = !e.loc.sym;
   if (use_comm_) k.comm = e.comm;
   // The thread is kept even when it is not a key: perf sizes the comm column by the last comm of
   // each entry's (first) thread.
   k.tid = e.tid;
   k.pid = e.pid;
   if (use_cpu_) k.cpu = e.cpu;
+  if (use_srcline_) k.srcline = e.srcline;
+  if (use_parent_) k.parent = e.parent;
   if (use_dso_ || use_sym_ || use_symoff_) k.loc.dso = e.loc.dso;
   if (use_sym_ || use_symoff_) {
     k.loc.sym = e.loc.sym;
@@ -125,11 +133,13 @@ size_t Hist::hash_of(const HistEntry& e) const {
   h = mix(h, reinterpret_cast<uintptr_t>(e.loc.sym));
   h = mix(h, e.loc.sym_start);
   h = mix(h, e.loc.addr);
+  h = mix(h, reinterpret_cast<uintptr_t>(e.srcline));
+  if (!e.parent.empty()) h = mix(h, std::hash<std::string_view>()(e.parent));
   return h;
 }
 
 bool Hist::same_keys(const HistEntry& a, const HistEntry& b) const {
-  if (a.comm != b.comm || a.cpu != b.cpu) return false;
+  if (a.comm != b.comm || a.cpu != b.cpu || a.srcline != b.srcline || a.parent != b.parent) return false;
   if ((use_pid_ || use_tid_) && a.tid != b.tid) return false;
   // perf compares DSOs by the name it shows.
   if (use_dso_ && dso_column_name(a.loc.dso) != dso_column_name(b.loc.dso)) return false;
@@ -221,6 +231,7 @@ void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<
                unsigned member) {
   const uint64_t stamp = ++total_samples_;
   total_period_ += period;
+  if (!srcline_known_.empty()) srcline_known_.clear();
   uint32_t i = findnew(self);
   last_self_ = i;
   take_thread(i, self, member);
@@ -383,6 +394,17 @@ int Hist::compare_sort_keys(const HistEntry& a, const HistEntry& b, bool by_addr
   for (SortKey k : keys_) {
     int c = 0;
     switch (k) {
+      case SortKey::kSrcline:
+        c = cmp_str(a.srcline ? std::string_view(*a.srcline) : "", b.srcline ? std::string_view(*b.srcline) : "");
+        break;
+      case SortKey::kParent:
+        // A parent before "[other]".
+        if (!a.parent.empty() && !b.parent.empty()) {
+          c = cmp_str(a.parent, b.parent);
+        } else if (!a.parent.empty() || !b.parent.empty()) {
+          c = a.parent.empty() ? 1 : -1;
+        }
+        break;
       case SortKey::kComm:
         c = cmp_str(a.comm ? std::string_view(*a.comm) : "", b.comm ? std::string_view(*b.comm) : "");
         break;
@@ -416,6 +438,39 @@ int Hist::compare_sort_keys(const HistEntry& a, const HistEntry& b, bool by_addr
     if (c) return c;
   }
   return 0;
+}
+
+bool Hist::srcline_known(const HistEntry& e) const {
+  if (!use_srcline_) return true;
+  const size_t idx = static_cast<size_t>(&e - entries_.data());
+  if (srcline_known_.empty() && !entries_.empty()) {
+    // Group the entries by the keys before srcline and count what went into each group: every
+    // sample and every callchain entry credited in children mode was one lookup in perf's tree.
+    std::vector<SortKey> prefix;
+    for (SortKey k : keys_) {
+      if (k == SortKey::kSrcline) break;
+      prefix.push_back(k);
+    }
+    const Hist view(prefix);
+    std::vector<uint32_t> order(entries_.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto less = [&](uint32_t x, uint32_t y) { return view.compare_sort_keys(entries_[x], entries_[y], true) < 0; };
+    std::stable_sort(order.begin(), order.end(), less);
+    srcline_known_.assign(entries_.size(), 0);
+    for (size_t b = 0; b < order.size();) {
+      size_t end = b + 1;
+      while (end < order.size() && !less(order[b], order[end])) ++end;
+      uint64_t lookups = 0;
+      for (size_t i = b; i < end; ++i) {
+        const HistEntry& g = entries_[order[i]];
+        lookups += std::max(g.samples, g.children_samples);
+        for (unsigned m = 1; m < members_; ++m) lookups += member_samples(g, m);
+      }
+      for (size_t i = b; i < end; ++i) srcline_known_[order[i]] = lookups >= 2;
+      b = end;
+    }
+  }
+  return idx < srcline_known_.size() && srcline_known_[idx];
 }
 
 std::vector<const HistEntry*> Hist::in_key_order() const {

@@ -22,7 +22,7 @@ struct Symbol;
 
 namespace tperf::analysis {
 
-enum class SortKey : uint8_t { kComm, kPid, kTid, kDso, kSym, kSymoff, kCpu };
+enum class SortKey : uint8_t { kComm, kPid, kTid, kDso, kSym, kSymoff, kCpu, kSrcline, kParent };
 
 // Parses perf's --sort syntax ("comm,dso,sym"; "symbol" and "thread" spellings too). Returns ""
 // or a message naming the unknown key.
@@ -46,6 +46,12 @@ struct HistEntry {
   int32_t tid = -1;
   int32_t cpu = -1;
   Location loc;
+  const std::string* srcline = nullptr;  // the srcline key's text (perf's get_srcline), interned
+  // The address of the sample that made the entry had no symbol (perf widens the dso column for
+  // such entries, whichever keys are in use). Not a key.
+  bool unresolved = false;
+  std::string_view parent;               // the parent key: the first callchain symbol matching
+                                         // the parent pattern, "" for perf's "[other]"
   // Values.
   uint64_t period = 0;    // self
   uint64_t samples = 0;
@@ -107,6 +113,11 @@ class Hist {
   // address as perf's input trees key them, instead of by name.
   int compare_sort_keys(const HistEntry& a, const HistEntry& b, bool by_address = false) const;
 
+  // perf 6.1 works an entry's srcline out only when it compares the entry with another one whose
+  // keys before srcline are equal (its input tree does so once two samples share those keys);
+  // the column is as wide as the srclines known then, and a later one is cut to that width.
+  bool srcline_known(const HistEntry& e) const;
+
   uint64_t total_period() const { return total_period_; }
   uint64_t total_samples() const { return total_samples_; }
   size_t size() const { return entries_.size(); }
@@ -135,7 +146,10 @@ class Hist {
   std::vector<uint8_t> thread_from_;
   void take_thread(uint32_t entry, const HistEntry& sample, unsigned member);
   bool use_comm_ = false, use_pid_ = false, use_tid_ = false, use_dso_ = false, use_sym_ = false,
-       use_symoff_ = false, use_cpu_ = false;
+       use_symoff_ = false, use_cpu_ = false, use_srcline_ = false, use_parent_ = false;
+  // srcline_known(): by entry index, filled on first use.
+  mutable std::vector<uint8_t> srcline_known_;
+
   std::vector<HistEntry> entries_;
   // Merging chains into the trees (with --children, one chain per caller entry of a sample)
   // is as much work as everything else together: it runs on its own thread, fed in batches

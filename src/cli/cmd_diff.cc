@@ -68,6 +68,12 @@ std::string parse_compute(const std::string& spec, analysis::DiffOptions* out) {
 int run_diff(const DiffCliOptions& cli) {
   std::vector<analysis::SortKey> keys;
   if (auto err = analysis::parse_sort_keys(cli.sort, &keys); !err.empty()) return fail(err);
+  for (analysis::SortKey k : keys) {
+    if (k == analysis::SortKey::kSrcline || k == analysis::SortKey::kParent) {
+      return fail(fmt::format("--sort {}: tperf diff compares by comm, pid, tid, dso, sym, symoff and cpu only",
+                              k == analysis::SortKey::kSrcline ? "srcline" : "parent"));
+    }
+  }
   analysis::DiffOptions options;
   if (auto err = parse_compute(cli.compute, &options); !err.empty()) return fail(err);
   // Like perf: no file named compares perf.data.old with perf.data; one names the new file.

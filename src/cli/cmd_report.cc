@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <regex>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "analysis/hist.h"
 #include "analysis/unwind_stats.h"
@@ -56,7 +60,12 @@ struct ReportCliOptions {
   std::string time;  // --time
   std::string symbol_names;  // -S
   std::string percentage = "absolute";
+  std::string parent_pattern;  // -p: adds the parent key
+  bool exclude_other = false;  // -x
 };
+
+// perf's default pattern for the parent key.
+constexpr const char* kDefaultParentPattern = "^sys_|^do_page_fault";
 
 int run_tasks(const ReportCliOptions& cli) {
   auto reader = perfdata::Reader::open(cli.path);
@@ -105,6 +114,20 @@ struct EventHist {
 int run_hist_report(const ReportCliOptions& cli) {
   std::vector<analysis::SortKey> keys;
   if (auto err = analysis::parse_sort_keys(cli.sort, &keys); !err.empty()) return fail(err);
+  // -p REGEX: the parent key joins the sort keys (perf adds it at the end).
+  if (!cli.parent_pattern.empty() && std::find(keys.begin(), keys.end(), analysis::SortKey::kParent) == keys.end()) {
+    keys.push_back(analysis::SortKey::kParent);
+  }
+  const bool use_parent = std::find(keys.begin(), keys.end(), analysis::SortKey::kParent) != keys.end();
+  const bool use_srcline = std::find(keys.begin(), keys.end(), analysis::SortKey::kSrcline) != keys.end();
+  // perf matches the pattern with POSIX extended regexes, anywhere in the symbol's name.
+  std::optional<std::regex> parent_regex;
+  const std::string parent_pattern = cli.parent_pattern.empty() ? kDefaultParentPattern : cli.parent_pattern;
+  try {
+    parent_regex.emplace(parent_pattern, std::regex::extended | std::regex::nosubs | std::regex::optimize);
+  } catch (const std::regex_error& e) {
+    return fail(fmt::format("-p/--parent '{}': not a valid regular expression ({})", parent_pattern, e.what()));
+  }
   // -g MODE[,THRESHOLD[,ORDER]]: the graph mode (absolute percentages) is drawn; other modes
   // are refused until they are implemented.
   double graph_threshold = 0.5;
@@ -223,6 +246,11 @@ int run_hist_report(const ReportCliOptions& cli) {
       return fail(fmt::format("{}: -g {}: the file has no callchains (record with -g or --call-graph)", cli.path,
                               cli.callchain));
     }
+    // The parent is found on the callchain.
+    if (!any_callchain && use_parent) {
+      return fail(fmt::format("{}: --sort parent (or -p) needs callchains, and the file has none (record with -g)",
+                              cli.path));
+    }
   }
 
   uint64_t lost_samples = 0;
@@ -234,6 +262,40 @@ int run_hist_report(const ReportCliOptions& cli) {
   std::vector<analysis::HistEntry> callers;
   std::vector<analysis::CallFrame> chain;
   std::vector<std::string> problems;
+  // The srcline key's texts, interned, by (dso, pid, address, callchain entry or not).
+  struct SrclineKey {
+    const void* dso;
+    int32_t pid;
+    uint64_t addr;
+    bool frame;
+    bool operator==(const SrclineKey&) const = default;
+  };
+  struct SrclineKeyHash {
+    size_t operator()(const SrclineKey& k) const {
+      return std::hash<uint64_t>()(k.addr) ^ (std::hash<const void*>()(k.dso) << 1) ^
+             (static_cast<size_t>(k.pid) << 7) ^ k.frame;
+    }
+  };
+  std::unordered_map<SrclineKey, const std::string*, SrclineKeyHash> srcline_cache;
+  std::unordered_set<std::string> srcline_texts;
+  auto srcline_of = [&](const session::Map* map, int32_t pid, uint64_t ip, bool frame) -> const std::string* {
+    const SrclineKey key{map ? map->dso : nullptr, pid, ip, frame};
+    auto it = srcline_cache.find(key);
+    if (it != srcline_cache.end()) return it->second;
+    std::string text = map ? symbolizer.report_srcline(*map, pid, ip, frame) : "??:0";
+    const std::string* interned = &*srcline_texts.insert(std::move(text)).first;
+    srcline_cache.emplace(key, interned);
+    return interned;
+  };
+  std::unordered_map<const symbols::Symbol*, bool> parent_match;
+  auto is_parent = [&](const symbols::Symbol* sym) {
+    auto [it, fresh] = parent_match.try_emplace(sym, false);
+    if (fresh) {
+      const std::string name(sym->name());
+      it->second = std::regex_search(name, *parent_regex);
+    }
+    return it->second;
+  };
   session::OrderedEvents ordered(*reader, [&](const perfdata::Record& rec, uint64_t time) {
     try {
       if (rec.type == perfdata::kRecordLostSamples) {
@@ -272,6 +334,7 @@ int run_hist_report(const ReportCliOptions& cli) {
       const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
       const session::Map* sample_map = find_map(&thread, cpumode, sample.ip);
       analysis::HistEntry self = sample_entry(machine, symbolizer, thread, sample, cpumode, sample_map);
+      if (use_srcline) self.srcline = srcline_of(sample_map, thread.pid(), sample.ip, false);
       // --call-graph dwarf: the user frames unwound from the stack copy, after the kernel's.
       user_frames.clear();
       if ((summary || children || graph || folded) && sample.has(perfdata::kSampleCallchain)) {
@@ -322,7 +385,7 @@ int run_hist_report(const ReportCliOptions& cli) {
                       !symbol_listed();
       callers.clear();
       chain.clear();
-      const bool want_chain = children || graph || folded || flat;
+      const bool want_chain = children || graph || folded || flat || use_parent;
       bool have_frames = false;
       if (want_chain && sample.has(perfdata::kSampleCallchain)) {
         if (all_frames_ok) {
@@ -334,15 +397,35 @@ int run_hist_report(const ReportCliOptions& cli) {
         }
         if (have_frames) frames.insert(frames.end(), user_frames.begin(), user_frames.begin() + std::min<ptrdiff_t>(cli.max_stack, user_frames.size()));
       }
+      // -x: an entry without a parent is hidden (perf looks for one only with the parent key).
+      if (cli.exclude_other && (!use_parent || !have_frames)) self.filtered = true;
       if (have_frames) {
         // perf takes a frame's level from the space its map is in; a frame without a map keeps
         // the level of the frame walked before it (the sample's for the first). It walks the
         // chain in the display order: from the root for caller graphs (the default).
         if (caller_order) std::reverse(frames.begin(), frames.end());
+        // The parent: the first symbol on that walk the pattern matches; every entry of the
+        // sample (its own and, with --children, its callers') carries it.
+        if (use_parent) {
+          for (const auto& f : frames) {
+            const session::Map* m = f.map ? f.map : find_map(&thread, f.cpumode, f.ip);
+            if (!m) continue;
+            const symbols::Resolved r = symbolizer.resolve(*m, m->dso && m->dso->kernel ? -1 : thread.pid(), f.ip);
+            if (r.sym && is_parent(r.sym)) {
+              self.parent = r.sym->name();
+              break;
+            }
+          }
+          self.filtered = self.filtered || (cli.exclude_other && self.parent.empty());
+        }
         char level = self.loc.level;
+        const bool chain_entries = children || graph || folded || flat;
         for (const auto& f : frames) {
+          if (!chain_entries) break;
           analysis::HistEntry c = self;
-          c.loc = locate(symbolizer, f.map ? f.map : find_map(&thread, f.cpumode, f.ip), thread.pid(), f.cpumode, f.ip, true);
+          const session::Map* fmap = f.map ? f.map : find_map(&thread, f.cpumode, f.ip);
+          c.loc = locate(symbolizer, fmap, thread.pid(), f.cpumode, f.ip, true);
+          if (use_srcline) c.srcline = srcline_of(fmap, thread.pid(), f.ip, true);
           if (f.map) {
             level = c.loc.level;
           } else {
@@ -391,15 +474,18 @@ int run_hist_report(const ReportCliOptions& cli) {
   columns.graph_min_percent = graph_threshold;
   columns.time_slices = cli.time;
   std::vector<std::string> filter_lines;
-  if (comm_filter.size() == 1) {
+  // perf names a one-item filter in the header and leaves its column out, when that column is
+  // one of the sort keys.
+  auto has_key = [&](analysis::SortKey k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); };
+  if (comm_filter.size() == 1 && has_key(analysis::SortKey::kComm)) {
     filter_lines.push_back("comm: " + comm_filter[0]);
     columns.elide_comm = true;
   }
-  if (dso_filter.size() == 1) {
+  if (dso_filter.size() == 1 && has_key(analysis::SortKey::kDso)) {
     filter_lines.push_back("dso: " + dso_filter[0]);
     columns.elide_dso = true;
   }
-  if (symbol_filter.size() == 1) {
+  if (symbol_filter.size() == 1 && has_key(analysis::SortKey::kSym)) {
     filter_lines.push_back("symbol: " + symbol_filter[0]);
     columns.elide_sym = true;
   }
@@ -482,7 +568,7 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("-q,--quiet", opt->quiet, "no header lines, no unwinding summary, no warnings (as perf report -q)");
   cmd->add_flag("--no-unwind-summary", opt->no_unwind_summary,
                 "leave out the unwinding quality block (for output equal to perf report's)");
-  cmd->add_option("-s,--sort", opt->sort, "sort keys: comm, pid, tid, dso, sym, symoff, cpu (default comm,dso,sym)");
+  cmd->add_option("-s,--sort", opt->sort, "sort keys: comm, pid, tid, dso, sym, symoff, cpu, srcline, parent (default comm,dso,sym)");
   cmd->add_flag("--children", opt->children, "accumulate callees' cost into callers (default with callchains)");
   cmd->add_flag("--no-children", opt->no_children, "self cost only");
   cmd->add_option("-g,--call-graph", opt->callchain, "callchain display: graph|flat|fractal|folded|none[,...]");
@@ -498,6 +584,9 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_option("--tid", opt->tids, "only samples of these tids");
   cmd->add_option("-C,--cpu", opt->cpus, "only samples on these cpus (0-3,5)");
   cmd->add_option("-S,--symbols", opt->symbol_names, "only samples in these symbols (names or 0xADDR, comma separated)");
+  cmd->add_option("-p,--parent", opt->parent_pattern,
+                  "regex of the parent symbols (adds the parent sort key; default pattern ^sys_|^do_page_fault)");
+  cmd->add_flag("-x,--exclude-other", opt->exclude_other, "only entries with a parent match (see -p)");
   cmd->add_option("--percentage", opt->percentage,
                   "percentages of filtered reports: absolute (of all samples, the default) or relative (of those shown)");
   cmd->add_option("--time", opt->time,

@@ -66,7 +66,7 @@ void print_diff_section(std::FILE* out, const DiffSection& section, const analys
     const analysis::HistEntry& e = *r.keys;
     comm_w = std::max(comm_w, comm_of(r).size());
     dso_w = std::max(dso_w, analysis::dso_column_name(e.loc.dso).size());
-    if (!e.loc.sym) dso_w = std::max(dso_w, kUnresolvedWidth);
+    if (e.unresolved) dso_w = std::max(dso_w, kUnresolvedWidth);
     sym_w = std::max(sym_w, sym_text(e).size());
     symoff_w = std::max(symoff_w, symoff_text(e).size());
     tid_w = std::max(tid_w, fmt::formatted_size("{}", e.tid));
@@ -80,6 +80,8 @@ void print_diff_section(std::FILE* out, const DiffSection& section, const analys
       case SortKey::kSym: cols.push_back({"Symbol", sym_w, false}); break;
       case SortKey::kSymoff: cols.push_back({"Symbol+Offset", symoff_w, false}); break;
       case SortKey::kCpu: cols.push_back({"CPU", 3, false}); break;
+      case SortKey::kSrcline:
+      case SortKey::kParent: break;  // refused by tperf diff
     }
   }
 
@@ -151,6 +153,8 @@ void print_diff_section(std::FILE* out, const DiffSection& section, const analys
         case SortKey::kSym: cell(i++, sym_text(e)); break;
         case SortKey::kSymoff: cell(i++, symoff_text(e)); break;
         case SortKey::kCpu: cell(i++, cpu_text(e.cpu)); break;
+        case SortKey::kSrcline:
+        case SortKey::kParent: break;
       }
     }
     row += '\n';

@@ -102,13 +102,15 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
   };
 
   // Column widths: the header's, grown to the widest value (perf's hists__calc_col_len).
-  size_t comm_w = 7, dso_w = 13, sym_w = 6, symoff_w = 13, tid_w = 3;
+  size_t comm_w = 7, dso_w = 13, sym_w = 6, symoff_w = 13, tid_w = 3, srcline_w = 11, parent_w = 13;
   for (const HistEntry* e : all) {
+    if (e->srcline && hist.srcline_known(*e)) srcline_w = std::max(srcline_w, e->srcline->size());
+    parent_w = std::max(parent_w, e->parent.size());
     // perf sizes the comm column by the threads' last comms, and cuts longer sample-time comms
     // (a task that exec'd into a shorter name) to that width.
     comm_w = std::max(comm_w, thread_comm_of(*e).size());
     dso_w = std::max(dso_w, analysis::dso_column_name(e->loc.dso).size());
-    if (!e->loc.sym) dso_w = std::max(dso_w, kUnresolvedWidth);
+    if (e->unresolved) dso_w = std::max(dso_w, kUnresolvedWidth);
     sym_w = std::max(sym_w, sym_text(*e).size());
     symoff_w = std::max(symoff_w, symoff_text(*e).size());
     tid_w = std::max(tid_w, fmt::formatted_size("{}", e->tid));
@@ -152,6 +154,8 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
       case SortKey::kSym: cols.push_back({"Symbol", sym_w, false, false}); break;
       case SortKey::kSymoff: cols.push_back({"Symbol+Offset", symoff_w, false, false}); break;
       case SortKey::kCpu: cols.push_back({"CPU", 3, false, true}); break;
+      case SortKey::kSrcline: cols.push_back({"Source:Line", srcline_w, false, false}); break;
+      case SortKey::kParent: cols.push_back({"Parent symbol", parent_w, false, true}); break;
     }
   }
 
@@ -219,6 +223,13 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
         case SortKey::kSym: cell(i++, sym_text(*e)); break;
         case SortKey::kSymoff: cell(i++, symoff_text(*e)); break;
         case SortKey::kCpu: cell(i++, cpu_text(e->cpu)); break;
+        case SortKey::kSrcline: {
+          // One perf had not worked out when it sized the column is cut to the column.
+          std::string_view text = e->srcline ? std::string_view(*e->srcline) : std::string_view("??:0");
+          cell(i++, hist.srcline_known(*e) ? text : text.substr(0, srcline_w));
+          break;
+        }
+        case SortKey::kParent: cell(i++, e->parent.empty() ? std::string_view("[other]") : e->parent); break;
       }
     }
     row += '\n';

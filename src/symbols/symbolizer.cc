@@ -99,6 +99,8 @@ struct Symbolizer::DsoState {
   std::string dwarf_path;               // file for source lines (perf's dso__name); "" = none
   uint64_t text_offset = 0;             // .text sh_addr - sh_offset: file offset -> objdump address
   std::string short_name;               // for perf's srcline fallback
+  bool named_by_symtab = false;         // the symbols came from a .symtab (addr2line names functions)
+  bool exec_type = false;               // ET_EXEC: perf 6.1 keeps its symbols as file offsets
   std::string problem;                  // why the DSO gave no symbols ("" = it gave some)
   std::mutex bpf_mu;                    // the lazily made symbol of a BPF program DSO
 
@@ -360,6 +362,7 @@ void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
     }
     return;
   }
+  state.named_by_symtab = syms != nullptr;
   if (!syms) {
     state.problem = "stripped: only its dynamic symbols (.dynsym), no debug file found";
     syms = runtime;
@@ -373,6 +376,7 @@ void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
   if (state.table.empty()) state.problem = "no symbol table (stripped, no debug file found)";
   GElf_Shdr text;
   if (runfile.section(".text", &text)) state.text_offset = text.sh_addr - text.sh_offset;
+  state.exec_type = runfile.ehdr().e_type == ET_EXEC;
   // Source lines come from the file the symbols came from, as perf hands that to addr2line (a
   // MiniDebugInfo image carries its file's path; an in-memory vDSO has none).
   const std::string& src = symfile.path();
@@ -493,6 +497,60 @@ std::string Symbolizer::srcline(const session::Map& map, int32_t pid, uint64_t a
   // else: addr2line's "??:0", which perf does not print
   st->srclines.emplace(objdump, text);
   return text;
+}
+
+std::string Symbolizer::report_srcline(const session::Map& map, int32_t pid, uint64_t ip, bool frame) {
+  uint64_t rel = ip;
+  DsoState* st = state_for_map(map, pid, &rel);
+  const std::string_view short_name = map.dso ? map.dso->short_name() : std::string_view("[unknown]");
+  const Resolved r = resolve(map, map.dso && map.dso->kernel ? -1 : pid, ip);
+  // The address perf hands to addr2line: the map-relative one in objdump terms for the sample's
+  // own entry; for a callchain entry perf 6.1 converts the raw address as if it were relative,
+  // which lands outside the file for every mapped DSO.
+  uint64_t objdump = rel;
+  uint64_t sym_start = r.sym ? r.sym->start : 0;
+  const bool elf = st && st->kind == DsoState::Kind::kElf;
+  if (elf) {
+    objdump = (frame ? ip : rel) + st->text_offset;
+    // perf keeps the symbols of a shared object (and a PIE) at their ELF addresses.
+    if (!st->exec_type) {
+      sym_start += st->text_offset;
+      if (frame) objdump = ip;
+    }
+  } else if (frame || (map.dso && map.dso->kernel)) {
+    objdump = ip;
+  }
+  auto fallback = [&] {
+    if (r.sym) return fmt::format("{}+{}", r.sym->name(), objdump - sym_start);
+    return fmt::format("{}[{:x}]", st && st->kind == DsoState::Kind::kJit ? std::string_view(st->short_name) : short_name,
+                       objdump);
+  };
+  if (!elf || st->dwarf_path.empty() || frame) return fallback();
+  std::string text;
+  {
+    std::lock_guard lock(st->dwarf_mu);
+    auto it = st->srclines.find(objdump);
+    if (it == st->srclines.end()) {
+      if (!st->dwarf_tried) {
+        st->dwarf_tried = true;
+        st->dwarf = DwarfLines::open(st->dwarf_path);
+      }
+      std::vector<SourceFrame> frames;
+      if (!st->dwarf) {
+        text = fmt::format("{}[{:x}]", short_name, objdump);
+      } else if (st->dwarf->lookup(objdump, false, &frames) && !frames.empty() && !frames[0].file.empty()) {
+        text = fmt::format("{}:{}", basename_of(frames[0].file), frames[0].line);
+      }
+      it = st->srclines.emplace(objdump, text).first;
+    }
+    text = it->second;
+  }
+  if (!text.empty() && st->dwarf) return text;
+  // No line: addr2line still names the function from a .symtab, and perf then shows "??:0";
+  // the PLT (no symbols of the file's own) and files without a .symtab get the symbol + offset.
+  const bool plt = r.sym && r.sym->name().ends_with("@plt");
+  if (st->dwarf && st->named_by_symtab && r.sym && !plt) return "??:0";
+  return fallback();
 }
 
 std::vector<InlineFrame> Symbolizer::inline_frames(const session::Map& map, int32_t pid, uint64_t addr) {

@@ -94,6 +94,11 @@ class Symbolizer {
   // "<dso short name>[<hex address>]" for pseudo DSOs (kernel, [vdso], JIT) and unreadable files.
   // Thread-safe; cached per DSO.
   std::string srcline(const session::Map& map, int32_t pid, uint64_t addr);
+  // perf report's srcline sort key for `ip` (perf 6.1's get_srcline with the symbol): "file.c:12";
+  // "??:0" when the file has no line for it but names its function; else "sym+OFFSET" (decimal)
+  // or "dso[hexaddr]". `frame`: a callchain entry (children mode), whose raw address perf 6.1
+  // treats as map-relative, so it never finds a line for one in a mapped file.
+  std::string report_srcline(const session::Map& map, int32_t pid, uint64_t ip, bool frame);
 
   // The inline chain at `addr` as perf --inline expands a callchain frame: empty when perf shows
   // the frame as it is (no symbol, no DWARF); otherwise the frames that replace it. Thread-safe.

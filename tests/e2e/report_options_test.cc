@@ -1,6 +1,7 @@
 // `tperf report` options beyond the histogram basics, each against `perf report --stdio`
 // (perf 6.1) on recordings made here: --time (ranges and percent slices), -S/--symbols,
-// --percentage, the flat and fractal callchain modes, --parent/-x and the parent sort key.
+// --percentage, the flat and fractal callchain modes, -p/--parent, -x and the parent and srcline
+// sort keys.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -198,6 +199,69 @@ TEST(ReportOptionsE2E, FlatAndFractalCallchains) {
       EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
     }
   }
+}
+
+// The parent key: the first symbol the pattern matches on the callchain walked in display order
+// (from the root in children mode, from the sample without), "[other]" without a match; -p adds
+// the key, -x hides the entries without a parent (still counted in the totals).
+TEST(ReportOptionsE2E, ParentKeyAndExcludeOther) {
+  REQUIRE_RECORDINGS();
+  const std::string& path = rec.files.at("symbols-fp");
+  for (const char* args : {"-s comm,parent --no-children -g none", "-p 'spin|main' --no-children -g none",
+                           "-p 'spin|main' -x --no-children -g none", "-p 'spin|main' -g none", "-p spin -x",
+                           "-p 'spin|main' --no-children", "-s parent,sym -p '^spin2?$' -g none -n"}) {
+    SCOPED_TRACE(args);
+    EXPECT_SAME_REPORT(path, args, 12);
+  }
+  // -x without the parent key: no entry has a parent, so none is shown.
+  EXPECT_SAME_REPORT(path, "-x -g none", 8);
+  CommandResult shown = run(fmt::format("{} report -i {} -q -p '^spin$' -x --no-children -g none", TPERF_BINARY,
+                                        shell_quote(path)));
+  ASSERT_EQ(shown.status, 0) << shown.err;
+  size_t rows = 0;
+  for (size_t at = 0, end; at < shown.out.size(); at = end + 1) {
+    end = shown.out.find('\n', at);
+    if (end == std::string::npos) end = shown.out.size();
+    const std::string line = shown.out.substr(at, end - at);
+    if (line.empty()) continue;
+    ++rows;
+    EXPECT_EQ(line.find("[other]"), std::string::npos) << line;
+    EXPECT_NE(line.find(" spin "), std::string::npos) << line;
+  }
+  EXPECT_GT(rows, 0u);
+}
+
+// Without callchains there is no parent to find: a clear error, not a column of "[other]".
+TEST(ReportOptionsE2E, ParentNeedsCallchains) {
+  REQUIRE_RECORDINGS();
+  for (const char* args : {"-s comm,parent", "-p spin"}) {
+    CommandResult r = run(fmt::format("{} report -i {} {}", TPERF_BINARY, shell_quote(rec.files.at("symbols")), args));
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find("needs callchains"), std::string::npos) << r.err;
+  }
+  CommandResult bad = run(fmt::format("{} report -i {} -p '('", TPERF_BINARY, shell_quote(rec.files.at("symbols-fp"))));
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("not a valid regular expression"), std::string::npos) << bad.err;
+}
+
+// The srcline key: "file.c:LINE" from DWARF, "sym+OFFSET" where there is no debug file (the
+// kernel), and perf 6.1's offsets from raw addresses for the callchain entries of children mode.
+// Only the workload and the kernel are shown: glibc's debug files have a line table where
+// binutils' addr2line (which perf runs) and libdw disagree on a file name.
+TEST(ReportOptionsE2E, SrclineKey) {
+  REQUIRE_RECORDINGS();
+  const std::string dsos = "-d options_hot_loops,[kernel.kallsyms]";
+  for (const auto& [file, args] :
+       {std::pair{"symbols", "-s srcline"}, std::pair{"symbols", "-s sym,srcline -n"},
+        std::pair{"symbols", "-s srcline,comm,sym"}, std::pair{"symbols-fp", "-s sym,srcline -g none"},
+        std::pair{"symbols-fp", "-s dso,srcline --no-children -g none"}}) {
+    const std::string a = fmt::format("{} {}", args, dsos);
+    SCOPED_TRACE(fmt::format("{} {}", file, a));
+    EXPECT_SAME_REPORT(rec.files.at(file), a, 12);
+  }
+  CommandResult r = run(fmt::format("{} report -i {} -q -s srcline {}", TPERF_BINARY,
+                                    shell_quote(rec.files.at("symbols")), dsos));
+  EXPECT_NE(r.out.find("stripped_hot_loops.c:"), std::string::npos) << r.out;
 }
 
 }  // namespace
