@@ -239,6 +239,12 @@ int run_hist_report(const ReportCliOptions& cli) {
     children = any_callchain ? !cli.no_children : cli.children;
     decided = true;
   };
+  if (!cpu_filter.empty() && !reader->attrs().empty() &&
+      std::none_of(reader->attrs().begin(), reader->attrs().end(),
+                   [](const perfdata::EventAttr& a) { return (a.attr.sample_type & perfdata::kSampleCpu) != 0; })) {
+    return fail(fmt::format("{}: --cpu {}: the samples carry no CPU (record with -a, -C or --sample-cpu)", cli.path,
+                            cli.cpus));
+  }
   if (!reader->attrs().empty()) {
     decide_children();
     // Like perf: asking for callchains of a file without them is an error, not an empty graph.
@@ -322,6 +328,10 @@ int run_hist_report(const ReportCliOptions& cli) {
       if (!decided) decide_children();
       reader->decode_sample(rec, sample);
       if (analysis::time_skipped(time_ranges, sample.time)) return;
+      // --cpu too drops samples before anything counts them, as perf does.
+      if (!cpu_filter.empty() && !listed(cpu_filter, sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1)) {
+        return;
+      }
       // Pipe files announce their events as they go.
       while (events.size() <= static_cast<size_t>(ai)) events.push_back({analysis::Hist(keys), 0, 0});
       EventHist& ev = events[static_cast<size_t>(ai)];
@@ -368,7 +378,6 @@ int run_hist_report(const ReportCliOptions& cli) {
           sample.has(perfdata::kSamplePeriod) ? sample.period : reader->attrs()[static_cast<size_t>(ai)].attr.sample_period;
       ++ev.samples;
       ev.period += period;
-      if (!listed(cpu_filter, self.cpu)) return;
       // perf matches -S against the sample's symbol by name or by its start address in the
       // process ("0x4011d6"); a sample without a symbol never matches.
       auto symbol_listed = [&] {

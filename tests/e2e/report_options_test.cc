@@ -67,6 +67,7 @@ const Recordings& recordings() {
         {"user-fp", {"-e cpu-clock:u -g", stripped}},
         {"symbols-fp", {"-e cpu-clock -g", with_symbols}},
         {"symbols", {"-e cpu-clock", with_symbols}},
+        {"symbols-cpu", {"-e cpu-clock -g --sample-cpu", with_symbols}},
     };
     for (const auto& [name, how_to] : how) {
       const auto& [args, program] = how_to;
@@ -262,6 +263,24 @@ TEST(ReportOptionsE2E, SrclineKey) {
   CommandResult r = run(fmt::format("{} report -i {} -q -s srcline {}", TPERF_BINARY,
                                     shell_quote(rec.files.at("symbols")), dsos));
   EXPECT_NE(r.out.find("stripped_hot_loops.c:"), std::string::npos) << r.out;
+}
+
+// --cpu drops the other CPUs' samples before anything counts them: the "# Samples" line and the
+// percentages are of the chosen CPUs only (unlike --comm or --dso, whose hidden entries stay in
+// the totals).
+TEST(ReportOptionsE2E, CpuFilter) {
+  REQUIRE_RECORDINGS();
+  const std::string& path = rec.files.at("symbols-cpu");
+  for (const char* args : {"--cpu 0 -g none", "--cpu 1 --no-children", "-s cpu,sym --no-children -g none --cpu 1",
+                           "-s cpu,comm --no-children -g none --cpu 0-1"}) {
+    SCOPED_TRACE(args);
+    EXPECT_SAME_REPORT(path, args, 9);
+  }
+  // A file whose samples carry no CPU cannot be filtered by it (perf: "File does not contain CPU
+  // events").
+  CommandResult r = run(fmt::format("{} report -i {} --cpu 0", TPERF_BINARY, shell_quote(rec.files.at("symbols"))));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("carry no CPU"), std::string::npos) << r.err;
 }
 
 }  // namespace
