@@ -370,9 +370,10 @@ int run_hist_report(const ReportCliOptions& cli) {
         }
         unwind.add_sample(sample, has_chain, thread.pid(), attr.sample_max_stack, attr.sample_stack_user, stats_frames);
       }
-      // Without --children, perf draws chains from the sample up (callee order) by default.
-      const bool caller_order = children ? cli.callchain.find("callee") == std::string::npos && !cli.inverted
-                                         : cli.callchain.find("caller") != std::string::npos;
+      // Without --children, perf draws chains from the sample up (callee order) by default;
+      // perf 6.1's -G/--inverted asks for caller order whatever -g says.
+      const bool caller_order = cli.inverted || (children ? cli.callchain.find("callee") == std::string::npos
+                                                          : cli.callchain.find("caller") != std::string::npos);
       // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
       const uint64_t period =
           sample.has(perfdata::kSamplePeriod) ? sample.period : reader->attrs()[static_cast<size_t>(ai)].attr.sample_period;
@@ -397,12 +398,21 @@ int run_hist_report(const ReportCliOptions& cli) {
       const bool want_chain = children || graph || folded || flat || use_parent;
       bool have_frames = false;
       if (want_chain && sample.has(perfdata::kSampleCallchain)) {
+        // perf walks the chain in the display order and stops after --max-stack frames: the
+        // innermost ones for callee order, the outermost for caller order.
         if (all_frames_ok) {
-          // The whole chain was resolved for the quality block: the first --max-stack frames.
-          frames.assign(all_frames.begin(), all_frames.begin() + std::min<ptrdiff_t>(cli.max_stack, all_frames.size()));
+          // The whole chain was resolved for the quality block.
+          frames = all_frames;
           have_frames = true;
         } else {
-          have_frames = session::resolve_callchain(machine, &thread, sample, cli.max_stack, &frames);
+          have_frames = session::resolve_callchain(machine, &thread, sample, caller_order ? ~0u : cli.max_stack, &frames);
+        }
+        if (frames.size() > cli.max_stack) {
+          if (caller_order) {
+            frames.erase(frames.begin(), frames.end() - cli.max_stack);
+          } else {
+            frames.resize(cli.max_stack);
+          }
         }
         if (have_frames) frames.insert(frames.end(), user_frames.begin(), user_frames.begin() + std::min<ptrdiff_t>(cli.max_stack, user_frames.size()));
       }
@@ -585,7 +595,7 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--show-total-period", opt->show_period, "add a Period column");
   cmd->add_option("--percent-limit", opt->percent_limit, "hide entries below this percentage");
   cmd->add_option("--max-stack", opt->max_stack, "callchain frames used at most (default 127)");
-  cmd->add_flag("-G,--inverted", opt->inverted, "callee-first callchains");
+  cmd->add_flag("-G,--inverted", opt->inverted, "caller-based callchains whatever -g says (as perf 6.1's -G)");
   opt->symbols.add_to(*cmd);
   cmd->add_option("--comm,--comms", opt->comms, "only samples of these comms (comma separated)");
   cmd->add_option("-d,--dso,--dsos", opt->dsos, "only samples in these DSOs (short names, comma separated)");

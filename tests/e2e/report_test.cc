@@ -169,6 +169,21 @@ TEST(ReportE2E, CallchainGraphs) {
   }
 }
 
+// --max-stack keeps the frames perf's walk reaches first: the innermost for callee order, the
+// outermost for caller order (children mode's default); perf 6.1's -G asks for caller order
+// whatever -g says.
+TEST(ReportE2E, MaxStackAndInvertedFollowTheWalkOrder) {
+  REQUIRE_RECORDINGS();
+  for (const char* file : {"user-fp", "symbols-fp"}) {
+    for (const char* args : {"--max-stack 3", "--max-stack 2 -g folded", "--max-stack 3 --no-children",
+                             "--max-stack 3 --no-children -g caller", "-G", "-G --no-children", "-G -g callee",
+                             "--max-stack 2 -G"}) {
+      SCOPED_TRACE(fmt::format("{} {}", file, args));
+      EXPECT_SAME_REPORT(rec.files.at(file), args, 14);
+    }
+  }
+}
+
 TEST(ReportE2E, FoldedCallchains) {
   REQUIRE_RECORDINGS();
   for (const char* args : {"-g folded", "-g folded,0.1", "--no-children -g folded", "--no-children -g folded,2"}) {
