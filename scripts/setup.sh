@@ -14,6 +14,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # oracles and tools the tests and the demo run
   linux-perf binutils elfutils zstd procps
+  # glibc's debug files: real DWARF 5 line tables for the srcline tests (valgrind pulls it in too)
+  libc6-dbg
 )
 
 missing=()

@@ -62,6 +62,59 @@ void prefer_last_alias(Dwarf_Die* cu, Dwarf_Addr addr, Dwarf_Die* found) {
   }
 }
 
+// binutils' addr2line (what perf runs, and what perf's srclines are held to) names the rows of a
+// DWARF 5 line-table sequence that come before any DW_LNS_set_file after entry 0 (the
+// compilation's primary file), where the format (and libdw) start the file register at entry 1.
+// gcc repeats the primary file as entry 1, so the two agree except in tables where entry 1 is a
+// header (glibc's). The assembler emits set_file only on a change, so the rows named that way
+// are the ones from the start of their sequence whose file is still 1. Returns entry 0's name for
+// such a row, else nullptr.
+const char* default_file_row_name(Dwfl_Line* line) {
+  Dwarf_Addr bias = 0;
+  Dwarf_Line* dl = dwfl_dwarf_line(line, &bias);
+  Dwarf_Die* cudie = dwfl_linecu(line);
+  if (!dl || !cudie) return nullptr;
+  Dwarf_Files* files = nullptr;
+  size_t idx = 0;
+  if (dwarf_line_file(dl, &files, &idx) != 0 || idx != 1) return nullptr;
+  Dwarf_Half version = 0;
+  if (dwarf_cu_info(cudie->cu, &version, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr) != 0 || version < 5) {
+    return nullptr;
+  }
+  Dwarf_Lines* lines = nullptr;
+  size_t nlines = 0;
+  if (dwarf_getsrclines(cudie, &lines, &nlines) != 0 || nlines == 0) return nullptr;
+  // The row's place among the CU's rows (sorted by address): the first at its address, then on
+  // to the row itself.
+  Dwarf_Addr addr = 0;
+  if (dwarf_lineaddr(dl, &addr) != 0) return nullptr;
+  size_t lo = 0, hi = nlines;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    Dwarf_Addr a = 0;
+    Dwarf_Line* l = dwarf_onesrcline(lines, mid);
+    if (!l || dwarf_lineaddr(l, &a) != 0) return nullptr;
+    if (a < addr) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  size_t at = lo;
+  while (at < nlines && dwarf_onesrcline(lines, at) != dl) ++at;
+  if (at == nlines) return nullptr;
+  // Back to the start of the sequence: every row on the way must still be in file 1.
+  for (size_t i = at; i-- > 0;) {
+    Dwarf_Line* prev = dwarf_onesrcline(lines, i);
+    bool end = false;
+    if (!prev || dwarf_lineendsequence(prev, &end) != 0 || end) break;
+    size_t prev_idx = 0;
+    Dwarf_Files* prev_files = nullptr;
+    if (dwarf_line_file(prev, &prev_files, &prev_idx) != 0 || prev_idx != 1) return nullptr;
+  }
+  return dwarf_filesrc(files, 0, nullptr, nullptr);
+}
+
 }  // namespace
 
 std::unique_ptr<DwarfLines> DwarfLines::open(const std::string& path, std::string* error) {
@@ -100,9 +153,18 @@ bool DwarfLines::lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFra
   Impl& impl = *impl_;
   if (!impl.module) return false;
   Dwfl_Line* line = dwfl_module_getsrc(impl.module, vaddr);
-  if (!line) return false;
+  if (!line) {
+    Dwarf_Addr unit_bias = 0;
+    Dwarf_Die* unit = dwfl_module_addrdie(impl.module, vaddr, &unit_bias);
+    if (!unit) return false;
+    SourceFrame none;
+    none.unit_without_row = true;
+    frames->push_back(std::move(none));
+    return true;
+  }
   int lineno = 0;
   const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
+  if (const char* primary = default_file_row_name(line)) file = primary;
   SourceFrame first;
   first.file = file ? file : "";
   first.line = lineno > 0 ? static_cast<unsigned>(lineno) : 0;

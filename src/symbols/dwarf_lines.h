@@ -14,6 +14,9 @@ struct SourceFrame {
   std::string function;  // as DWARF names it (the linkage name when it has one: mangled); may be ""
   std::string file;      // full path as DWARF gives it; "" when unknown
   unsigned line = 0;
+  // No line-table row covers the address, but a compilation unit's ranges do (code from
+  // top-level asm): binutils' addr2line then names an empty file, which perf prints as ":0".
+  bool unit_without_row = false;
 };
 
 // Not thread-safe: callers serialize use of one DwarfLines (the Symbolizer holds a mutex per DSO).

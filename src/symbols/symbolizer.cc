@@ -491,8 +491,12 @@ std::string Symbolizer::srcline(const session::Map& map, int32_t pid, uint64_t a
   std::vector<SourceFrame> frames;
   if (!st->dwarf) {
     text = fmt::format("{}[{:x}]", short_name, objdump);  // addr2line could not read the file
-  } else if (st->dwarf->lookup(objdump, false, &frames) && !frames.empty() && !frames[0].file.empty()) {
-    text = fmt::format("{}:{}", basename_of(frames[0].file), frames[0].line);
+  } else if (st->dwarf->lookup(objdump, false, &frames) && !frames.empty()) {
+    if (!frames[0].file.empty()) {
+      text = fmt::format("{}:{}", basename_of(frames[0].file), frames[0].line);
+    } else if (frames[0].unit_without_row) {
+      text = ":0";
+    }
   }
   // else: addr2line's "??:0", which perf does not print
   st->srclines.emplace(objdump, text);
@@ -538,8 +542,12 @@ std::string Symbolizer::report_srcline(const session::Map& map, int32_t pid, uin
       std::vector<SourceFrame> frames;
       if (!st->dwarf) {
         text = fmt::format("{}[{:x}]", short_name, objdump);
-      } else if (st->dwarf->lookup(objdump, false, &frames) && !frames.empty() && !frames[0].file.empty()) {
-        text = fmt::format("{}:{}", basename_of(frames[0].file), frames[0].line);
+      } else if (st->dwarf->lookup(objdump, false, &frames) && !frames.empty()) {
+        if (!frames[0].file.empty()) {
+          text = fmt::format("{}:{}", basename_of(frames[0].file), frames[0].line);
+        } else if (frames[0].unit_without_row) {
+          text = ":0";
+        }
       }
       it = st->srclines.emplace(objdump, text).first;
     }
@@ -575,12 +583,23 @@ std::vector<InlineFrame> Symbolizer::inline_frames(const session::Map& map, int3
   if (!it->second.found) return out;
   for (const SourceFrame& f : it->second.frames) {
     InlineFrame frame;
-    frame.function = f.function.empty() ? "??" : f.function;
-    if (options_.demangle) {
-      if (auto d = demangle(frame.function)) frame.function = std::move(*d);
+    if (f.function.empty()) {
+      // Code with lines but no function in DWARF (assembly): binutils' addr2line, which perf
+      // runs, names it from the symbol table, so perf shows the frame's own symbol.
+      frame.function = std::string(r.sym->name());
+      frame.inlined = false;
+    } else {
+      frame.function = f.function;
+      if (options_.demangle) {
+        if (auto d = demangle(frame.function)) frame.function = std::move(*d);
+      }
+      frame.inlined = frame.function != r.sym->name();
     }
-    frame.inlined = frame.function != r.sym->name();
-    if (!f.file.empty()) frame.srcline = fmt::format("{}:{}", basename_of(f.file), f.line);
+    if (!f.file.empty()) {
+      frame.srcline = fmt::format("{}:{}", basename_of(f.file), f.line);
+    } else if (f.unit_without_row) {
+      frame.srcline = ":0";
+    }
     out.push_back(std::move(frame));
   }
   return out;

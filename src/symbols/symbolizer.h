@@ -67,7 +67,7 @@ struct Resolved {
 
 // One frame of an inline chain, innermost first, as perf --inline shows them.
 struct InlineFrame {
-  std::string function;  // demangled as perf demangles; "??" when DWARF names none
+  std::string function;  // demangled as perf demangles; the ELF symbol's name when DWARF names none
   std::string srcline;   // "file.c:12" (basename), "" when unknown
   bool inlined = true;   // false for the real function the chain ends in (perf then prints the dso)
 };
