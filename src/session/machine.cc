@@ -434,7 +434,9 @@ Dso* Machine::user_dso(Map& m, const Thread& t, const std::string& filename, con
     // Executable anonymous memory is JIT code; perf names it after the symbol file a JIT writes.
     if (m.prot & 4) return dsos_.intern(fmt::format("/tmp/perf-{}.map", t.pid()), {}, false);
   }
-  return dsos_.intern(filename, bid, false);
+  Dso* dso = dsos_.intern(filename, bid, false);
+  if (dso->first_pid < 0) dso->first_pid = t.pid();
+  return dso;
 }
 
 void Machine::on_mmap(const perfdata::MmapEvent& e) {

@@ -1,5 +1,7 @@
 #include "symbols/debug_lookup.h"
 
+#include <unistd.h>
+
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -25,6 +27,19 @@ std::string join_symfs(const std::string& symfs, std::string_view path) {
   if (!out.empty() && out.back() == '/' && !path.empty() && path.front() == '/') out.pop_back();
   out += path;
   return out;
+}
+
+std::string mount_namespace_root(int32_t pid) {
+  if (pid <= 0) return "";
+  auto link = [](const std::string& path) {
+    char buf[128];
+    ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+  };
+  const std::string theirs = link(fmt::format("/proc/{}/ns/mnt", pid));
+  const std::string ours = link("/proc/self/ns/mnt");
+  if (theirs.empty() || ours.empty() || theirs == ours) return "";
+  return fmt::format("/proc/{}/root", pid);
 }
 
 std::string buildid_cache_dir(const DebugLookupOptions& options) {

@@ -31,6 +31,10 @@ std::vector<SymbolFileCandidate> symbol_file_candidates(std::string_view dso_nam
 
 // "<symfs><path>" (perf's symbol__join_symfs).
 std::string join_symfs(const std::string& symfs, std::string_view path);
+
+// "/proc/PID/root" while process `pid` lives in a mount namespace other than ours (a container),
+// else "": the root under which perf opens the files that process mapped.
+std::string mount_namespace_root(int32_t pid);
 // The build-id cache directory in use ($HOME/.debug unless set).
 std::string buildid_cache_dir(const DebugLookupOptions& options);
 

@@ -202,7 +202,9 @@ DwarfUnwinder::FileState& DwarfUnwinder::file_of(const session::Dso& dso) {
   if (!dso.name) return f;
   // perf opens the file by its recorded path (under --symfs), then the build-id cache's copy.
   std::vector<std::string> candidates;
-  candidates.push_back(join_symfs(options_.symfs, *dso.name));
+  std::string root = options_.symfs;
+  if (root.empty()) root = mount_namespace_root(dso.first_pid);  // a container's file, as perf
+  candidates.push_back(join_symfs(root, *dso.name));
   if (!dso.build_id.empty()) {
     DebugLookupOptions lo;
     lo.symfs = options_.symfs;

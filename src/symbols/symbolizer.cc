@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
@@ -291,12 +292,17 @@ void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
   state.kind = DsoState::Kind::kElf;
 
   DebugLookupOptions lookup{options_.symfs, options_.buildid_dir};
+  // A file mapped by a process in another mount namespace (a container) is looked for inside
+  // that namespace, through /proc/PID/root, while the process lives, as perf does.
+  if (lookup.symfs.empty() && !vdso) {
+    if (std::string root = mount_namespace_root(dso.first_pid); !root.empty()) lookup.symfs = root;
+  }
   // Without a recorded build id perf takes the local file's, so that the debug files named by
   // build id are found (and must then match it).
   util::BuildId build_id = dso.build_id;
   const bool recorded_build_id = !build_id.empty();
   if (build_id.empty() && !vdso) {
-    if (auto local = util::read_build_id(join_symfs(options_.symfs, name))) build_id = *local;
+    if (auto local = util::read_build_id(join_symfs(lookup.symfs, name))) build_id = *local;
   }
   auto candidates = symbol_file_candidates(name, build_id, vdso, lookup);
   // perf's dso__load: the first acceptable file with a .symtab gives the symbols, the first with
