@@ -203,6 +203,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   cli.symbols.apply_to(&so);
   symbols::Symbolizer symbolizer(machine, so);
   symbols::DwarfUnwinder unwinder(machine, {so.symfs, so.buildid_dir});
+  SymbolPreloader preloader(machine, symbolizer);
   // perf widens the kernel map to the kernel's symbols once it has them.
   auto find_map = [&](const session::Thread* t, uint8_t cpumode, uint64_t addr) {
     return find_sample_map(machine, symbolizer, t, cpumode, addr);
@@ -321,6 +322,7 @@ int run_hist_report(const ReportCliOptions& cli) {
               perfdata::decode_ksymbol(rec.body(), rec.misc, trailer, reader->swapped(), rec.offset + 8));
         }
         machine.process(*reader, rec, time);
+        if (rec.type == perfdata::kRecordMmap || rec.type == perfdata::kRecordMmap2) preloader.on_new_maps();
         return;
       }
       int ai = reader->attr_index_of(rec);

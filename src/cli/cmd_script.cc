@@ -7,7 +7,9 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/report_pipeline.h"
 #include "output/script_format.h"
+#include "perfdata/abi.h"
 #include "perfdata/reader.h"
 #include "session/machine.h"
 #include "session/ordered_events.h"
@@ -90,8 +92,11 @@ int run_script(const ScriptCliOptions& cli) {
   output::ScriptWriter writer(*reader, machine, std::move(opt), stdout);
   if (auto err = writer.start(); !err.empty()) return fail(err);
 
+  SymbolPreloader preloader(machine, symbolizer);
   session::OrderedEvents ordered(*reader, [&](const perfdata::Record& rec, uint64_t time) {
-    if (writer.fatal().empty()) writer.on_record(rec, time);
+    if (!writer.fatal().empty()) return;
+    writer.on_record(rec, time);
+    if (rec.type == perfdata::kRecordMmap || rec.type == perfdata::kRecordMmap2) preloader.on_new_maps();
   });
   perfdata::Record rec;
   while (reader->next(rec) && writer.fatal().empty()) ordered.push(rec);

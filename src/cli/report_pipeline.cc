@@ -10,6 +10,7 @@
 #include "session/machine.h"
 #include "session/ordered_events.h"
 #include "symbols/symbolizer.h"
+#include "util/workqueue.h"
 
 namespace tperf::cli {
 
@@ -72,6 +73,26 @@ analysis::HistEntry sample_entry(session::Machine& machine, symbols::Symbolizer&
   self.cpu = sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1;
   self.loc = locate(symbolizer, map, thread.pid(), cpumode, sample.ip, false);
   return self;
+}
+
+SymbolPreloader::SymbolPreloader(const session::Machine& machine, symbols::Symbolizer& symbolizer)
+    : machine_(machine),
+      symbolizer_(symbolizer),
+      loaders_(std::make_unique<util::WorkQueue>(0, util::WorkQueueOptions{.name = "tperf-syms"})) {}
+
+SymbolPreloader::~SymbolPreloader() = default;  // runs what is queued, then joins
+
+void SymbolPreloader::on_new_maps() {
+  const auto& all = machine_.dsos().all();
+  if (all.size() == seen_ && unmapped_.empty()) return;
+  for (; seen_ < all.size(); ++seen_) unmapped_.push_back(all[seen_].get());
+  std::vector<const session::Dso*> ready;
+  std::erase_if(unmapped_, [&](const session::Dso* d) {
+    if (!d->kernel && d->first_pid < 0) return false;
+    ready.push_back(d);
+    return true;
+  });
+  symbolizer_.preload_async(ready, *loaders_);
 }
 
 EventHists::EventHists() = default;

@@ -19,6 +19,12 @@ class Machine;
 class Thread;
 struct Map;
 }  // namespace tperf::session
+namespace tperf::util {
+class WorkQueue;
+}  // namespace tperf::util
+namespace tperf::session {
+struct Dso;
+}  // namespace tperf::session
 namespace tperf::symbols {
 class Symbolizer;
 struct SymbolizerOptions;
@@ -44,6 +50,24 @@ analysis::Location locate(symbols::Symbolizer& symbolizer, const session::Map* m
 analysis::HistEntry sample_entry(session::Machine& machine, symbols::Symbolizer& symbolizer,
                                  const session::Thread& thread, const perfdata::Sample& sample, uint8_t cpumode,
                                  const session::Map* map);
+
+// Loads the symbol tables of the DSOs on a worker while the caller reads the file: each DSO as
+// soon as a map of it appears (its first process decides the mount namespace its file is looked
+// up in); a lookup of a DSO still loading waits for it. Destroy before the Symbolizer.
+class SymbolPreloader {
+ public:
+  SymbolPreloader(const session::Machine& machine, symbols::Symbolizer& symbolizer);
+  ~SymbolPreloader();
+  // Call after an MMAP/MMAP2 record went into the machine.
+  void on_new_maps();
+
+ private:
+  const session::Machine& machine_;
+  symbols::Symbolizer& symbolizer_;
+  std::unique_ptr<util::WorkQueue> loaders_;
+  size_t seen_ = 0;                               // DSOs of the table looked at
+  std::vector<const session::Dso*> unmapped_;     // known (BUILD_ID feature) but not mapped yet
+};
 
 // A file read into one histogram per event, with what its entries point into.
 struct EventHists {

@@ -617,6 +617,12 @@ void Symbolizer::preload(const std::vector<const session::Dso*>& dsos, util::Wor
   });
 }
 
+void Symbolizer::preload_async(const std::vector<const session::Dso*>& dsos, util::WorkQueue& queue) {
+  for (const session::Dso* dso : dsos) {
+    if (dso) queue.queue_work([this, dso] { state_of(*dso); });
+  }
+}
+
 size_t Symbolizer::memory_bytes() const {
   size_t bytes = 0;
   for (auto& c : *chunks_) {

@@ -106,6 +106,10 @@ class Symbolizer {
 
   // Loads the symbols of these DSOs now, in parallel on `queue` (instead of on first use).
   void preload(const std::vector<const session::Dso*>& dsos, util::WorkQueue& queue);
+  // Queues the loading of these DSOs' symbols on `queue`'s workers and returns at once: the
+  // caller goes on (reading the file) while they load; a lookup of a DSO still loading waits
+  // for it. The queue must be flushed (or destroyed) before the Symbolizer.
+  void preload_async(const std::vector<const session::Dso*>& dsos, util::WorkQueue& queue);
 
   // perf widens the kernel map to its kallsyms symbols once they are loaded (map__fixup_start/
   // end), so kernel addresses past the recorded map (.init.text, data) still resolve to

@@ -1,0 +1,54 @@
+// SymbolPreloader: the symbol tables of mapped DSOs load on a worker, before any lookup asks for
+// them; a DSO known only from the BUILD_ID list waits until a process maps it.
+#include <gtest/gtest.h>
+
+#include "cli/report_pipeline.h"
+#include "perfdata/records.h"
+#include "session/machine.h"
+#include "symbols/symbolizer.h"
+
+namespace tperf::cli {
+namespace {
+
+// A file with a real symbol table: this test program.
+const std::string kFile = "/proc/self/exe";
+
+TEST(SymbolPreloader, LoadsMappedDsosWithoutALookup) {
+  session::Machine machine;
+  symbols::Symbolizer symbolizer(machine, {});
+  const size_t empty = symbolizer.memory_bytes();
+  {
+    SymbolPreloader preloader(machine, symbolizer);
+    perfdata::MmapEvent e;
+    e.pid = e.tid = 4242;
+    e.addr = 0x400000;
+    e.len = 0x100000;
+    e.filename = kFile;
+    machine.on_mmap(e);
+    preloader.on_new_maps();
+  }  // the preloader's worker has finished
+  EXPECT_GT(symbolizer.memory_bytes(), empty + 1000) << "the mapped file's symbols were not loaded";
+}
+
+TEST(SymbolPreloader, WaitsForTheFirstMapOfABuildIdOnlyDso) {
+  session::Machine machine;
+  symbols::Symbolizer symbolizer(machine, {});
+  SymbolPreloader preloader(machine, symbolizer);
+  perfdata::BuildIdEntry entry;
+  entry.filename = kFile;
+  entry.build_id.assign(20, 0xab);
+  machine.dsos().apply_build_ids({entry});
+  preloader.on_new_maps();  // known, not mapped: its process (and mount namespace) is unknown
+  EXPECT_EQ(machine.dsos().find(kFile)->first_pid, -1);
+  perfdata::MmapEvent e;
+  e.pid = e.tid = 77;
+  e.addr = 0x400000;
+  e.len = 0x1000;
+  e.filename = kFile;
+  machine.on_mmap(e);
+  EXPECT_EQ(machine.dsos().find(kFile)->first_pid, 77);
+  preloader.on_new_maps();
+}
+
+}  // namespace
+}  // namespace tperf::cli
