@@ -63,6 +63,36 @@ std::string parse_sort_keys(std::string_view spec, std::vector<SortKey>* out) {
   return "";
 }
 
+std::string parse_report_fields(std::string_view spec, std::vector<ReportField>* out) {
+  out->clear();
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t comma = spec.find(',', pos);
+    std::string_view tok = spec.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    if (!tok.empty()) {
+      ReportField f;
+      if (tok == "overhead") {
+        f.kind = ReportField::Kind::kOverhead;
+      } else if (tok == "overhead_children") {
+        f.kind = ReportField::Kind::kOverheadChildren;
+      } else if (tok == "sample") {
+        f.kind = ReportField::Kind::kSamples;
+      } else if (tok == "period") {
+        f.kind = ReportField::Kind::kPeriod;
+      } else {
+        auto it = std::find_if(std::begin(kKeyNames), std::end(kKeyNames), [&](const KeyName& k) { return tok == k.name; });
+        if (it == std::end(kKeyNames)) return fmt::format("Unknown --fields key: `{}'", tok);
+        f.key = it->key;
+      }
+      if (std::find(out->begin(), out->end(), f) == out->end()) out->push_back(f);
+    }
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  if (out->empty()) return "-F: no fields given";
+  return "";
+}
+
 const char* sort_key_header(SortKey key) {
   switch (key) {
     case SortKey::kComm: return "Command";
@@ -388,56 +418,60 @@ int Hist::compare_keys(const HistEntry& a, const HistEntry& b) const {
 }
 
 int Hist::compare_sort_keys(const HistEntry& a, const HistEntry& b, bool by_address) const {
+  for (SortKey k : keys_) {
+    if (int c = compare_key(k, a, b, by_address)) return c;
+  }
+  return 0;
+}
+
+int Hist::compare_key(SortKey k, const HistEntry& a, const HistEntry& b, bool by_address) const {
   // perf keys symbols by their start address and unresolved entries by theirs, comparing the sign
   // of the 64-bit difference; it shows them sorted by name.
   auto signed_diff = [](uint64_t x, uint64_t y) { return cmp_num(static_cast<int64_t>(x - y), int64_t{0}); };
-  for (SortKey k : keys_) {
-    int c = 0;
-    switch (k) {
-      case SortKey::kSrcline:
-        c = cmp_str(a.srcline ? std::string_view(*a.srcline) : "", b.srcline ? std::string_view(*b.srcline) : "");
-        break;
-      case SortKey::kParent:
-        // A parent before "[other]".
-        if (!a.parent.empty() && !b.parent.empty()) {
-          c = cmp_str(a.parent, b.parent);
-        } else if (!a.parent.empty() || !b.parent.empty()) {
-          c = a.parent.empty() ? 1 : -1;
-        }
-        break;
-      case SortKey::kComm:
-        c = cmp_str(a.comm ? std::string_view(*a.comm) : "", b.comm ? std::string_view(*b.comm) : "");
-        break;
-      case SortKey::kPid:
-      case SortKey::kTid:
-        c = cmp_num(a.tid, b.tid);
-        break;
-      case SortKey::kCpu:
-        c = cmp_num(a.cpu, b.cpu);
-        break;
-      case SortKey::kDso:
-        // Entries without a DSO come after the named ones.
-        if (a.loc.dso && b.loc.dso) {
-          c = cmp_str(dso_column_name(a.loc.dso), dso_column_name(b.loc.dso));
-        } else if (a.loc.dso || b.loc.dso) {
-          c = a.loc.dso ? -1 : 1;
-        }
-        break;
-      case SortKey::kSym:
-      case SortKey::kSymoff:
-        // Named symbols before unresolved addresses.
-        if (a.loc.sym && b.loc.sym) {
-          c = by_address ? signed_diff(a.loc.sym_start, b.loc.sym_start) : cmp_str(a.loc.sym->name(), b.loc.sym->name());
-        } else if (a.loc.sym || b.loc.sym) {
-          c = a.loc.sym ? -1 : 1;
-        } else if (by_address) {
-          c = signed_diff(a.loc.addr, b.loc.addr);
-        }
-        break;
-    }
-    if (c) return c;
+  int c = 0;
+  switch (k) {
+    case SortKey::kSrcline:
+      c = cmp_str(a.srcline ? std::string_view(*a.srcline) : "", b.srcline ? std::string_view(*b.srcline) : "");
+      break;
+    case SortKey::kParent:
+      // A parent before "[other]".
+      if (!a.parent.empty() && !b.parent.empty()) {
+        c = cmp_str(a.parent, b.parent);
+      } else if (!a.parent.empty() || !b.parent.empty()) {
+        c = a.parent.empty() ? 1 : -1;
+      }
+      break;
+    case SortKey::kComm:
+      c = cmp_str(a.comm ? std::string_view(*a.comm) : "", b.comm ? std::string_view(*b.comm) : "");
+      break;
+    case SortKey::kPid:
+    case SortKey::kTid:
+      c = cmp_num(a.tid, b.tid);
+      break;
+    case SortKey::kCpu:
+      c = cmp_num(a.cpu, b.cpu);
+      break;
+    case SortKey::kDso:
+      // Entries without a DSO come after the named ones.
+      if (a.loc.dso && b.loc.dso) {
+        c = cmp_str(dso_column_name(a.loc.dso), dso_column_name(b.loc.dso));
+      } else if (a.loc.dso || b.loc.dso) {
+        c = a.loc.dso ? -1 : 1;
+      }
+      break;
+    case SortKey::kSym:
+    case SortKey::kSymoff:
+      // Named symbols before unresolved addresses.
+      if (a.loc.sym && b.loc.sym) {
+        c = by_address ? signed_diff(a.loc.sym_start, b.loc.sym_start) : cmp_str(a.loc.sym->name(), b.loc.sym->name());
+      } else if (a.loc.sym || b.loc.sym) {
+        c = a.loc.sym ? -1 : 1;
+      } else if (by_address) {
+        c = signed_diff(a.loc.addr, b.loc.addr);
+      }
+      break;
   }
-  return 0;
+  return c;
 }
 
 bool Hist::srcline_known(const HistEntry& e) const {
@@ -471,6 +505,41 @@ bool Hist::srcline_known(const HistEntry& e) const {
     }
   }
   return idx < srcline_known_.size() && srcline_known_[idx];
+}
+
+std::vector<const HistEntry*> Hist::sorted_by(const std::vector<ReportField>& order) const {
+  std::vector<const HistEntry*> in = in_key_order();
+  auto value = [](const HistEntry* e, ReportField::Kind kind) -> uint64_t {
+    switch (kind) {
+      case ReportField::Kind::kOverhead: return e->period;
+      case ReportField::Kind::kOverheadChildren: return e->children_period;
+      case ReportField::Kind::kSamples: return e->samples;
+      case ReportField::Kind::kPeriod: return e->period;
+      case ReportField::Kind::kKey: break;
+    }
+    return 0;
+  };
+  auto before = [&](const HistEntry* a, const HistEntry* b) {
+    for (const ReportField& f : order) {
+      if (f.kind == ReportField::Kind::kKey) {
+        if (int c = compare_key(f.key, *a, *b)) return c < 0;
+        continue;
+      }
+      const uint64_t va = value(a, f.kind), vb = value(b, f.kind);
+      if (va != vb) return va > vb;
+    }
+    return false;
+  };
+  struct Before {
+    const decltype(before)* f;
+    bool operator()(const HistEntry* a, const HistEntry* b) const { return (*f)(a, b); }
+  };
+  std::multimap<const HistEntry*, char, Before> tree(Before{&before});
+  for (const HistEntry* e : in) tree.emplace(e, 0);
+  std::vector<const HistEntry*> out;
+  out.reserve(in.size());
+  for (const auto& [e, unused] : tree) out.push_back(e);
+  return out;
 }
 
 std::vector<const HistEntry*> Hist::in_key_order() const {

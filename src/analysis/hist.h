@@ -30,6 +30,18 @@ std::string parse_sort_keys(std::string_view spec, std::vector<SortKey>* out);
 // The column header perf prints for a key ("Command", "Pid:Command", "Shared Object", ...).
 const char* sort_key_header(SortKey key);
 
+// One field of `perf report -F`: a value column or a sort key. The order of a -F list is the
+// column order and, after the --sort keys, the output order.
+struct ReportField {
+  enum class Kind : uint8_t { kOverhead, kOverheadChildren, kSamples, kPeriod, kKey };
+  Kind kind = Kind::kKey;
+  SortKey key = SortKey::kComm;  // kKey only
+  bool operator==(const ReportField&) const = default;
+};
+// Parses a -F list ("overhead,sample,comm,sym"). Returns "" or perf's message for an unknown
+// field ("Unknown --fields key: `x'").
+std::string parse_report_fields(std::string_view spec, std::vector<ReportField>* out);
+
 // Where an address is: what the dso and sym keys need.
 struct Location {
   const session::Dso* dso = nullptr;  // nullptr: no map covers the address
@@ -103,6 +115,10 @@ class Hist {
   // deeper tree (the caller) first; then by self period, each sort key ascending, the address.
   std::vector<const HistEntry*> sorted(bool by_children, bool with_trees = false) const;
 
+  // Entries in the order of a -F report: compared field by field (value fields larger first),
+  // replayed into a red-black tree like sorted().
+  std::vector<const HistEntry*> sorted_by(const std::vector<ReportField>& order) const;
+
   // Entries in the order perf walks its input (or, with comm, collapsed) tree: by key.
   std::vector<const HistEntry*> in_key_order() const;
 
@@ -112,6 +128,8 @@ class Hist {
   // The sort keys (perf's output comparator after the value columns); `by_address`: symbols by
   // address as perf's input trees key them, instead of by name.
   int compare_sort_keys(const HistEntry& a, const HistEntry& b, bool by_address = false) const;
+  // One sort key of the above.
+  int compare_key(SortKey key, const HistEntry& a, const HistEntry& b, bool by_address = false) const;
 
   // perf 6.1 works an entry's srcline out only when it compares the entry with another one whose
   // keys before srcline are equal (its input tree does so once two samples share those keys);

@@ -42,7 +42,8 @@ struct ReportCliOptions {
   bool mem_stats = false;
   bool force = false;
   bool stdio = false;
-  std::string sort = "comm,dso,sym";
+  std::string sort;    // -s ("" = perf's default comm,dso,sym, or -F's keys)
+  std::string fields;  // -F
   bool children = false;
   bool no_children = false;
   std::string callchain;  // -g
@@ -112,11 +113,27 @@ struct EventHist {
 };
 
 int run_hist_report(const ReportCliOptions& cli) {
+  // -F: its fields are the columns (then the --sort keys it lacks); its keys join the sort keys,
+  // which without --sort are its own.
+  std::vector<analysis::ReportField> fields;
+  if (!cli.fields.empty()) {
+    if (auto err = analysis::parse_report_fields(cli.fields, &fields); !err.empty()) return fail(err);
+  }
   std::vector<analysis::SortKey> keys;
-  if (auto err = analysis::parse_sort_keys(cli.sort, &keys); !err.empty()) return fail(err);
+  if (!cli.sort.empty() || fields.empty()) {
+    if (auto err = analysis::parse_sort_keys(cli.sort.empty() ? "comm,dso,sym" : cli.sort, &keys); !err.empty()) {
+      return fail(err);
+    }
+  }
   // -p REGEX: the parent key joins the sort keys (perf adds it at the end).
   if (!cli.parent_pattern.empty() && std::find(keys.begin(), keys.end(), analysis::SortKey::kParent) == keys.end()) {
     keys.push_back(analysis::SortKey::kParent);
+  }
+  const std::vector<analysis::SortKey> sort_keys = keys;  // --sort's own and -p's
+  for (const analysis::ReportField& f : fields) {
+    if (f.kind == analysis::ReportField::Kind::kKey && std::find(keys.begin(), keys.end(), f.key) == keys.end()) {
+      keys.push_back(f.key);
+    }
   }
   const bool use_parent = std::find(keys.begin(), keys.end(), analysis::SortKey::kParent) != keys.end();
   const bool use_srcline = std::find(keys.begin(), keys.end(), analysis::SortKey::kSrcline) != keys.end();
@@ -511,6 +528,21 @@ int run_hist_report(const ReportCliOptions& cli) {
     columns.elide_sym = true;
   }
   columns.relative = cli.percentage == "relative";
+  if (!fields.empty()) {
+    // Rows: by the --sort keys first, then by the -F fields in their order; keys -F does not
+    // show (--sort's, -p's parent) get columns at the end.
+    using Field = analysis::ReportField;
+    columns.fields = fields;
+    for (analysis::SortKey k : sort_keys) columns.order.push_back({Field::Kind::kKey, k});
+    for (const Field& f : fields) {
+      if (std::find(columns.order.begin(), columns.order.end(), f) == columns.order.end()) columns.order.push_back(f);
+    }
+    for (analysis::SortKey k : keys) {
+      const Field f{Field::Kind::kKey, k};
+      if (std::find(columns.fields.begin(), columns.fields.end(), f) == columns.fields.end()) columns.fields.push_back(f);
+      if (std::find(columns.order.begin(), columns.order.end(), f) == columns.order.end()) columns.order.push_back(f);
+    }
+  }
   auto thread_comm = [&](int32_t tid) -> const std::string* {
     const session::Thread* t = machine.find_thread(tid);
     return t ? t->comm() : nullptr;
@@ -590,6 +622,9 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--no-unwind-summary", opt->no_unwind_summary,
                 "leave out the unwinding quality block (for output equal to perf report's)");
   cmd->add_option("-s,--sort", opt->sort, "sort keys: comm, pid, tid, dso, sym, symoff, cpu, srcline, parent (default comm,dso,sym)");
+  cmd->add_option("-F,--fields", opt->fields,
+                  "output columns in this order: overhead, overhead_children, sample, period and sort keys "
+                  "(the rows sort by --sort, then by these)");
   cmd->add_flag("--children", opt->children, "accumulate callees' cost into callers (default with callchains)");
   cmd->add_flag("--no-children", opt->no_children, "self cost only");
   cmd->add_option("-g,--call-graph", opt->callchain, "callchain display: graph|flat|fractal|folded|none[,...]");

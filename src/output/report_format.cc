@@ -63,7 +63,9 @@ void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vec
 
 void print_report_section(std::FILE* out, std::string_view event_name, uint64_t nr_samples, uint64_t total_period,
                           const analysis::Hist& hist, const ReportColumns& columns, const ThreadCommFn& thread_comm) {
-  std::vector<const HistEntry*> rows = hist.sorted(columns.children, columns.graph || columns.folded || columns.flat);
+  std::vector<const HistEntry*> rows = columns.fields.empty()
+                                          ? hist.sorted(columns.children, columns.graph || columns.folded || columns.flat)
+                                          : hist.sorted_by(columns.order);
   // The callchains' percentages stay of all samples, even relative ones (as perf 6.1 prints).
   const uint64_t chain_total = total_period;
   if (columns.relative) {
@@ -122,40 +124,54 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     size_t width;
     bool right;
     bool pad_last;  // pad the value even in the last column
+    analysis::ReportField field;
   };
+  // The fields shown: -F's, or perf's default layout (the values, then the sort keys).
+  using Field = analysis::ReportField;
+  using Kind = analysis::ReportField::Kind;
+  std::vector<Field> fields = columns.fields;
+  if (fields.empty()) {
+    if (columns.children) fields.push_back({Kind::kOverheadChildren});
+    fields.push_back({Kind::kOverhead});
+    if (columns.show_samples) fields.push_back({Kind::kSamples});
+    if (columns.show_period) fields.push_back({Kind::kPeriod});
+    for (SortKey k : hist.keys()) fields.push_back({Kind::kKey, k});
+  }
+  auto elided = [&](const Field& f) {
+    return f.kind == Kind::kKey && ((f.key == SortKey::kComm && columns.elide_comm) ||
+                                    (f.key == SortKey::kDso && columns.elide_dso) ||
+                                    (f.key == SortKey::kSym && columns.elide_sym));
+  };
+  // perf shows every key again rather than none.
+  if (std::any_of(fields.begin(), fields.end(), [&](const Field& f) { return f.kind == Kind::kKey && !elided(f); })) {
+    std::erase_if(fields, elided);
+  }
   std::vector<Column> cols;
   // A group's value columns hold one value per member, each as wide as the column alone.
   const size_t members = std::max<size_t>(1, columns.member_totals.size());
-  if (columns.children) {
-    cols.push_back({"Children", 8 * members, true, true});
-    cols.push_back({"Self", 8 * members, true, true});
-  } else {
-    cols.push_back({"Overhead", 8 * members, true, true});
-  }
-  if (columns.show_samples) cols.push_back({"Samples", 12 * members, true, true});
-  if (columns.show_period) cols.push_back({"Period", 12 * members, true, true});
-  std::vector<SortKey> shown;
-  for (SortKey k : hist.keys()) {
-    if ((k == SortKey::kComm && columns.elide_comm) || (k == SortKey::kDso && columns.elide_dso) ||
-        (k == SortKey::kSym && columns.elide_sym)) {
-      continue;
-    }
-    shown.push_back(k);
-  }
-  // perf shows every key again rather than none.
-  if (shown.empty()) shown = hist.keys();
-  for (SortKey k : shown) {
-    switch (k) {
-      case SortKey::kComm: cols.push_back({"Command", comm_w, false, true}); break;
-      // perf's header for this key carries its own four leading spaces.
-      case SortKey::kPid: cols.push_back({"    Pid:Command", thread_w, false, true}); break;
-      case SortKey::kTid: cols.push_back({"Tid", tid_w, true, true}); break;
-      case SortKey::kDso: cols.push_back({"Shared Object", dso_w, false, true}); break;
-      case SortKey::kSym: cols.push_back({"Symbol", sym_w, false, false}); break;
-      case SortKey::kSymoff: cols.push_back({"Symbol+Offset", symoff_w, false, false}); break;
-      case SortKey::kCpu: cols.push_back({"CPU", 3, false, true}); break;
-      case SortKey::kSrcline: cols.push_back({"Source:Line", srcline_w, false, false}); break;
-      case SortKey::kParent: cols.push_back({"Parent symbol", parent_w, false, true}); break;
+  for (const Field& f : fields) {
+    switch (f.kind) {
+      case Kind::kOverheadChildren: cols.push_back({"Children", 8 * members, true, true, f}); break;
+      case Kind::kOverhead:
+        // The default layout says Self next to Children; -F always says Overhead.
+        cols.push_back({columns.children && columns.fields.empty() ? "Self" : "Overhead", 8 * members, true, true, f});
+        break;
+      case Kind::kSamples: cols.push_back({"Samples", 12 * members, true, true, f}); break;
+      case Kind::kPeriod: cols.push_back({"Period", 12 * members, true, true, f}); break;
+      case Kind::kKey:
+        switch (f.key) {
+          case SortKey::kComm: cols.push_back({"Command", comm_w, false, true, f}); break;
+          // perf's header for this key carries its own four leading spaces.
+          case SortKey::kPid: cols.push_back({"    Pid:Command", thread_w, false, true, f}); break;
+          case SortKey::kTid: cols.push_back({"Tid", tid_w, true, true, f}); break;
+          case SortKey::kDso: cols.push_back({"Shared Object", dso_w, false, true, f}); break;
+          case SortKey::kSym: cols.push_back({"Symbol", sym_w, false, false, f}); break;
+          case SortKey::kSymoff: cols.push_back({"Symbol+Offset", symoff_w, false, false, f}); break;
+          case SortKey::kCpu: cols.push_back({"CPU", 3, false, true, f}); break;
+          case SortKey::kSrcline: cols.push_back({"Source:Line", srcline_w, false, false, f}); break;
+          case SortKey::kParent: cols.push_back({"Parent symbol", parent_w, false, true, f}); break;
+        }
+        break;
     }
   }
 
@@ -187,49 +203,50 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
         util::append_format(row, "{:<{}}", text, c.width);
       }
     };
-    size_t i = 0;
-    if (members == 1) {
-      if (columns.children) {
-        cell(i++, percent(e->children_period, total_period));
-        cell(i++, percent(e->period, total_period));
-      } else {
-        cell(i++, percent(e->period, total_period));
+    const auto& totals = columns.member_totals;
+    for (size_t i = 0; i < cols.size(); ++i) {
+      const Field& f = cols[i].field;
+      if (f.kind != Kind::kKey) {
+        // value(m) of every member, each right-aligned in its share of the column.
+        auto value_text = [&](unsigned m) -> std::string {
+          const uint64_t total = members > 1 ? totals[m] : total_period;
+          switch (f.kind) {
+            case Kind::kOverheadChildren:
+              // Without --children there is nothing to show (perf prints N/A).
+              if (!columns.children) return "N/A";
+              return percent(hist.member_children_period(*e, m), total);
+            case Kind::kOverhead: return percent(hist.member_period(*e, m), total);
+            case Kind::kSamples: return fmt::format("{}", hist.member_samples(*e, m));
+            case Kind::kPeriod: return fmt::format("{}", hist.member_period(*e, m));
+            case Kind::kKey: break;
+          }
+          return "";
+        };
+        if (members == 1) {
+          cell(i, value_text(0));
+        } else {
+          const size_t width = cols[i].width / members;
+          std::string text;
+          for (unsigned m = 0; m < members; ++m) util::append_format(text, "{:>{}}", value_text(m), width);
+          cell(i, text);
+        }
+        continue;
       }
-      if (columns.show_samples) cell(i++, fmt::format("{}", e->samples));
-      if (columns.show_period) cell(i++, fmt::format("{}", e->period));
-    } else {
-      // value(m) of every member, each right-aligned in `width`.
-      auto group_cell = [&](size_t width, auto value) {
-        std::string text;
-        for (unsigned m = 0; m < members; ++m) util::append_format(text, "{:>{}}", value(m), width);
-        cell(i++, text);
-      };
-      const auto& totals = columns.member_totals;
-      if (columns.children) {
-        group_cell(8, [&](unsigned m) { return percent(hist.member_children_period(*e, m), totals[m]); });
-      }
-      group_cell(8, [&](unsigned m) { return percent(hist.member_period(*e, m), totals[m]); });
-      if (columns.show_samples) group_cell(12, [&](unsigned m) { return fmt::format("{}", hist.member_samples(*e, m)); });
-      if (columns.show_period) group_cell(12, [&](unsigned m) { return fmt::format("{}", hist.member_period(*e, m)); });
-    }
-    for (SortKey k : shown) {
-      switch (k) {
-        case SortKey::kComm:
-          cell(i++, e->comm ? std::string_view(*e->comm).substr(0, comm_w) : std::string_view());
-          break;
-        case SortKey::kPid: cell(i++, fmt::format("{:>7}:{:<{}}", e->tid, thread_comm_of(*e), comm_w)); break;
-        case SortKey::kTid: cell(i++, fmt::format("{}", e->tid)); break;
-        case SortKey::kDso: cell(i++, analysis::dso_column_name(e->loc.dso)); break;
-        case SortKey::kSym: cell(i++, sym_text(*e)); break;
-        case SortKey::kSymoff: cell(i++, symoff_text(*e)); break;
-        case SortKey::kCpu: cell(i++, cpu_text(e->cpu)); break;
+      switch (f.key) {
+        case SortKey::kComm: cell(i, e->comm ? std::string_view(*e->comm).substr(0, comm_w) : std::string_view()); break;
+        case SortKey::kPid: cell(i, fmt::format("{:>7}:{:<{}}", e->tid, thread_comm_of(*e), comm_w)); break;
+        case SortKey::kTid: cell(i, fmt::format("{}", e->tid)); break;
+        case SortKey::kDso: cell(i, analysis::dso_column_name(e->loc.dso)); break;
+        case SortKey::kSym: cell(i, sym_text(*e)); break;
+        case SortKey::kSymoff: cell(i, symoff_text(*e)); break;
+        case SortKey::kCpu: cell(i, cpu_text(e->cpu)); break;
         case SortKey::kSrcline: {
           // One perf had not worked out when it sized the column is cut to the column.
           std::string_view text = e->srcline ? std::string_view(*e->srcline) : std::string_view("??:0");
-          cell(i++, hist.srcline_known(*e) ? text : text.substr(0, srcline_w));
+          cell(i, hist.srcline_known(*e) ? text : text.substr(0, srcline_w));
           break;
         }
-        case SortKey::kParent: cell(i++, e->parent.empty() ? std::string_view("[other]") : e->parent); break;
+        case SortKey::kParent: cell(i, e->parent.empty() ? std::string_view("[other]") : e->parent); break;
       }
     }
     row += '\n';
@@ -243,7 +260,8 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
         // The threshold is of the (relative) total the entries are shown against.
         const uint64_t threshold_total = members > 1 ? columns.member_totals[0] : total_period;
         g.min_hit = static_cast<uint64_t>(static_cast<double>(threshold_total) * (columns.graph_min_percent / 100.0));
-        g.skip_first = !hist.keys().empty() && hist.keys()[0] == SortKey::kSym;
+        // perf leaves out a chain's first frame when the first sort key is the symbol (not with -F).
+        g.skip_first = columns.fields.empty() && !hist.keys().empty() && hist.keys()[0] == SortKey::kSym;
         g.fractal = columns.fractal;
         g.min_percent = columns.graph_min_percent;
         if (columns.folded) {

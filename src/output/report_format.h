@@ -38,6 +38,10 @@ struct ReportColumns {
   // samples the filters kept, not of all.
   bool relative = false;
   std::string time_slices;  // --time as given, which perf names in each "# Samples" line
+  // -F: the columns in this order instead of the default layout, the rows in `order` (the --sort
+  // keys, then the -F fields). Empty: perf's default columns and order.
+  std::vector<analysis::ReportField> fields;
+  std::vector<analysis::ReportField> order;
 };
 
 // The current comm of a thread (the Pid:Command column), nullptr when unknown.

@@ -283,5 +283,25 @@ TEST(ReportOptionsE2E, CpuFilter) {
   EXPECT_NE(r.err.find("carry no CPU"), std::string::npos) << r.err;
 }
 
+// -F: the columns in the order given; the rows sorted by --sort's keys (and -p's parent), then
+// by the -F fields in their order; keys -F lacks get columns at the end; the callchain graphs
+// keep their first frame.
+TEST(ReportOptionsE2E, OutputFields) {
+  REQUIRE_RECORDINGS();
+  const std::string& fp = rec.files.at("symbols-fp");
+  for (const char* args : {"-F overhead,sym --no-children -g none", "-F sym,overhead --no-children -g none",
+                           "-F overhead,sample,period,comm,dso --no-children -g none", "-F comm,overhead_children -g none",
+                           "-F overhead,comm -s sym --no-children -g none", "-F comm,overhead -s sym,comm -g none",
+                           "-F overhead_children,overhead,sym -g none", "-F sym -g none", "-F overhead,sym -p spin -g none",
+                           "-F overhead,sym", "-F sym,overhead --no-children", "-F overhead,comm,sym -g folded"}) {
+    SCOPED_TRACE(args);
+    EXPECT_SAME_REPORT(fp, args, 10);
+  }
+  EXPECT_SAME_REPORT(rec.files.at("symbols"), "-F pid,overhead,period", 10);
+  CommandResult bad = run(fmt::format("{} report -i {} -F overhead,bogus", TPERF_BINARY, shell_quote(fp)));
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("Unknown --fields key: `bogus'"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace tperf

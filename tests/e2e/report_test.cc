@@ -125,7 +125,8 @@ TEST(ReportE2E, FixedPeriodCountsTheAttrsPeriod) {
 // them), per-member Samples/Period, the leader's callchain graphs; --no-group splits them.
 TEST(ReportE2E, EventGroupsSideBySide) {
   REQUIRE_RECORDINGS();
-  for (const char* args : {"", "-n --show-total-period", "-s comm,pid", "--no-group", "--group -g none"}) {
+  for (const char* args : {"", "-n --show-total-period", "-s comm,pid", "--no-group", "--group -g none",
+                           "-F overhead,sample,comm", "-F comm,period,overhead -s comm"}) {
     SCOPED_TRACE(args);
     EXPECT_SAME_REPORT(rec.files.at("group"), args, 12);
   }
