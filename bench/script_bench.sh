@@ -4,12 +4,15 @@
 # targets of issue 3 (>= 10x on a ~500 MB -g recording, >= 5x on a system-wide fork-heavy one).
 # Not part of CI (perf script takes minutes on these files); run by hand:
 #
-#   bash bench/script_bench.sh [--runs N] [--fields LIST] [FILE...]
+#   bash bench/script_bench.sh [--runs N] [--fields LIST] [--time-to-files] [FILE...]
 #
 # Without FILE arguments it uses bench/out/callgraph.data (bench/make_recordings.sh makes it) and
 # bench/out/forkheavy.data (made here: perf record -a -g while 2,000 short processes come and go).
 # --fields F compares `script -F F`; the default compares the default output and, separately, the
 # non-symbol fields "comm,pid,tid,time,event,ip" (equal even where symbol lookup differs).
+# The timed runs write to /dev/null (as `perf script > /dev/null` is timed: what the tools cost,
+# not what the kernel costs to take the text into a file, the same for both); one more run of each
+# into a file checks that the outputs are identical. --time-to-files times those runs instead.
 # Results also go to bench/out/script-results-*.txt.
 set -euo pipefail
 
@@ -19,12 +22,14 @@ out="$here/out"
 runs=1
 field_sets=("" "comm,pid,tid,time,event,ip")
 files=()
+time_to_files=0
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --runs) runs="$2"; shift ;;
     --fields) field_sets=("$2"); shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --time-to-files) time_to_files=1 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     -*) echo "script_bench.sh: unknown option $1" >&2; exit 1 ;;
     *) files+=("$1") ;;
   esac
@@ -57,7 +62,8 @@ exec > >(tee "$report") 2>&1
 echo "# script_bench $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "# machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM; kernel $(uname -r)"
 echo "# $(perf --version); tperf at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') (Release)"
-echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg); best of $runs run(s), outputs to files on $tmp"
+if ((time_to_files)); then sink="files on $tmp"; else sink="/dev/null (then one run each into files for the comparison)"; fi
+echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg); best of $runs run(s), timed with output to $sink"
 
 summary=()
 for f in "${files[@]}"; do
@@ -75,10 +81,19 @@ for f in "${files[@]}"; do
       args=(-F "$fields")
       label="-F $fields"
     fi
-    measure "$tmp/perf.txt" perf script -i "$f" "${args[@]}"
-    p_s=$best_s p_cpu=$best_cpu p_kb=$peak_kb
-    measure "$tmp/tperf.txt" "$tperf" script -i "$f" "${args[@]}"
-    t_s=$best_s t_cpu=$best_cpu t_kb=$peak_kb
+    if ((time_to_files)); then
+      measure "$tmp/perf.txt" perf script -i "$f" "${args[@]}"
+      p_s=$best_s p_cpu=$best_cpu p_kb=$peak_kb
+      measure "$tmp/tperf.txt" "$tperf" script -i "$f" "${args[@]}"
+      t_s=$best_s t_cpu=$best_cpu t_kb=$peak_kb
+    else
+      measure /dev/null perf script -i "$f" "${args[@]}"
+      p_s=$best_s p_cpu=$best_cpu p_kb=$peak_kb
+      measure /dev/null "$tperf" script -i "$f" "${args[@]}"
+      t_s=$best_s t_cpu=$best_cpu t_kb=$peak_kb
+      perf script -i "$f" "${args[@]}" >"$tmp/perf.txt" 2>/dev/null || true
+      "$tperf" script -i "$f" "${args[@]}" >"$tmp/tperf.txt" 2>/dev/null || true
+    fi
     lines=$(wc -l <"$tmp/perf.txt")
     if cmp -s "$tmp/perf.txt" "$tmp/tperf.txt"; then
       same="identical ($lines lines)"

@@ -44,6 +44,8 @@ struct ReportCliOptions {
   bool stdio = false;
   std::string sort;    // -s ("" = perf's default comm,dso,sym, or -F's keys)
   std::string fields;  // -F
+  bool inline_frames = false;     // --inline: refused (report does not expand inline frames yet)
+  bool no_inline = false;         // --no-inline: what report does anyway
   bool children = false;
   bool no_children = false;
   std::string callchain;  // -g
@@ -113,6 +115,10 @@ struct EventHist {
 };
 
 int run_hist_report(const ReportCliOptions& cli) {
+  if (cli.inline_frames) {
+    return fail("--inline: tperf report does not expand inline frames in callchains yet (it reports as "
+                "perf report --no-inline); tperf script --inline shows them");
+  }
   // -F: its fields are the columns (then the --sort keys it lacks); its keys join the sort keys,
   // which without --sort are its own.
   std::vector<analysis::ReportField> fields;
@@ -622,6 +628,10 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--no-unwind-summary", opt->no_unwind_summary,
                 "leave out the unwinding quality block (for output equal to perf report's)");
   cmd->add_option("-s,--sort", opt->sort, "sort keys: comm, pid, tid, dso, sym, symoff, cpu, srcline, parent (default comm,dso,sym)");
+  cmd->add_flag("--inline", opt->inline_frames, "refused: callchains are reported without inline frames");
+  cmd->add_flag("--no-inline", opt->no_inline,
+                "callchains without inline frames (what tperf report always does; perf's default expands the "
+                "inline frames of --call-graph dwarf chains)");
   cmd->add_option("-F,--fields", opt->fields,
                   "output columns in this order: overhead, overhead_children, sample, period and sort keys "
                   "(the rows sort by --sort, then by these)");

@@ -122,7 +122,7 @@ TEST(DwarfUnwindE2E, ReportEqualsPerfReportNoInline) {
   for (const char* args : {"--stdio -q", "--stdio -q --no-children", "--stdio -q --no-children --max-stack 4", "--stdio -q -g caller"}) {
     auto c = test::e2e::compare_outputs(
         fmt::format("perf report -i {} --no-inline {}", shell_quote(rec.path), args),
-        fmt::format("{} report -i {} {}", TPERF_BINARY, shell_quote(rec.path), args));
+        fmt::format("{} report -i {} --no-inline {}", TPERF_BINARY, shell_quote(rec.path), args));
     EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
     EXPECT_GT(c.perf_lines, 20u) << args;
     EXPECT_EQ(c.diff, "") << "perf report " << args;
