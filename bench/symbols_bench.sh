@@ -85,11 +85,15 @@ echo "recording: $data ($(du -h "$data" | cut -f1)), $(perf script -i "$data" -F
 read -r t_wall t_rss < <(measure tperf "$tperf" script -i "$data" -F +srcline)
 read -r p_wall p_rss < <(measure perf perf script -i "$data" -F +srcline)
 
-# Same output for the program's own frames (perf and binutils disagree with libdw about some of
-# glibc's own debug file names, see bench/README.md).
-"$tperf" script -i "$data" -F +srcline 2>/dev/null | grep -A1 "(${bin})\$" | grep -v '^--' > "$out/tperf.txt" || true
-perf script -i "$data" -F +srcline 2>/dev/null | grep -A1 "(${bin})\$" | grep -v '^--' > "$out/perf.txt" || true
-if cmp -s "$out/tperf.txt" "$out/perf.txt"; then same="same"; else same="DIFFERENT ($(diff "$out/perf.txt" "$out/tperf.txt" | grep -c '^<') lines)"; fi
+# Same output: every frame line and srcline, glibc's included (its DWARF 5 line tables are read
+# as binutils' addr2line reads them), and for the program's own frames alone.
+"$tperf" script -i "$data" -F +srcline 2>/dev/null > "$out/tperf-all.txt" || true
+perf script -i "$data" -F +srcline 2>/dev/null > "$out/perf-all.txt" || true
+grep -A1 "(${bin})\$" "$out/tperf-all.txt" | grep -v '^--' > "$out/tperf.txt" || true
+grep -A1 "(${bin})\$" "$out/perf-all.txt" | grep -v '^--' > "$out/perf.txt" || true
+same_as() { if cmp -s "$1" "$2"; then echo "same"; else echo "DIFFERENT ($(diff "$1" "$2" | grep -c '^<') lines)"; fi; }
+same=$(same_as "$out/perf.txt" "$out/tperf.txt")
+same_all=$(same_as "$out/perf-all.txt" "$out/tperf-all.txt")
 
 printf '%-6s %10s %12s\n' "" "wall s" "peak RSS KiB"
 printf '%-6s %10s %12s\n' tperf "$t_wall" "$t_rss"
@@ -97,3 +101,4 @@ printf '%-6s %10s %12s\n' perf "$p_wall" "$p_rss"
 awk -v tw="$t_wall" -v pw="$p_wall" -v tr="$t_rss" -v pr="$p_rss" \
   'BEGIN { printf "perf/tperf: wall %.1fx (target >= 20x), RSS %.1fx\n", pw / (tw > 0 ? tw : 0.001), pr / tr }'
 echo "output for the program's frames: $same ($(wc -l < "$out/perf.txt") lines)"
+echo "whole output: $same_all ($(wc -l < "$out/perf-all.txt") lines)"
