@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/report_pipeline.h"
@@ -92,11 +93,13 @@ int run_script(const ScriptCliOptions& cli) {
   output::ScriptWriter writer(*reader, machine, std::move(opt), stdout);
   if (auto err = writer.start(); !err.empty()) return fail(err);
 
-  SymbolPreloader preloader(machine, symbolizer);
+  // Symbol tables load ahead on a worker, when some field shows symbols.
+  std::optional<SymbolPreloader> preloader;
+  if (writer.needs_symbols()) preloader.emplace(machine, symbolizer);
   session::OrderedEvents ordered(*reader, [&](const perfdata::Record& rec, uint64_t time) {
     if (!writer.fatal().empty()) return;
     writer.on_record(rec, time);
-    if (rec.type == perfdata::kRecordMmap || rec.type == perfdata::kRecordMmap2) preloader.on_new_maps();
+    if (preloader && (rec.type == perfdata::kRecordMmap || rec.type == perfdata::kRecordMmap2)) preloader->on_new_maps();
   });
   perfdata::Record rec;
   while (reader->next(rec) && writer.fatal().empty()) ordered.push(rec);

@@ -1,6 +1,8 @@
 #include "util/text.h"
 #include "output/script_format.h"
 
+#include <sys/mman.h>
+
 #include <fmt/format.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -915,6 +917,7 @@ std::string ScriptWriter::start() {
   for (const auto& set : options_.fields.sets) {
     needs_symbols_ |= (set.fields & (kFieldSym | kFieldSymoff | kFieldSrcline | kFieldBrstacksym | kFieldCallindent |
                                       kFieldSrccode)) != 0;
+    shows_dso_ |= (set.fields & kFieldDso) != 0;
   }
   ScriptCheckContext ctx;
   ctx.has_stat = f.has(perfdata::kFeatStat);
@@ -999,7 +1002,10 @@ ScriptLocation ScriptWriter::locate(const session::Thread* thread, uint8_t cpumo
   ScriptLocation loc;
   loc.ip = addr;
   const session::Map* map = thread ? machine_.find_map(thread, cpumode, addr) : nullptr;
-  if (!map && thread && options_.symbolizer && (cpumode & perfdata::kMiscCpumodeMask) == perfdata::kMiscKernel) {
+  // The widened kernel map needs the kernel's symbols: only worth loading them when a symbol or
+  // a DSO name is shown.
+  if (!map && thread && options_.symbolizer && (needs_symbols_ || shows_dso_) &&
+      (cpumode & perfdata::kMiscCpumodeMask) == perfdata::kMiscKernel) {
     map = options_.symbolizer->widened_kernel_map(addr);
   }
   last_map_ = map;
@@ -1417,7 +1423,9 @@ void ScriptWriter::on_sample(const Record& rec) {
   out_ += '\n';
 }
 
-void ScriptWriter::FreeDeleter::operator()(FrameSlot* p) const { std::free(p); }
+void ScriptWriter::FreeDeleter::operator()(FrameSlot* p) const {
+  if (p) ::munmap(p, sizeof(FrameSlot) << kFrameSlotBits);
+}
 
 void ScriptWriter::append_callchain_frame(const session::Thread& thread, uint8_t mode, uint64_t ip,
                                           const ScriptIpOptions& ipo, bool srcline) {
@@ -1435,9 +1443,13 @@ void ScriptWriter::append_callchain_frame(const session::Thread& thread, uint8_t
     return;
   }
   if (!frame_cache_) {
-    // calloc: the zero pages of an unused slot are never touched.
-    frame_cache_.reset(static_cast<FrameSlot*>(std::calloc(size_t{1} << kFrameSlotBits, sizeof(FrameSlot))));
-    if (!frame_cache_) throw std::bad_alloc();
+    // Zeroed and populated at once: touched a slot at a time, each page would first map the zero
+    // page (the probe reads) and then be copied on the write, a TLB shootdown on every CPU of
+    // this multi-threaded process each time.
+    const size_t bytes = sizeof(FrameSlot) << kFrameSlotBits;
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    frame_cache_.reset(static_cast<FrameSlot*>(p));
   }
   const uint64_t version = space->version();
   const uint64_t h = (ip ^ (version << 40) ^ (version >> 24)) * 0x9E3779B97F4A7C15ULL;

@@ -275,6 +275,8 @@ class ScriptWriter {
 
   // An error that stops the command (a field the events of a pipe cannot fill), or "".
   const std::string& fatal() const { return fatal_; }
+  // Some output field shows symbols (known after start()); without one no symbol is looked up.
+  bool needs_symbols() const { return needs_symbols_; }
   // Samples that could not be decoded (their offsets and why), for the error report.
   const std::vector<std::string>& problems() const { return problems_; }
   uint64_t samples_printed() const { return samples_printed_; }
@@ -301,7 +303,7 @@ class ScriptWriter {
   // stacks repeat, so most frames cost a probe and a copy instead of a map lookup, a symbol
   // lookup and the formatting. Direct-mapped with a fixed number of fixed-size slots (a line
   // too long for a slot is not cached), so its memory is bounded: kFrameSlots * sizeof(FrameSlot)
-  // = 8 MiB of address space, of which only the slots used are touched.
+  // = 8 MiB, mapped populated on the first callchain frame.
   struct FrameSlot {
     uint64_t version;  // 0: empty (AddressSpace versions start at 1)
     uint64_t ip;
@@ -330,6 +332,7 @@ class ScriptWriter {
   int name_width_ = -1;
   bool use_callchain_ = true;
   bool needs_symbols_ = false;  // some output shows symbols (else no lookups at all)
+  bool shows_dso_ = false;      // some output shows DSO names
   uint64_t last_time_ = 0;
   uint64_t retire_time_ = 0;
   uint64_t samples_printed_ = 0;
