@@ -366,7 +366,8 @@ std::string check_script_fields(ScriptFields& config, const std::vector<EventAtt
 
 std::string script_event_name(const EventAttr& ea) {
   const PerfEventAttr& a = ea.attr;
-  if (ea.name != perfdata::default_event_name(a)) return ea.name;
+  // A name the file gives is perf's evsel name as it is; only a made-up one gets modifiers.
+  if (ea.named || ea.name != perfdata::default_event_name(a)) return ea.name;
   if (a.type != perfdata::kTypeHardware && a.type != perfdata::kTypeSoftware && a.type != perfdata::kTypeRaw &&
       a.type != perfdata::kTypeHwCache) {
     return ea.name;

@@ -563,7 +563,10 @@ std::unique_ptr<Reader> Reader::from_fd(int fd, const std::string& name, Options
 void Reader::add_attr(EventAttr ea) {
   uint32_t index = static_cast<uint32_t>(attrs_.size());
   for (uint64_t id : ea.ids) id_map_[id].attr_index = index;
-  if (ea.name.empty()) ea.name = default_event_name(ea.attr);
+  if (ea.name.empty()) {
+    ea.name = default_event_name(ea.attr);
+    ea.named = false;
+  }
   attrs_.push_back(std::move(ea));
   const uint64_t t0 = attrs_.front().attr.sample_type;
   all_same_sample_type_ = std::all_of(attrs_.begin(), attrs_.end(),
@@ -585,7 +588,10 @@ void Reader::finish_attrs() {
       }
     }
     if (!match && desc.size() == attrs_.size()) match = &desc[i];
-    if (match && !match->name.empty()) attrs_[i].name = match->name;
+    if (match && !match->name.empty()) {
+      attrs_[i].name = match->name;
+      attrs_[i].named = true;
+    }
   }
 }
 
@@ -681,7 +687,10 @@ void Reader::apply_header_record(const Record& rec) {
       if (type == 2) {  // NAME
         std::string name(r.cstring());
         auto it = id_map_.find(id);
-        if (it != id_map_.end()) attrs_[it->second.attr_index].name = name;
+        if (it != id_map_.end()) {
+          attrs_[it->second.attr_index].name = name;
+          attrs_[it->second.attr_index].named = true;
+        }
       }
       break;
     }

@@ -40,6 +40,7 @@ struct EventAttr {
   PerfEventAttr attr;
   std::vector<uint64_t> ids;
   std::string name;  // EVENT_DESC / EVENT_UPDATE name, else a default one
+  bool named = false;  // the name came from the file (EVENT_DESC / EVENT_UPDATE), not made here
 };
 
 // One record. `bytes` holds header and body in the file's byte order; decode with the

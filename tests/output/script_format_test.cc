@@ -456,7 +456,16 @@ TEST(ScriptEventName, ModifiersFromExcludeBits) {
   stored.attr.type = perfdata::kTypeSoftware;
   stored.attr.set_flag(kFlagExcludeKernel);
   stored.name = "cpu-clock:u";  // a name the file stores is printed as it is
+  stored.named = true;
   EXPECT_EQ(script_event_name(stored), "cpu-clock:u");
+  // ... also when it is the default name of an attr without exclude bits (perf takes the
+  // EVENT_DESC name as the evsel's name and adds nothing to it).
+  perfdata::EventAttr plain;
+  plain.attr.type = perfdata::kTypeSoftware;
+  plain.attr.config = perfdata::kSwCpuClock;
+  plain.name = perfdata::default_event_name(plain.attr);
+  plain.named = true;
+  EXPECT_EQ(script_event_name(plain), "cpu-clock");
 }
 
 }  // namespace
