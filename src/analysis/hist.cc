@@ -509,12 +509,12 @@ bool Hist::srcline_known(const HistEntry& e) const {
 
 std::vector<const HistEntry*> Hist::sorted_by(const std::vector<ReportField>& order) const {
   std::vector<const HistEntry*> in = in_key_order();
-  auto value = [](const HistEntry* e, ReportField::Kind kind) -> uint64_t {
+  auto value = [&](const HistEntry* e, ReportField::Kind kind, unsigned member) -> uint64_t {
     switch (kind) {
-      case ReportField::Kind::kOverhead: return e->period;
-      case ReportField::Kind::kOverheadChildren: return e->children_period;
-      case ReportField::Kind::kSamples: return e->samples;
-      case ReportField::Kind::kPeriod: return e->period;
+      case ReportField::Kind::kOverhead: return member_period(*e, member);
+      case ReportField::Kind::kOverheadChildren: return member_children_period(*e, member);
+      case ReportField::Kind::kSamples: return member_samples(*e, member);
+      case ReportField::Kind::kPeriod: return member_period(*e, member);
       case ReportField::Kind::kKey: break;
     }
     return 0;
@@ -525,8 +525,11 @@ std::vector<const HistEntry*> Hist::sorted_by(const std::vector<ReportField>& or
         if (int c = compare_key(f.key, *a, *b)) return c < 0;
         continue;
       }
-      const uint64_t va = value(a, f.kind), vb = value(b, f.kind);
-      if (va != vb) return va > vb;
+      // A group's value column compares the leader's values, then the other members'.
+      for (unsigned m = 0; m < members_; ++m) {
+        const uint64_t va = value(a, f.kind, m), vb = value(b, f.kind, m);
+        if (va != vb) return va > vb;
+      }
     }
     return false;
   };

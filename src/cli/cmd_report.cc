@@ -214,14 +214,8 @@ int run_hist_report(const ReportCliOptions& cli) {
       return fail(fmt::format("--time {}: {}", cli.time, e));
     }
   }
-  session::Machine::Options mo;
-  mo.keep_exited = true;        // the Pid:Command column shows each thread's last comm
-  mo.keep_maps_on_exec = true;  // as perf 6.1
-  session::Machine machine(mo);
-  register_idle_task(machine);
-  // The DSOs get the build ids perf recorded, which decide which files may give their symbols
-  // (pipe files bring theirs at the end, after the maps were made, and perf ignores them).
-  if (!reader->is_pipe()) machine.dsos().apply_build_ids(reader->features().build_ids);
+  const std::unique_ptr<session::Machine> machine_owner = make_report_machine(*reader);
+  session::Machine& machine = *machine_owner;
   symbols::SymbolizerOptions so;
   cli.symbols.apply_to(&so);
   symbols::Symbolizer symbolizer(machine, so);
@@ -338,13 +332,7 @@ int run_hist_report(const ReportCliOptions& cli) {
         unwind.add_lost(perfdata::decode_lost(rec.body(), reader->swapped(), rec.offset + 8).lost);
       }
       if (rec.type != perfdata::kRecordSample) {
-        if (rec.type == perfdata::kRecordKsymbol) {
-          const perfdata::EventAttr* attr = reader->attr_of(rec);
-          unsigned trailer = attr ? perfdata::sample_id_trailer_size(attr->attr) : 0;
-          symbolizer.on_ksymbol(
-              perfdata::decode_ksymbol(rec.body(), rec.misc, trailer, reader->swapped(), rec.offset + 8));
-        }
-        machine.process(*reader, rec, time);
+        process_non_sample(*reader, rec, time, machine, symbolizer);
         if (rec.type == perfdata::kRecordMmap || rec.type == perfdata::kRecordMmap2) preloader.on_new_maps();
         return;
       }

@@ -35,6 +35,26 @@ void register_idle_task(session::Machine& machine) {
   machine.on_comm(idle, 0);
 }
 
+std::unique_ptr<session::Machine> make_report_machine(const perfdata::Reader& reader) {
+  session::Machine::Options mo;
+  mo.keep_exited = true;
+  mo.keep_maps_on_exec = true;
+  auto machine = std::make_unique<session::Machine>(mo);
+  register_idle_task(*machine);
+  if (!reader.is_pipe()) machine->dsos().apply_build_ids(reader.features().build_ids);
+  return machine;
+}
+
+void process_non_sample(const perfdata::Reader& reader, const perfdata::Record& rec, uint64_t time,
+                        session::Machine& machine, symbols::Symbolizer& symbolizer) {
+  if (rec.type == perfdata::kRecordKsymbol) {
+    const perfdata::EventAttr* attr = reader.attr_of(rec);
+    unsigned trailer = attr ? perfdata::sample_id_trailer_size(attr->attr) : 0;
+    symbolizer.on_ksymbol(perfdata::decode_ksymbol(rec.body(), rec.misc, trailer, reader.swapped(), rec.offset + 8));
+  }
+  machine.process(reader, rec, time);
+}
+
 const session::Map* find_sample_map(const session::Machine& machine, symbols::Symbolizer& symbolizer,
                                     const session::Thread* thread, uint8_t cpumode, uint64_t addr) {
   const session::Map* m = machine.find_map(thread, cpumode, addr);
@@ -105,15 +125,8 @@ EventHists load_event_hists(const std::string& path, const std::vector<analysis:
   EventHists out;
   out.reader = perfdata::Reader::open(path);
   perfdata::Reader& reader = *out.reader;
-  session::Machine::Options mo;
-  mo.keep_exited = true;        // the Pid:Command column shows each thread's last comm
-  mo.keep_maps_on_exec = true;  // as perf 6.1
-  out.machine = std::make_unique<session::Machine>(mo);
+  out.machine = make_report_machine(reader);
   session::Machine& machine = *out.machine;
-  register_idle_task(machine);
-  // The DSOs get the build ids perf recorded, which decide which files may give their symbols
-  // (pipe files bring theirs at the end, after the maps were made, and perf ignores them).
-  if (!reader.is_pipe()) machine.dsos().apply_build_ids(reader.features().build_ids);
   out.symbolizer = std::make_unique<symbols::Symbolizer>(machine, options);
   symbols::Symbolizer& symbolizer = *out.symbolizer;
 
@@ -121,12 +134,7 @@ EventHists load_event_hists(const std::string& path, const std::vector<analysis:
   session::OrderedEvents ordered(reader, [&](const perfdata::Record& rec, uint64_t time) {
     try {
       if (rec.type != perfdata::kRecordSample) {
-        if (rec.type == perfdata::kRecordKsymbol) {
-          const perfdata::EventAttr* attr = reader.attr_of(rec);
-          unsigned trailer = attr ? perfdata::sample_id_trailer_size(attr->attr) : 0;
-          symbolizer.on_ksymbol(perfdata::decode_ksymbol(rec.body(), rec.misc, trailer, reader.swapped(), rec.offset + 8));
-        }
-        machine.process(reader, rec, time);
+        process_non_sample(reader, rec, time, machine, symbolizer);
         return;
       }
       int ai = reader.attr_index_of(rec);

@@ -12,6 +12,7 @@
 
 namespace tperf::perfdata {
 class Reader;
+struct Record;
 struct Sample;
 }  // namespace tperf::perfdata
 namespace tperf::session {
@@ -34,6 +35,16 @@ namespace tperf::cli {
 
 // perf names the idle task of the host before reading anything.
 void register_idle_task(session::Machine& machine);
+
+// The machine model as perf report sets it up for `reader`'s file: exited threads kept (the
+// Pid:Command column shows each thread's last comm), old maps kept under an exec's (perf 6.1),
+// the idle task named, and the DSOs given the build ids the file recorded (which decide which
+// files may give their symbols; a pipe file brings its own at the end, which perf ignores).
+std::unique_ptr<session::Machine> make_report_machine(const perfdata::Reader& reader);
+
+// A record other than a sample into the machine, and a KSYMBOL's symbol into the symbolizer.
+void process_non_sample(const perfdata::Reader& reader, const perfdata::Record& rec, uint64_t time,
+                        session::Machine& machine, symbols::Symbolizer& symbolizer);
 
 // The map of `addr`; a kernel address past the recorded kernel map falls in the map perf widens
 // to the kernel's symbols once it has them.
