@@ -154,9 +154,15 @@ bool DwarfLines::lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFra
   if (!impl.module) return false;
   Dwfl_Line* line = dwfl_module_getsrc(impl.module, vaddr);
   if (!line) {
+    // Inside a unit means inside one of .debug_aranges' ranges (binutils' test; libdwfl's own
+    // unit lookup also answers for addresses in the gaps between them).
     Dwarf_Addr unit_bias = 0;
-    Dwarf_Die* unit = dwfl_module_addrdie(impl.module, vaddr, &unit_bias);
-    if (!unit) return false;
+    Dwarf* dbg = dwfl_module_getdwarf(impl.module, &unit_bias);
+    Dwarf_Aranges* aranges = nullptr;
+    size_t naranges = 0;
+    if (!dbg || dwarf_getaranges(dbg, &aranges, &naranges) != 0 || !dwarf_getarange_addr(aranges, vaddr - unit_bias)) {
+      return false;
+    }
     SourceFrame none;
     none.unit_without_row = true;
     frames->push_back(std::move(none));

@@ -247,8 +247,9 @@ TEST(ReportOptionsE2E, ParentNeedsCallchains) {
 
 // The srcline key: "file.c:LINE" from DWARF, "sym+OFFSET" where there is no debug file (the
 // kernel), and perf 6.1's offsets from raw addresses for the callchain entries of children mode.
-// Only the workload and the kernel are shown: glibc's debug files have a line table where
-// binutils' addr2line (which perf runs) and libdw disagree on a file name.
+// Only the workload and the kernel are shown: in glibc's debug files, addresses inside a unit but
+// without a line row get names from binutils' addr2line (which perf runs) by rules tperf does not
+// follow yet (DwarfLines.GlibcLoaderLinesEqualBinutilsAddr2line counts them).
 TEST(ReportOptionsE2E, SrclineKey) {
   REQUIRE_RECORDINGS();
   const std::string dsos = "-d options_hot_loops,[kernel.kallsyms]";
