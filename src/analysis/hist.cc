@@ -41,6 +41,23 @@ int cmp_num(T a, T b) {
   return a < b ? -1 : a > b;
 }
 
+// perf's order of entries inserted one by one into a red-black tree by `before` (equal ones to
+// the right), replayed with std::multimap, which walks and rebalances the same way: where
+// `before` is not a total order, the result depends on the tree's shape as perf's does.
+template <typename Before>
+std::vector<const HistEntry*> replay_tree(const std::vector<const HistEntry*>& in, Before before) {
+  struct Less {
+    const Before* f;
+    bool operator()(const HistEntry* a, const HistEntry* b) const { return (*f)(a, b); }
+  };
+  std::multimap<const HistEntry*, char, Less> tree(Less{&before});
+  for (const HistEntry* e : in) tree.emplace(e, 0);
+  std::vector<const HistEntry*> out;
+  out.reserve(in.size());
+  for (const auto& [e, unused] : tree) out.push_back(e);
+  return out;
+}
+
 }  // namespace
 
 std::string parse_sort_keys(std::string_view spec, std::vector<SortKey>* out) {
@@ -480,15 +497,15 @@ bool Hist::srcline_known(const HistEntry& e) const {
   if (srcline_known_.empty() && !entries_.empty()) {
     // Group the entries by the keys before srcline and count what went into each group: every
     // sample and every callchain entry credited in children mode was one lookup in perf's tree.
-    std::vector<SortKey> prefix;
-    for (SortKey k : keys_) {
-      if (k == SortKey::kSrcline) break;
-      prefix.push_back(k);
-    }
-    const Hist view(prefix);
+    const auto prefix_end = std::find(keys_.begin(), keys_.end(), SortKey::kSrcline);
     std::vector<uint32_t> order(entries_.size());
     for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    auto less = [&](uint32_t x, uint32_t y) { return view.compare_sort_keys(entries_[x], entries_[y], true) < 0; };
+    auto less = [&](uint32_t x, uint32_t y) {
+      for (auto k = keys_.begin(); k != prefix_end; ++k) {
+        if (int c = compare_key(*k, entries_[x], entries_[y], true)) return c < 0;
+      }
+      return false;
+    };
     std::stable_sort(order.begin(), order.end(), less);
     srcline_known_.assign(entries_.size(), 0);
     for (size_t b = 0; b < order.size();) {
@@ -533,48 +550,26 @@ std::vector<const HistEntry*> Hist::sorted_by(const std::vector<ReportField>& or
     }
     return false;
   };
-  struct Before {
-    const decltype(before)* f;
-    bool operator()(const HistEntry* a, const HistEntry* b) const { return (*f)(a, b); }
-  };
-  std::multimap<const HistEntry*, char, Before> tree(Before{&before});
-  for (const HistEntry* e : in) tree.emplace(e, 0);
-  std::vector<const HistEntry*> out;
-  out.reserve(in.size());
-  for (const auto& [e, unused] : tree) out.push_back(e);
-  return out;
+  return replay_tree(in, before);
 }
 
 std::vector<const HistEntry*> Hist::in_key_order() const {
   // The order perf walks them in comes from a replay: entries go into its input
   // tree in creation order by key (unresolved addresses by the sign of their 64-bit difference,
   // not a total order either) and, when a key needs it (comm), once more into its collapsed tree.
-  struct KeyLess {
-    const Hist* hist;
-    bool operator()(const HistEntry* a, const HistEntry* b) const { return hist->compare_keys(*a, *b) < 0; }
-  };
-  auto replay = [&](const std::vector<const HistEntry*>& order) {
-    std::multimap<const HistEntry*, char, KeyLess> t(KeyLess{this});
-    for (const HistEntry* e : order) t.emplace(e, 0);
-    std::vector<const HistEntry*> r;
-    r.reserve(order.size());
-    for (const auto& [e, unused] : t) r.push_back(e);
-    return r;
-  };
+  auto key_less = [this](const HistEntry* a, const HistEntry* b) { return compare_keys(*a, *b) < 0; };
   std::vector<const HistEntry*> in;
   in.reserve(entries_.size());
   for (const HistEntry& e : entries_) in.push_back(&e);
-  in = replay(in);
-  if (use_comm_) in = replay(in);
+  in = replay_tree(in, key_less);
+  if (use_comm_) in = replay_tree(in, key_less);
   return in;
 }
 
 std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees) const {
   // perf walks its entries in key order and inserts each into a red-black tree with its output
-  // comparator, equal ones to the right. That comparator is not a total order (the caller-above-
-  // callee rule below holds within one thread only), so where entries tie the result depends on
-  // the tree's shape: replay the same insertions into a red-black tree (std::multimap walks and
-  // rebalances the same way) to get the same order.
+  // comparator, which is not a total order (the caller-above-callee rule below holds within one
+  // thread only): replay_tree() gives the order perf's tree shape gives.
   std::vector<const HistEntry*> in = in_key_order();
 
   auto depth = [&](const HistEntry* e) {
@@ -594,16 +589,7 @@ std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees) co
     if (int c = by_children ? compare_members(*a, *b, false) : 0) return c < 0;
     return compare_sort_keys(*a, *b) < 0;
   };
-  struct Before {
-    const decltype(before)* f;
-    bool operator()(const HistEntry* a, const HistEntry* b) const { return (*f)(a, b); }
-  };
-  std::multimap<const HistEntry*, char, Before> tree(Before{&before});
-  for (const HistEntry* e : in) tree.emplace(e, 0);
-  std::vector<const HistEntry*> out;
-  out.reserve(in.size());
-  for (const auto& [e, unused] : tree) out.push_back(e);
-  return out;
+  return replay_tree(in, before);
 }
 
 }  // namespace tperf::analysis

@@ -342,9 +342,7 @@ int run_hist_report(const ReportCliOptions& cli) {
       reader->decode_sample(rec, sample);
       if (analysis::time_skipped(time_ranges, sample.time)) return;
       // --cpu too drops samples before anything counts them, as perf does.
-      if (!cpu_filter.empty() && !listed(cpu_filter, sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1)) {
-        return;
-      }
+      if (!listed(cpu_filter, sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1)) return;
       // Pipe files announce their events as they go.
       while (events.size() <= static_cast<size_t>(ai)) events.push_back({analysis::Hist(keys), 0, 0});
       EventHist& ev = events[static_cast<size_t>(ai)];
@@ -436,28 +434,13 @@ int run_hist_report(const ReportCliOptions& cli) {
         // the level of the frame walked before it (the sample's for the first). It walks the
         // chain in the display order: from the root for caller graphs (the default).
         if (caller_order) std::reverse(frames.begin(), frames.end());
-        // The parent: the first symbol on that walk the pattern matches; every entry of the
-        // sample (its own and, with --children, its callers') carries it.
-        if (use_parent) {
-          for (const auto& f : frames) {
-            const session::Map* m = f.map ? f.map : find_map(&thread, f.cpumode, f.ip);
-            if (!m) continue;
-            const symbols::Resolved r = symbolizer.resolve(*m, m->dso && m->dso->kernel ? -1 : thread.pid(), f.ip);
-            if (r.sym && is_parent(r.sym)) {
-              self.parent = r.sym->name();
-              break;
-            }
-          }
-          self.filtered = self.filtered || (cli.exclude_other && self.parent.empty());
-        }
+        const bool chain_entries = children || graph || folded || flat;  // else walked for the parent alone
         char level = self.loc.level;
-        const bool chain_entries = children || graph || folded || flat;
         for (const auto& f : frames) {
-          if (!chain_entries) break;
           analysis::HistEntry c = self;
           const session::Map* fmap = f.map ? f.map : find_map(&thread, f.cpumode, f.ip);
           c.loc = locate(symbolizer, fmap, thread.pid(), f.cpumode, f.ip, true);
-          if (use_srcline) c.srcline = srcline_of(fmap, thread.pid(), f.ip, true);
+          if (use_srcline && chain_entries) c.srcline = srcline_of(fmap, thread.pid(), f.ip, true);
           if (f.map) {
             level = c.loc.level;
           } else {
@@ -470,6 +453,25 @@ int run_hist_report(const ReportCliOptions& cli) {
           cf.sym = c.loc.sym;
           cf.sym_start = c.loc.sym_start;
           chain.push_back(cf);
+        }
+        // The parent: the first symbol on that walk the pattern matches; every entry of the
+        // sample (its own and, with --children, its callers') carries it.
+        if (use_parent) {
+          for (const analysis::HistEntry& c : callers) {
+            if (c.loc.sym && is_parent(c.loc.sym)) {
+              self.parent = c.loc.sym->name();
+              break;
+            }
+          }
+          self.filtered = self.filtered || (cli.exclude_other && self.parent.empty());
+          for (analysis::HistEntry& c : callers) {
+            c.parent = self.parent;
+            c.filtered = self.filtered;
+          }
+        }
+        if (!chain_entries) {
+          callers.clear();
+          chain.clear();
         }
       }
       if ((graph || folded || flat) && !chain.empty()) {

@@ -486,18 +486,28 @@ std::string Symbolizer::srcline(const session::Map& map, int32_t pid, uint64_t a
   if (st->kind == DsoState::Kind::kJit) short_name = st->short_name;
   // perf asks addr2line only about real files; pseudo DSOs get "<name>[<address>]".
   if (st->kind != DsoState::Kind::kElf || st->dwarf_path.empty()) return fmt::format("{}[{:x}]", short_name, objdump);
-  std::lock_guard lock(st->dwarf_mu);
-  auto it = st->srclines.find(objdump);
-  if (it != st->srclines.end()) return it->second;
-  if (!st->dwarf_tried) {
-    st->dwarf_tried = true;
-    st->dwarf = DwarfLines::open(st->dwarf_path);
+  return cached_srcline(*st, short_name, objdump);
+}
+
+DwarfLines* Symbolizer::dwarf_of(DsoState& st) {
+  if (!st.dwarf_tried) {
+    st.dwarf_tried = true;
+    st.dwarf = DwarfLines::open(st.dwarf_path);
   }
+  return st.dwarf.get();
+}
+
+std::string Symbolizer::cached_srcline(DsoState& st, std::string_view short_name, uint64_t objdump, bool* have_dwarf) {
+  std::lock_guard lock(st.dwarf_mu);
+  DwarfLines* dwarf = dwarf_of(st);
+  if (have_dwarf) *have_dwarf = dwarf != nullptr;
+  auto it = st.srclines.find(objdump);
+  if (it != st.srclines.end()) return it->second;
   std::string text;
   std::vector<SourceFrame> frames;
-  if (!st->dwarf) {
+  if (!dwarf) {
     text = fmt::format("{}[{:x}]", short_name, objdump);  // addr2line could not read the file
-  } else if (st->dwarf->lookup(objdump, false, &frames) && !frames.empty()) {
+  } else if (dwarf->lookup(objdump, false, &frames) && !frames.empty()) {
     if (!frames[0].file.empty()) {
       text = fmt::format("{}:{}", basename_of(frames[0].file), frames[0].line);
     } else if (frames[0].unit_without_row) {
@@ -505,7 +515,7 @@ std::string Symbolizer::srcline(const session::Map& map, int32_t pid, uint64_t a
     }
   }
   // else: addr2line's "??:0", which perf does not print
-  st->srclines.emplace(objdump, text);
+  st.srclines.emplace(objdump, text);
   return text;
 }
 
@@ -536,34 +546,13 @@ std::string Symbolizer::report_srcline(const session::Map& map, int32_t pid, uin
                        objdump);
   };
   if (!elf || st->dwarf_path.empty() || frame) return fallback();
-  std::string text;
-  {
-    std::lock_guard lock(st->dwarf_mu);
-    auto it = st->srclines.find(objdump);
-    if (it == st->srclines.end()) {
-      if (!st->dwarf_tried) {
-        st->dwarf_tried = true;
-        st->dwarf = DwarfLines::open(st->dwarf_path);
-      }
-      std::vector<SourceFrame> frames;
-      if (!st->dwarf) {
-        text = fmt::format("{}[{:x}]", short_name, objdump);
-      } else if (st->dwarf->lookup(objdump, false, &frames) && !frames.empty()) {
-        if (!frames[0].file.empty()) {
-          text = fmt::format("{}:{}", basename_of(frames[0].file), frames[0].line);
-        } else if (frames[0].unit_without_row) {
-          text = ":0";
-        }
-      }
-      it = st->srclines.emplace(objdump, text).first;
-    }
-    text = it->second;
-  }
-  if (!text.empty() && st->dwarf) return text;
+  bool have_dwarf = false;
+  const std::string text = cached_srcline(*st, short_name, objdump, &have_dwarf);
+  if (!text.empty() && have_dwarf) return text;
   // No line: addr2line still names the function from a .symtab, and perf then shows "??:0";
   // the PLT (no symbols of the file's own) and files without a .symtab get the symbol + offset.
   const bool plt = r.sym && r.sym->name().ends_with("@plt");
-  if (st->dwarf && st->named_by_symtab && r.sym && !plt) return "??:0";
+  if (have_dwarf && st->named_by_symtab && r.sym && !plt) return "??:0";
   return fallback();
 }
 
@@ -578,12 +567,9 @@ std::vector<InlineFrame> Symbolizer::inline_frames(const session::Map& map, int3
   std::lock_guard lock(st->dwarf_mu);
   auto it = st->chains.find(objdump);
   if (it == st->chains.end()) {
-    if (!st->dwarf_tried) {
-      st->dwarf_tried = true;
-      st->dwarf = DwarfLines::open(st->dwarf_path);
-    }
+    DwarfLines* dwarf = dwarf_of(*st);
     DsoState::Chain chain;
-    chain.found = st->dwarf && st->dwarf->lookup(objdump, true, &chain.frames);
+    chain.found = dwarf && dwarf->lookup(objdump, true, &chain.frames);
     it = st->chains.emplace(objdump, std::move(chain)).first;
   }
   if (!it->second.found) return out;

@@ -40,6 +40,8 @@ class WorkQueue;
 
 namespace tperf::symbols {
 
+class DwarfLines;
+
 struct SymbolizerOptions {
   // Root of the recording machine's files (perf --symfs): every DSO path is looked up under it.
   std::string symfs;
@@ -135,6 +137,13 @@ class Symbolizer {
   DsoState& state_of(const session::Dso& dso);
   DsoState& jit_state(int32_t pid);
   DsoState* state_for_map(const session::Map& map, int32_t pid, uint64_t* addr);
+  // The DSO's DWARF reader, opened on first use; nullptr when the file cannot be read. Call with
+  // the DSO's dwarf_mu held.
+  static DwarfLines* dwarf_of(DsoState& st);
+  // The srcline of an ELF DSO's objdump address, cached: "file.c:12", ":0", "" (no line), or
+  // "<short_name>[<addr>]" when the file has no readable DWARF (*have_dwarf false then).
+  static std::string cached_srcline(DsoState& st, std::string_view short_name, uint64_t objdump,
+                                    bool* have_dwarf = nullptr);
   void load(DsoState& state, const session::Dso& dso);
   void load_elf(DsoState& state, const session::Dso& dso);
   void load_kernel(DsoState& state, const session::Dso& dso);

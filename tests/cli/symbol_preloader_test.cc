@@ -13,18 +13,22 @@ namespace {
 // A file with a real symbol table: this test program.
 const std::string kFile = "/proc/self/exe";
 
+void map_file(session::Machine& machine, int32_t pid, uint64_t len) {
+  perfdata::MmapEvent e;
+  e.pid = e.tid = pid;
+  e.addr = 0x400000;
+  e.len = len;
+  e.filename = kFile;
+  machine.on_mmap(e);
+}
+
 TEST(SymbolPreloader, LoadsMappedDsosWithoutALookup) {
   session::Machine machine;
   symbols::Symbolizer symbolizer(machine, {});
   const size_t empty = symbolizer.memory_bytes();
   {
     SymbolPreloader preloader(machine, symbolizer);
-    perfdata::MmapEvent e;
-    e.pid = e.tid = 4242;
-    e.addr = 0x400000;
-    e.len = 0x100000;
-    e.filename = kFile;
-    machine.on_mmap(e);
+    map_file(machine, 4242, 0x100000);
     preloader.on_new_maps();
   }  // the preloader's worker has finished
   EXPECT_GT(symbolizer.memory_bytes(), empty + 1000) << "the mapped file's symbols were not loaded";
@@ -40,12 +44,7 @@ TEST(SymbolPreloader, WaitsForTheFirstMapOfABuildIdOnlyDso) {
   machine.dsos().apply_build_ids({entry});
   preloader.on_new_maps();  // known, not mapped: its process (and mount namespace) is unknown
   EXPECT_EQ(machine.dsos().find(kFile)->first_pid, -1);
-  perfdata::MmapEvent e;
-  e.pid = e.tid = 77;
-  e.addr = 0x400000;
-  e.len = 0x1000;
-  e.filename = kFile;
-  machine.on_mmap(e);
+  map_file(machine, 77, 0x1000);
   EXPECT_EQ(machine.dsos().find(kFile)->first_pid, 77);
   preloader.on_new_maps();
 }
