@@ -253,10 +253,9 @@ uint64_t Hist::member_children_period(const HistEntry& e, unsigned member) const
   return v ? v->children_period : 0;
 }
 
-int Hist::compare_members(const HistEntry& a, const HistEntry& b, bool children) const {
+int Hist::compare_members(const HistEntry& a, const HistEntry& b) const {
   for (unsigned m = 1; m < members_; ++m) {
-    uint64_t va = children ? member_children_period(a, m) : member_period(a, m);
-    uint64_t vb = children ? member_children_period(b, m) : member_period(b, m);
+    uint64_t va = member_period(a, m), vb = member_period(b, m);
     if (va != vb) return va > vb ? -1 : 1;
   }
   return 0;
@@ -581,12 +580,15 @@ std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees) co
     uint64_t pa = by_children ? a->children_period : a->period;
     uint64_t pb = by_children ? b->children_period : b->period;
     if (pa != pb) return pa > pb;
+    if (by_children) {
+      // perf 6.1 compares the accumulated column by the leader's value alone (the other members
+      // of a group do not take part), then puts a caller (the deeper tree) above its callee when
+      // both are of one thread, then goes on to the self column, members included.
+      if (with_trees && a->tid == b->tid && depth(a) != depth(b)) return depth(a) > depth(b);
+      if (a->period != b->period) return a->period > b->period;
+    }
     // In a group, the other members' values decide next.
-    if (int c = compare_members(*a, *b, by_children)) return c < 0;
-    // perf puts a caller (the deeper tree) above its callee when they cost the same.
-    if (by_children && with_trees && a->tid == b->tid && depth(a) != depth(b)) return depth(a) > depth(b);
-    if (by_children && a->period != b->period) return a->period > b->period;
-    if (int c = by_children ? compare_members(*a, *b, false) : 0) return c < 0;
+    if (int c = compare_members(*a, *b)) return c < 0;
     return compare_sort_keys(*a, *b) < 0;
   };
   return replay_tree(in, before);

@@ -152,8 +152,9 @@ class Hist {
   // The values of members 1.. of entry i at [i * (members_ - 1) + member - 1].
   MemberValues& member_values(uint32_t entry, unsigned member);
   const MemberValues* member_values(const HistEntry& e, unsigned member) const;
-  // Compares the group's members 1.. (their children periods or periods), larger first.
-  int compare_members(const HistEntry& a, const HistEntry& b, bool children) const;
+  // Compares the self periods of the group's members 1.., larger first (perf 6.1 compares the
+  // accumulated column by the leader's value alone).
+  int compare_members(const HistEntry& a, const HistEntry& b) const;
 
   std::vector<SortKey> keys_;
   unsigned members_ = 1;
