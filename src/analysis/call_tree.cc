@@ -1,6 +1,10 @@
 #include "analysis/call_tree.h"
 
 #include <algorithm>
+#include <functional>
+#include <string_view>
+
+#include "symbols/symbol_table.h"
 
 namespace tperf::analysis {
 
@@ -43,10 +47,22 @@ void add_child(CallNode& node, std::unique_ptr<CallNode> child) {
 
 }  // namespace
 
+bool CallFrame::same_as(const CallFrame& o) const {
+  if (sym && o.sym) {
+    if (sym->inlined || o.sym->inlined) return sym->name() == o.sym->name();
+    return sym_start == o.sym_start && dso == o.dso;
+  }
+  return ip == o.ip && !sym == !o.sym;
+}
+
 uint32_t CallFrameTable::intern(const CallFrame& f) {
   const bool named = f.sym != nullptr;
-  const uint64_t value = named ? f.sym_start : f.ip;
-  const void* dso = named ? static_cast<const void*>(f.dso) : nullptr;
+  // An inlined function is one frame by its name wherever it was inlined (kInlineKey stands
+  // for the dso then; the name's hash is the value, the name itself compared on a match).
+  static const char kInlineKey = 0;
+  const bool inlined = named && f.sym->inlined;
+  const uint64_t value = inlined ? std::hash<std::string_view>()(f.sym->name()) : named ? f.sym_start : f.ip;
+  const void* dso = inlined ? &kInlineKey : named ? static_cast<const void*>(f.dso) : nullptr;
   if (frames_.size() * 2 >= slots_.size()) grow();
   const size_t mask = slots_.size() - 1;
   for (size_t i = hash_key(value, dso, named) & mask;; i = (i + 1) & mask) {
@@ -56,7 +72,10 @@ uint32_t CallFrameTable::intern(const CallFrame& f) {
       frames_.push_back(f);
       return s.id - 1;
     }
-    if (s.value == value && s.dso == dso && s.named == named) return s.id - 1;
+    if (s.value == value && s.dso == dso && s.named == named &&
+        (!inlined || frames_[s.id - 1].sym->name() == f.sym->name())) {
+      return s.id - 1;
+    }
   }
 }
 

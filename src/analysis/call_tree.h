@@ -27,11 +27,9 @@ struct CallFrame {
   const session::Dso* dso = nullptr;
   const symbols::Symbol* sym = nullptr;  // nullptr: unresolved
   uint64_t sym_start = 0;
-  // perf matches frames by function when both have a symbol, else by address.
-  bool same_as(const CallFrame& o) const {
-    if (sym && o.sym) return sym_start == o.sym_start && dso == o.dso;
-    return ip == o.ip && !sym == !o.sym;
-  }
+  // perf matches frames by function when both have a symbol (an inlined one by its name alone),
+  // else by address.
+  bool same_as(const CallFrame& o) const;
 };
 
 // Ids for frames: frames same_as() each other get one id and are shown as the first of them.

@@ -479,7 +479,17 @@ int Hist::compare_key(SortKey k, const HistEntry& a, const HistEntry& b, bool by
     case SortKey::kSymoff:
       // Named symbols before unresolved addresses.
       if (a.loc.sym && b.loc.sym) {
-        c = by_address ? signed_diff(a.loc.sym_start, b.loc.sym_start) : cmp_str(a.loc.sym->name(), b.loc.sym->name());
+        // An inlined function's symbol has its container's start: perf tells them apart by name
+        // first (strcmp's order, against the start's reversed difference).
+        if (by_address && (a.loc.sym->inlined || b.loc.sym->inlined)) {
+          c = cmp_str(b.loc.sym->name(), a.loc.sym->name());
+          // Of one name, overlapping ranges are one function (closed ranges, as perf's test).
+          const uint64_t a_end = a.loc.sym_start + a.loc.sym->size(), b_end = b.loc.sym_start + b.loc.sym->size();
+          if (c == 0 && a.loc.sym_start <= b_end && a_end >= b.loc.sym_start) break;
+        }
+        if (c == 0) {
+          c = by_address ? signed_diff(a.loc.sym_start, b.loc.sym_start) : cmp_str(a.loc.sym->name(), b.loc.sym->name());
+        }
       } else if (a.loc.sym || b.loc.sym) {
         c = a.loc.sym ? -1 : 1;
       } else if (by_address) {

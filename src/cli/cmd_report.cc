@@ -44,8 +44,8 @@ struct ReportCliOptions {
   bool stdio = false;
   std::string sort;    // -s ("" = perf's default comm,dso,sym, or -F's keys)
   std::string fields;  // -F
-  bool inline_frames = false;     // --inline: refused (report does not expand inline frames yet)
-  bool no_inline = false;         // --no-inline: what report does anyway
+  bool inline_frames = false;     // --inline: the default (perf's too)
+  bool no_inline = false;         // --no-inline: unwound frames stay as their symbols
   bool children = false;
   bool no_children = false;
   std::string callchain;  // -g
@@ -115,10 +115,6 @@ struct EventHist {
 };
 
 int run_hist_report(const ReportCliOptions& cli) {
-  if (cli.inline_frames) {
-    return fail("--inline: tperf report does not expand inline frames in callchains yet (it reports as "
-                "perf report --no-inline); tperf script --inline shows them");
-  }
   // -F: its fields are the columns (then the --sort keys it lacks); its keys join the sort keys,
   // which without --sort are its own.
   std::vector<analysis::ReportField> fields;
@@ -279,6 +275,7 @@ int run_hist_report(const ReportCliOptions& cli) {
 
   uint64_t lost_samples = 0;
   const bool summary = !cli.quiet && !cli.no_unwind_summary;
+  const bool expand_inline = !cli.no_inline;
   analysis::UnwindStatsCollector unwind(symbolizer);
   std::vector<session::CallchainFrame> all_frames, stats_frames, user_frames;
   perfdata::Sample sample;
@@ -406,6 +403,7 @@ int run_hist_report(const ReportCliOptions& cli) {
                       !symbol_listed();
       callers.clear();
       chain.clear();
+      size_t unwound = 0;  // frames at the chain's end (before the caller-order reversal) from the stack copy
       const bool want_chain = children || graph || folded || flat || use_parent;
       bool have_frames = false;
       if (want_chain && sample.has(perfdata::kSampleCallchain)) {
@@ -425,7 +423,10 @@ int run_hist_report(const ReportCliOptions& cli) {
             frames.resize(cli.max_stack);
           }
         }
-        if (have_frames) frames.insert(frames.end(), user_frames.begin(), user_frames.begin() + std::min<ptrdiff_t>(cli.max_stack, user_frames.size()));
+        if (have_frames) {
+          unwound = std::min<size_t>(cli.max_stack, user_frames.size());
+          frames.insert(frames.end(), user_frames.begin(), user_frames.begin() + static_cast<ptrdiff_t>(unwound));
+        }
       }
       // -x: an entry without a parent is hidden (perf looks for one only with the parent key).
       if (cli.exclude_other && (!use_parent || !have_frames)) self.filtered = true;
@@ -436,7 +437,8 @@ int run_hist_report(const ReportCliOptions& cli) {
         if (caller_order) std::reverse(frames.begin(), frames.end());
         const bool chain_entries = children || graph || folded || flat;  // else walked for the parent alone
         char level = self.loc.level;
-        for (const auto& f : frames) {
+        for (size_t i = 0; i < frames.size(); ++i) {
+          const session::CallchainFrame& f = frames[i];
           analysis::HistEntry c = self;
           const session::Map* fmap = f.map ? f.map : find_map(&thread, f.cpumode, f.ip);
           c.loc = locate(symbolizer, fmap, thread.pid(), f.cpumode, f.ip, true);
@@ -446,13 +448,28 @@ int run_hist_report(const ReportCliOptions& cli) {
           } else {
             c.loc.level = level;
           }
-          callers.push_back(c);
-          analysis::CallFrame cf;
-          cf.ip = f.ip;
-          cf.dso = c.loc.dso;
-          cf.sym = c.loc.sym;
-          cf.sym_start = c.loc.sym_start;
-          chain.push_back(cf);
+          auto push = [&](const symbols::Symbol* sym) {
+            c.loc.sym = sym;
+            callers.push_back(c);
+            analysis::CallFrame cf;
+            cf.ip = f.ip;
+            cf.dso = c.loc.dso;
+            cf.sym = c.loc.sym;
+            cf.sym_start = c.loc.sym_start;
+            chain.push_back(cf);
+          };
+          // perf 6.1 expands the frames it unwound from the stack copy (not the kernel's
+          // callchain) into the functions inlined there, innermost first in callee order.
+          const bool from_stack = caller_order ? i < unwound : i >= frames.size() - unwound;
+          std::vector<const symbols::Symbol*> inlined;
+          if (expand_inline && from_stack && fmap && c.loc.sym) inlined = symbolizer.inline_symbols(*fmap, thread.pid(), f.ip);
+          if (inlined.empty()) {
+            push(c.loc.sym);
+          } else if (caller_order) {
+            for (auto it = inlined.rbegin(); it != inlined.rend(); ++it) push(*it);
+          } else {
+            for (const symbols::Symbol* sym : inlined) push(sym);
+          }
         }
         // The parent: the first symbol on that walk the pattern matches; every entry of the
         // sample (its own and, with --children, its callers') carries it.
@@ -618,10 +635,10 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--no-unwind-summary", opt->no_unwind_summary,
                 "leave out the unwinding quality block (for output equal to perf report's)");
   cmd->add_option("-s,--sort", opt->sort, "sort keys: comm, pid, tid, dso, sym, symoff, cpu, srcline, parent (default comm,dso,sym)");
-  cmd->add_flag("--inline", opt->inline_frames, "refused: callchains are reported without inline frames");
-  cmd->add_flag("--no-inline", opt->no_inline,
-                "callchains without inline frames (what tperf report always does; perf's default expands the "
-                "inline frames of --call-graph dwarf chains)");
+  cmd->add_flag("--inline", opt->inline_frames,
+                "show the functions inlined at each frame unwound from a stack copy (--call-graph dwarf), as "
+                "perf 6.1 does; the default");
+  cmd->add_flag("--no-inline", opt->no_inline, "callchains without inline frames");
   cmd->add_option("-F,--fields", opt->fields,
                   "output columns in this order: overhead, overhead_children, sample, period and sort keys "
                   "(the rows sort by --sort, then by these)");

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <vector>
 
@@ -17,23 +18,40 @@ using analysis::CallNode;
 
 constexpr const char* kMargin = "            ";  // perf's fixed left margin of graphs
 
-// The children drawn: heavy enough, heaviest first (ties keep their order).
+// perf's order of a node's children in its tree (rb_root_in): each new child went in by
+// match_chain() against the ones there, to the left of those it compares below: a higher
+// function start (else address) first, compared as signed numbers; an inlined function by its
+// name, the greater first. With inlined and other functions side by side that is no total
+// order, and the tree's shape decides: the replay with std::multimap walks and rebalances as
+// perf's red-black tree does. Children are kept in the order they were made, perf's
+// insertion order.
+std::vector<const CallNode*> in_tree_order(const CallNode& node) {
+  auto before = [](const CallNode* a, const CallNode* b) {
+    if (a->frames.empty() || b->frames.empty()) return false;
+    const analysis::CallFrame& fa = a->frames[0];
+    const analysis::CallFrame& fb = b->frames[0];
+    if (fa.sym && fb.sym && (fa.sym->inlined || fb.sym->inlined)) return fa.sym->name() > fb.sym->name();
+    return static_cast<int64_t>(fa.sym ? fa.sym_start : fa.ip) > static_cast<int64_t>(fb.sym ? fb.sym_start : fb.ip);
+  };
+  struct Less {
+    decltype(before)* f;
+    bool operator()(const CallNode* a, const CallNode* b) const { return (*f)(a, b); }
+  };
+  std::multimap<const CallNode*, char, Less> tree(Less{&before});
+  for (const auto& c : node.children) tree.emplace(c.get(), 0);
+  std::vector<const CallNode*> out;
+  out.reserve(node.children.size());
+  for (const auto& [c, unused] : tree) out.push_back(c);
+  return out;
+}
+
+// The children drawn: heavy enough, heaviest first (ties in the tree's order).
 std::vector<const CallNode*> drawn_children(const CallNode& node, uint64_t min_hit) {
   std::vector<const CallNode*> out;
-  for (const auto& c : node.children) {
-    if (c->cumul() >= min_hit) out.push_back(c.get());
+  for (const CallNode* c : in_tree_order(node)) {
+    if (c->cumul() >= min_hit) out.push_back(c);
   }
-  // Equal weights: perf keeps its children ordered by first frame (function start, else
-  // address), highest first as signed numbers.
-  auto key = [](const CallNode* n) -> int64_t {
-    if (n->frames.empty()) return 0;
-    const analysis::CallFrame& f = n->frames[0];
-    return static_cast<int64_t>(f.sym ? f.sym_start : f.ip);  // compared as signed, like perf
-  };
-  std::stable_sort(out.begin(), out.end(), [&](const CallNode* a, const CallNode* b) {
-    if (a->cumul() != b->cumul()) return a->cumul() > b->cumul();
-    return key(a) > key(b);
-  });
+  std::stable_sort(out.begin(), out.end(), [&](const CallNode* a, const CallNode* b) { return a->cumul() > b->cumul(); });
   return out;
 }
 
@@ -107,14 +125,7 @@ void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, i
 // their own period, heaviest first, ties in that order.
 void collect_ends(const CallNode& node, const std::vector<const CallNode*>& path, uint64_t min_hit,
                   std::vector<std::vector<const CallNode*>>* out) {
-  std::vector<const CallNode*> children;
-  for (const auto& c : node.children) children.push_back(c.get());
-  auto key = [](const CallNode* n) -> int64_t {
-    const analysis::CallFrame& f = n->frames[0];
-    return static_cast<int64_t>(f.sym ? f.sym_start : f.ip);
-  };
-  std::stable_sort(children.begin(), children.end(), [&](const CallNode* a, const CallNode* b) { return key(a) > key(b); });
-  for (const CallNode* c : children) {
+  for (const CallNode* c : in_tree_order(node)) {
     std::vector<const CallNode*> p = path;
     p.push_back(c);
     collect_ends(*c, p, min_hit, out);
@@ -158,7 +169,7 @@ void append_callchain_flat(std::string& out, const analysis::CallTree& tree, con
 }
 
 std::string frame_name(const analysis::CallFrame& f) {
-  if (f.sym) return std::string(f.sym->name());
+  if (f.sym) return f.sym->inlined ? fmt::format("{} (inlined)", f.sym->name()) : std::string(f.sym->name());
   return f.ip ? fmt::format("{:#x}", f.ip) : std::string("0");  // printf's %#lx
 }
 

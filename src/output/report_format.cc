@@ -20,13 +20,17 @@ std::string address_text(char level, uint64_t addr) {
   return addr ? fmt::format("[{}] {:#018x}", level, addr) : fmt::format("[{}] {:016x}", level, addr);
 }
 
+const char* inlined_suffix(const HistEntry& e) { return e.loc.sym->inlined ? " (inlined)" : ""; }
+
 std::string sym_text(const HistEntry& e) {
-  if (e.loc.sym) return fmt::format("[{}] {}", e.loc.level, e.loc.sym->name());
+  if (e.loc.sym) return fmt::format("[{}] {}{}", e.loc.level, e.loc.sym->name(), inlined_suffix(e));
   return address_text(e.loc.level, e.loc.addr);
 }
 
 std::string symoff_text(const HistEntry& e) {
-  if (e.loc.sym) return fmt::format("[{}] {}+{:#x}", e.loc.level, e.loc.sym->name(), e.loc.addr - e.loc.sym_start);
+  if (e.loc.sym) {
+    return fmt::format("[{}] {}+{:#x}{}", e.loc.level, e.loc.sym->name(), e.loc.addr - e.loc.sym_start, inlined_suffix(e));
+  }
   return address_text(e.loc.level, e.loc.addr);
 }
 

@@ -563,6 +563,10 @@ std::unique_ptr<Reader> Reader::from_fd(int fd, const std::string& name, Options
 void Reader::add_attr(EventAttr ea) {
   uint32_t index = static_cast<uint32_t>(attrs_.size());
   for (uint64_t id : ea.ids) id_map_[id].attr_index = index;
+  flat_ids_.clear();
+  if (id_map_.size() <= kFlatIds) {
+    for (const auto& [id, info] : id_map_) flat_ids_.emplace_back(id, info.attr_index);
+  }
   if (ea.name.empty()) {
     ea.name = default_event_name(ea.attr);
     ea.named = false;
@@ -614,6 +618,12 @@ int Reader::attr_index_of(const Record& rec) const {
     return -1;
   }
   if (id == 0) return 0;
+  if (!flat_ids_.empty() || id_map_.empty()) {
+    for (const auto& [known, index] : flat_ids_) {
+      if (known == id) return static_cast<int>(index);
+    }
+    return -1;
+  }
   auto it = id_map_.find(id);
   return it == id_map_.end() ? -1 : static_cast<int>(it->second.attr_index);
 }

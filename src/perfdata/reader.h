@@ -145,6 +145,10 @@ class Reader {
   std::vector<std::string> warnings_;
   std::vector<FormatError> errors_;
   std::unordered_map<uint64_t, IdInfo> id_map_;
+  // The ids to attr indexes again as a flat array while there are few (a handful of events on
+  // a few CPUs): a linear search there is faster than the hash map, looked up twice per record.
+  static constexpr size_t kFlatIds = 32;
+  std::vector<std::pair<uint64_t, uint32_t>> flat_ids_;
   // Position rules shared by all attrs (perf gives all events the same id position).
   int sample_id_pos_ = -1;
   int trailer_id_pos_ = -1;

@@ -82,6 +82,9 @@ size_t load_elf_symbols(const ElfFile& syms_file, const ElfFile& runtime, bool d
   bool runtime_names = elf_getshdrstrndx(runtime.elf(), &runtime_shstrndx) == 0;
   const unsigned machine = syms_file.ehdr().e_machine;
 
+  // Room for every entry: a table grown by doubling would copy itself and touch twice the
+  // pages, and what stays unused of a large reservation is never touched.
+  table.reserve(table.size() + sec.count);
   size_t added = 0;
   for (size_t i = 0; i < sec.count; ++i) {
     GElf_Sym sym;

@@ -1,6 +1,7 @@
 #include "symbols/kallsyms.h"
 
 #include <cctype>
+#include <cstring>
 
 #include "util/text.h"
 
@@ -29,15 +30,28 @@ uint8_t binding_of(char type) {
 
 std::optional<KernelSymbols> parse_kallsyms(std::string_view text, std::string_view ref_name, uint64_t ref_addr,
                                             std::string* error) {
+  return parse_kallsyms(util::FileBuffer::copy_of(text), ref_name, ref_addr, error);
+}
+
+std::optional<KernelSymbols> parse_kallsyms(util::FileBuffer text, std::string_view ref_name, uint64_t ref_addr,
+                                            std::string* error) {
+  // The names stay where they are in the text, each ended with a '\0' written over what
+  // followed it, and the table keeps the text: no copy of 120,000 names.
+  char* const base = text.data();
+  const size_t size = text.size();
+  size_t newlines = 0;
+  for (const char* p = base; (p = static_cast<const char*>(std::memchr(p, '\n', size - (p - base)))); ++p) ++newlines;
   SymbolTable all;
+  all.reserve(newlines + 1);
   size_t lines = 0, nonzero = 0;
   bool have_ref = false;
   uint64_t file_ref = 0;
   size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+  while (pos < size) {
+    const char* nl = static_cast<const char*>(std::memchr(base + pos, '\n', size - pos));
+    size_t line_end = nl ? static_cast<size_t>(nl - base) : size;
+    std::string_view line(base + pos, line_end - pos);
+    pos = nl ? line_end + 1 : size;
     // "<hex address> <type> <name>[\t[module]]"
     size_t sp1 = line.find(' ');
     if (sp1 == std::string_view::npos || sp1 + 3 > line.size() || line[sp1 + 2] != ' ') continue;
@@ -47,6 +61,8 @@ std::optional<KernelSymbols> parse_kallsyms(std::string_view text, std::string_v
     std::string_view name = line.substr(sp1 + 3);
     while (!name.empty() && (name.back() == '\r' || name.back() == ' ')) name.remove_suffix(1);
     if (name.empty()) continue;
+    // The byte after the name is the line's end (or what was trimmed, or the buffer's '\0').
+    base[name.data() + name.size() - base] = '\0';
     ++lines;
     if (addr) ++nonzero;
     if (!have_ref && !ref_name.empty() && name == ref_name) {
@@ -54,8 +70,8 @@ std::optional<KernelSymbols> parse_kallsyms(std::string_view text, std::string_v
       file_ref = addr;
     }
     if (!kept_type(type)) continue;
-    all.add(addr, 0, binding_of(type), std::toupper(static_cast<unsigned char>(type)) == 'T' ? kTypeFunc : kTypeObject,
-            name);
+    all.add_in_place(addr, 0, binding_of(type),
+                     std::toupper(static_cast<unsigned char>(type)) == 'T' ? kTypeFunc : kTypeObject, name);
   }
   if (lines == 0) {
     if (error) *error = "no symbols in it";
@@ -65,21 +81,22 @@ std::optional<KernelSymbols> parse_kallsyms(std::string_view text, std::string_v
     if (error) *error = "every address is zero (kernel.kptr_restrict hides them)";
     return std::nullopt;
   }
+  all.adopt(std::move(text));
   all.finish(SymbolTable::Fixups::kKallsyms);
 
   KernelSymbols out;
   if (have_ref && ref_addr) out.delta = file_ref - ref_addr;
+  // Module symbols ("name\t[module]") go to their module's table; the kernel's stay in place.
   for (const Symbol& s : all.symbols()) {
     std::string_view name = s.name();
     size_t tab = name.find('\t');
-    if (tab == std::string_view::npos) {
-      out.kernel.add(s.start - out.delta, s.end - s.start, s.binding, s.type, name);
-      continue;
-    }
+    if (tab == std::string_view::npos) continue;
     std::string_view module = name.substr(tab + 1);
     if (module.size() >= 2 && module.front() == '[' && module.back() == ']') module = module.substr(1, module.size() - 2);
     out.modules[std::string(module)].add(s.start, s.end - s.start, s.binding, s.type, name.substr(0, tab));
   }
+  all.retain_and_shift([](const Symbol& s) { return s.name().find('\t') == std::string_view::npos; }, out.delta);
+  out.kernel = std::move(all);
   out.kernel.finish(SymbolTable::Fixups::kNone);
   for (auto& [name, table] : out.modules) table.finish(SymbolTable::Fixups::kNone);
   return out;

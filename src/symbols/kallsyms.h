@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "symbols/symbol_table.h"
+#include "util/file_buffer.h"
 
 namespace tperf::symbols {
 
@@ -25,6 +26,10 @@ struct KernelSymbols {
 // Returns nullopt with *error when the text has no usable symbols: none at all, or every address
 // zero (kernel.kptr_restrict hides them from this user).
 std::optional<KernelSymbols> parse_kallsyms(std::string_view text, std::string_view ref_name, uint64_t ref_addr,
+                                            std::string* error);
+// The same on a buffer it takes (FileBuffer::read of /proc/kallsyms): the kernel's table keeps
+// the buffer and its names point into it.
+std::optional<KernelSymbols> parse_kallsyms(util::FileBuffer text, std::string_view ref_name, uint64_t ref_addr,
                                             std::string* error);
 
 }  // namespace tperf::symbols

@@ -1,6 +1,7 @@
 #include "symbols/symbol_table.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 namespace tperf::symbols {
@@ -52,23 +53,47 @@ const char* SymbolTable::store(std::string_view name) {
   return p;
 }
 
-void SymbolTable::add(uint64_t start, uint64_t size, uint8_t binding, uint8_t type, std::string_view name) {
+void SymbolTable::push(uint64_t start, uint64_t size, uint8_t binding, uint8_t type, const char* name, size_t len) {
   Symbol s;
   s.start = start;
   // A size that wraps is bad input; perf would make such a symbol end before it starts. Keep it
   // zero-size so lookups stay well-defined.
   s.end = size && start + size > start ? start + size : start;
-  s.name_ptr = store(name);
-  s.name_len = static_cast<uint32_t>(std::min<size_t>(name.size(), UINT32_MAX));
+  s.name_ptr = name;
+  s.name_len = static_cast<uint32_t>(std::min<size_t>(len, UINT32_MAX));
   s.binding = binding;
   s.type = type;
   symbols_.push_back(s);
 }
 
+void SymbolTable::add(uint64_t start, uint64_t size, uint8_t binding, uint8_t type, std::string_view name) {
+  push(start, size, binding, type, store(name), name.size());
+}
+
+void SymbolTable::add_in_place(uint64_t start, uint64_t size, uint8_t binding, uint8_t type, std::string_view name) {
+  assert(name.data()[name.size()] == '\0');
+  push(start, size, binding, type, name.data(), name.size());
+}
+
+void SymbolTable::retain_and_shift(const std::function<bool(const Symbol&)>& keep, uint64_t minus) {
+  size_t out = 0;
+  for (const Symbol& s : symbols_) {
+    if (!keep(s)) continue;
+    Symbol& d = symbols_[out++];
+    d = s;
+    d.start -= minus;
+    d.end -= minus;
+  }
+  symbols_.resize(out);
+}
+
 void SymbolTable::finish(Fixups fixups) {
-  // perf's tree keeps symbols of one start address in insertion order.
-  std::stable_sort(symbols_.begin(), symbols_.end(),
-                   [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
+  // perf's tree keeps symbols of one start address in insertion order. Tables often come in
+  // order already (kallsyms nearly always): then the sort's buffer is not needed.
+  auto by_start = [](const Symbol& a, const Symbol& b) { return a.start < b.start; };
+  if (!std::is_sorted(symbols_.begin(), symbols_.end(), by_start)) {
+    std::stable_sort(symbols_.begin(), symbols_.end(), by_start);
+  }
   if (fixups == Fixups::kNone) return;
   const bool kallsyms = fixups == Fixups::kKallsyms;
   // perf extends zero sizes first and only then picks among aliases, so of several zero-size
@@ -135,7 +160,9 @@ const Symbol* SymbolTable::find(uint64_t addr) const {
 }
 
 size_t SymbolTable::memory_bytes() const {
-  return symbols_.capacity() * sizeof(Symbol) + arena_bytes_ + blocks_.capacity() * sizeof(void*);
+  size_t adopted = 0;
+  for (const util::FileBuffer& b : adopted_) adopted += b.capacity();
+  return symbols_.capacity() * sizeof(Symbol) + arena_bytes_ + blocks_.capacity() * sizeof(void*) + adopted;
 }
 
 }  // namespace tperf::symbols

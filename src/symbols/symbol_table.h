@@ -1,12 +1,16 @@
 // The symbols of one DSO as perf keeps them: sorted by start for binary-search lookup, aliases at
 // one address reduced to the one perf shows (its choose_best_symbol rules), zero-size symbols
-// extended to the next one (symbols__fixup_end). Names live in the table's own arena.
+// extended to the next one (symbols__fixup_end). Names live in the table's own arena or in a
+// buffer it adopted.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
+
+#include "util/file_buffer.h"
 
 namespace tperf::symbols {
 
@@ -22,6 +26,9 @@ struct Symbol {
   uint32_t name_len = 0;
   uint8_t binding = kBindGlobal;
   uint8_t type = kTypeFunc;
+  // A function inlined where the address is (perf's fake inline symbol: the containing
+  // symbol's range, the inlined function's name); shown with " (inlined)".
+  uint8_t inlined = 0;
 
   std::string_view name() const { return {name_ptr, name_len}; }
   uint64_t size() const { return end - start; }
@@ -37,6 +44,16 @@ class SymbolTable {
 
   // Adds a symbol [start, start + size); call finish() once all are in.
   void add(uint64_t start, uint64_t size, uint8_t binding, uint8_t type, std::string_view name);
+  // Room for `n` symbols, when the caller knows about how many will come.
+  void reserve(size_t n) { symbols_.reserve(n); }
+  // Takes a buffer that names can point into (add_in_place), so that a big text (kallsyms) is
+  // not copied name by name.
+  void adopt(util::FileBuffer buffer) { adopted_.push_back(std::move(buffer)); }
+  // add() for a name inside an adopted buffer, followed there by a '\0'.
+  void add_in_place(uint64_t start, uint64_t size, uint8_t binding, uint8_t type, std::string_view name);
+  // Drops the symbols `keep` says no to and moves the others down by `minus`, in place (for a
+  // finished table whose addresses all move by one amount, so their order stays).
+  void retain_and_shift(const std::function<bool(const Symbol&)>& keep, uint64_t minus);
   enum class Fixups {
     kElf,       // zero-size ends extended to the next symbol, then one symbol per start address
                 // (choose_best_symbol)
@@ -61,9 +78,11 @@ class SymbolTable {
 
  private:
   const char* store(std::string_view name);
+  void push(uint64_t start, uint64_t size, uint8_t binding, uint8_t type, const char* name, size_t len);
 
   std::vector<Symbol> symbols_;
   std::vector<std::unique_ptr<char[]>> blocks_;
+  std::vector<util::FileBuffer> adopted_;
   size_t block_used_ = 0;
   size_t block_size_ = 0;
   size_t arena_bytes_ = 0;

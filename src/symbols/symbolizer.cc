@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -19,6 +20,7 @@
 #include "symbols/elf_symbols.h"
 #include "symbols/jit_map.h"
 #include "symbols/kallsyms.h"
+#include "util/file_buffer.h"
 #include "util/workqueue.h"
 
 namespace tperf::symbols {
@@ -42,11 +44,9 @@ std::string_view basename_of(std::string_view path) {
 }
 
 std::optional<std::string> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return std::move(ss).str();
+  auto buf = util::FileBuffer::read(path);
+  if (!buf) return std::nullopt;
+  return std::string(buf->view());
 }
 
 // The running kernel's build id, from the raw notes in /sys/kernel/notes.
@@ -114,6 +114,12 @@ struct Symbolizer::DsoState {
     std::vector<SourceFrame> frames;
   };
   std::unordered_map<uint64_t, Chain> chains;
+  // inline_symbols(): the chains as symbols, and the inline symbols made for them (one per
+  // name and containing symbol), under dwarf_mu.
+  std::unordered_map<uint64_t, std::vector<const Symbol*>> inline_chains;
+  std::unordered_map<std::string, const Symbol*> inline_syms_by_key;
+  std::deque<Symbol> inline_syms;
+  std::deque<std::string> inline_names;
 
   const SymbolTable& symbols() const { return shared ? *shared : table; }
 };
@@ -231,7 +237,7 @@ void Symbolizer::load_kallsyms_once() {
         }
       }
     }
-    auto text = read_whole_file(path);
+    auto text = util::FileBuffer::read(path);
     if (!text) {
       warn(fmt::format("kernel symbols unavailable: cannot read {}: {}", path, std::strerror(errno)));
       return;
@@ -245,7 +251,7 @@ void Symbolizer::load_kallsyms_once() {
       }
     }
     std::string error;
-    auto parsed = parse_kallsyms(*text, "_text", ref_addr, &error);
+    auto parsed = parse_kallsyms(std::move(*text), "_text", ref_addr, &error);
     if (!parsed && error.find("kptr_restrict") != std::string::npos) {
       std::string level;
       if (auto v = read_whole_file("/proc/sys/kernel/kptr_restrict")) level = fmt::format(" (kernel.kptr_restrict = {})", std::string_view(*v).substr(0, v->find('\n')));
@@ -595,6 +601,42 @@ std::vector<InlineFrame> Symbolizer::inline_frames(const session::Map& map, int3
     out.push_back(std::move(frame));
   }
   return out;
+}
+
+std::vector<const Symbol*> Symbolizer::inline_symbols(const session::Map& map, int32_t pid, uint64_t addr) {
+  Resolved r = resolve(map, pid, addr);
+  if (!r.sym) return {};
+  uint64_t rel = addr;
+  DsoState* st = state_for_map(map, pid, &rel);
+  if (!st || st->kind != DsoState::Kind::kElf || st->dwarf_path.empty()) return {};
+  const uint64_t objdump = rel + st->text_offset;
+  {
+    std::lock_guard lock(st->dwarf_mu);
+    if (auto it = st->inline_chains.find(objdump); it != st->inline_chains.end()) return it->second;
+  }
+  // inline_frames() takes the lock itself; two threads may both build a chain, the first kept.
+  std::vector<InlineFrame> frames = inline_frames(map, pid, addr);
+  std::lock_guard lock(st->dwarf_mu);
+  std::vector<const Symbol*> out;
+  out.reserve(frames.size());
+  for (const InlineFrame& f : frames) {
+    if (!f.inlined) {
+      out.push_back(r.sym);
+      continue;
+    }
+    std::string key = fmt::format("{:x}:{}", r.sym->start, f.function);
+    auto [it, fresh] = st->inline_syms_by_key.try_emplace(std::move(key), nullptr);
+    if (fresh) {
+      const std::string& name = st->inline_names.emplace_back(f.function);
+      Symbol& s = st->inline_syms.emplace_back(*r.sym);
+      s.name_ptr = name.c_str();
+      s.name_len = static_cast<uint32_t>(name.size());
+      s.inlined = 1;
+      it->second = &s;
+    }
+    out.push_back(it->second);
+  }
+  return st->inline_chains.try_emplace(objdump, std::move(out)).first->second;
 }
 
 void Symbolizer::preload(const std::vector<const session::Dso*>& dsos, util::WorkQueue& queue) {

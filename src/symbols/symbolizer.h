@@ -105,6 +105,11 @@ class Symbolizer {
   // The inline chain at `addr` as perf --inline expands a callchain frame: empty when perf shows
   // the frame as it is (no symbol, no DWARF); otherwise the frames that replace it. Thread-safe.
   std::vector<InlineFrame> inline_frames(const session::Map& map, int32_t pid, uint64_t addr);
+  // The same chain as symbols, as perf report's callchains take it (--call-graph dwarf frames):
+  // the frame's own symbol where DWARF names it, an `inlined` symbol with its range for each
+  // other function. Empty when the frame stays as it is. The symbols live as long as this
+  // Symbolizer. Thread-safe.
+  std::vector<const Symbol*> inline_symbols(const session::Map& map, int32_t pid, uint64_t addr);
 
   // Loads the symbols of these DSOs now, in parallel on `queue` (instead of on first use).
   void preload(const std::vector<const session::Dso*>& dsos, util::WorkQueue& queue);

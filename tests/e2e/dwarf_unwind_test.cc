@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
+#include <regex>
+#include <map>
 #include <string>
 
 #include "e2e/recording_util.h"
@@ -115,8 +118,8 @@ TEST(DwarfUnwindE2E, ScriptNoInlineEqualsPerf) {
   expect_same(rec.path, "--no-inline");
 }
 
-// tperf report does not expand inline chains (yet): it must equal perf report --no-inline, whose
-// callchain graph and children/self columns then come from the same unwound frames.
+// With --no-inline both draw the callchain graph and the children/self columns from the same
+// unwound frames as they are.
 TEST(DwarfUnwindE2E, ReportEqualsPerfReportNoInline) {
   TPERF_REQUIRE_RECORDING(rec, dwarf_recording());
   for (const char* args : {"--stdio -q", "--stdio -q --no-children", "--stdio -q --no-children --max-stack 4", "--stdio -q -g caller"}) {
@@ -127,6 +130,118 @@ TEST(DwarfUnwindE2E, ReportEqualsPerfReportNoInline) {
     EXPECT_GT(c.perf_lines, 20u) << args;
     EXPECT_EQ(c.diff, "") << "perf report " << args;
   }
+}
+
+// An inline-heavy program: hot paths made of always_inline functions two deep, reached from
+// three noinline callers, so that most unwound frames expand into inline chains.
+constexpr const char* kInlineWorkloadSource = R"(
+#include <stdlib.h>
+#include <time.h>
+static volatile unsigned long sink;
+static double now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec + ts.tv_nsec * 1e-9; }
+static inline __attribute__((always_inline)) unsigned long mixbits(unsigned long i, unsigned long k) { return (i * k) ^ (i >> 3); }
+static inline __attribute__((always_inline)) unsigned long sum_range(unsigned long n, unsigned long k) {
+  unsigned long s = 0;
+  for (unsigned long i = 0; i < n; i++) s += mixbits(i, k);
+  return s;
+}
+static inline __attribute__((always_inline)) unsigned long scaled(unsigned long n) { return sum_range(n, 7) + sum_range(n / 2, 13); }
+__attribute__((noinline)) void worker_a(void) { sink += scaled(200000); }
+__attribute__((noinline)) void worker_b(void) { sink += sum_range(300000, 5); }
+__attribute__((noinline)) void both(void) { worker_a(); worker_b(); sink += mixbits(sink, 3); }
+int main(int argc, char** argv) {
+  double end = now() + (argc > 1 ? atof(argv[1]) : 0.5);
+  while (now() < end) { both(); worker_a(); }
+  return 0;
+}
+)";
+
+const Recording& inline_recording() {
+  static const Recording r = [] {
+    std::string dir = test::e2e::scratch_dir();
+    std::string src = dir + "/dwarf_inline_workload.c";
+    std::string bin = dir + "/dwarf_inline_workload";
+    std::ofstream(src) << kInlineWorkloadSource;
+    CommandResult c = run("gcc -O2 -g -fomit-frame-pointer -o " + shell_quote(bin) + " " + shell_quote(src));
+    if (c.status != 0) {
+      Recording failed;
+      failed.error = "cannot build the workload: " + c.err;
+      return failed;
+    }
+    std::string path = dir + "/dwarf-inline.data";
+    return test::e2e::record_with_perf(
+        fmt::format("perf record -q -e cpu-clock --call-graph dwarf,8192 -o {} -- {} 0.8", shell_quote(path),
+                    shell_quote(bin)),
+        path);
+  }();
+  return r;
+}
+
+// The rows of `report --stdio -q -g none`: the keys' text (comm, dso, symbol, spaces made one)
+// -> summed children and self percentages (perf can print one entry in several rows).
+std::map<std::string, std::pair<double, double>> rows_by_key(const std::string& text) {
+  std::map<std::string, std::pair<double, double>> out;
+  std::istringstream in(text);
+  std::string line;
+  static const std::regex row(R"(^\s+([0-9.]+)%\s+([0-9.]+)%\s+(.*\S)\s*$)");
+  static const std::regex spaces(R"(\s+)");
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (!std::regex_match(line, m, row)) continue;
+    auto& [children, self] = out[std::regex_replace(m[3].str(), spaces, " ")];
+    children += std::stod(m[1]);
+    self += std::stod(m[2]);
+  }
+  return out;
+}
+
+// perf 6.1 report expands every frame it unwound from the stack copy into the functions inlined
+// there ("name (inlined)"), as callchain entries and, with --children, as entries of their own.
+// Without --children the output must be perf's, graphs included. With --children, perf's entry
+// tree compares inlined functions by name and the others by address, which is no total order:
+// now and then it files one function under two nodes. With the comm key its collapse pass merges
+// them again, but the merged node keeps the depth of one of them, which reorders entries of
+// equal cost; with -s sym alone both rows stay. tperf keeps one entry per function, so there the
+// check is that perf's rows of a name add up to tperf's.
+TEST(DwarfUnwindE2E, ReportExpandsInlineFramesAsPerfDoes) {
+  for (const Recording* rec : {&inline_recording(), &dwarf_recording()}) {
+    TPERF_REQUIRE_RECORDING(r, *rec);
+    SCOPED_TRACE(r.path);
+    for (const char* args : {"--stdio -q --no-children", "--stdio -q --no-children -g folded",
+                             "--stdio -q --no-children -g caller", "--stdio -q --no-children -s sym -n"}) {
+      auto c = test::e2e::compare_outputs(fmt::format("perf report -i {} {}", shell_quote(r.path), args),
+                                          fmt::format("{} report -i {} {}", TPERF_BINARY, shell_quote(r.path), args));
+      EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+      EXPECT_GT(c.perf_lines, 10u) << args;
+      EXPECT_EQ(c.diff, "") << "perf report " << args;
+    }
+    for (const char* args : {"--stdio -q -g none", "--stdio -q -g none -s sym"}) {
+      SCOPED_TRACE(args);
+      auto perf_rows = rows_by_key(run(fmt::format("perf report -i {} {} 2>/dev/null", shell_quote(r.path), args)).out);
+      auto tperf_rows = rows_by_key(run(fmt::format("{} report -i {} {}", TPERF_BINARY, shell_quote(r.path), args)).out);
+      EXPECT_GT(perf_rows.size(), 10u);
+      EXPECT_EQ(perf_rows.size(), tperf_rows.size());
+      for (const auto& [key, values] : perf_rows) {
+        auto it = tperf_rows.find(key);
+        if (it == tperf_rows.end()) {
+          ADD_FAILURE() << key << " missing";
+          continue;
+        }
+        // Each printed percentage is rounded: perf's several rows may be off by 0.005 each.
+        EXPECT_NEAR(it->second.first, values.first, 0.03) << key;
+        EXPECT_NEAR(it->second.second, values.second, 0.03) << key;
+      }
+    }
+  }
+  // The expansion is there: the inlined helpers have entries of their own.
+  TPERF_REQUIRE_RECORDING(r, inline_recording());
+  CommandResult t = run(fmt::format("{} report -i {} --stdio -q -s sym", TPERF_BINARY, shell_quote(r.path)));
+  ASSERT_EQ(t.status, 0) << t.err;
+  for (const char* name : {"[.] sum_range (inlined)", "[.] mixbits (inlined)", "[.] scaled (inlined)"}) {
+    EXPECT_NE(t.out.find(name), std::string::npos) << name << " missing from\n" << t.out;
+  }
+  CommandResult n = run(fmt::format("{} report -i {} --stdio -q -s sym --no-inline", TPERF_BINARY, shell_quote(r.path)));
+  EXPECT_EQ(n.out.find("(inlined)"), std::string::npos) << "--no-inline still expands";
 }
 
 // The comparison above would also pass if neither side had user frames: the workload's own

@@ -1,0 +1,45 @@
+// A whole file in memory, read once: files whose size stat cannot tell (/proc/kallsyms, 5 MB
+// made on every read) go into an anonymous mapping that grows with mremap, so no byte is copied
+// twice and no page is touched that the content does not fill. Fresh pages are the expensive
+// part of reading such a file in a VM (each is zeroed, and first touched by the host too).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tperf::util {
+
+class FileBuffer {
+ public:
+  FileBuffer() = default;
+  FileBuffer(FileBuffer&& other) noexcept;
+  FileBuffer& operator=(FileBuffer&& other) noexcept;
+  FileBuffer(const FileBuffer&) = delete;
+  FileBuffer& operator=(const FileBuffer&) = delete;
+  ~FileBuffer();
+
+  // The file's bytes followed by one '\0' (not counted in size()); nullopt with errno set when
+  // it cannot be opened or read.
+  static std::optional<FileBuffer> read(const std::string& path);
+  // A copy of `text` (for parsers that work on a FileBuffer given text from elsewhere).
+  static FileBuffer copy_of(std::string_view text);
+
+  char* data() { return data_; }
+  const char* data() const { return data_; }
+  size_t size() const { return size_; }
+  std::string_view view() const { return {data_, size_}; }
+  // Bytes mapped (whole pages).
+  size_t capacity() const { return capacity_; }
+
+ private:
+  bool grow(size_t at_least);
+  void release();
+
+  char* data_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
+}  // namespace tperf::util
