@@ -31,7 +31,10 @@ class Window {
  public:
   // `start`: for a pipe, the stream offset of the next byte read() returns.
   Window(int fd, bool seekable, std::string name, uint64_t start)
-      : fd_(fd), seekable_(seekable), name_(std::move(name)), buf_off_(seekable ? 0 : start) {}
+      : fd_(fd), seekable_(seekable), name_(std::move(name)), buf_off_(seekable ? 0 : start) {
+    struct stat st {};
+    if (seekable_ && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) file_size_ = static_cast<uint64_t>(st.st_size);
+  }
   Window(const Window&) = delete;
   Window& operator=(const Window&) = delete;
 
@@ -61,7 +64,11 @@ class Window {
 
  private:
   void fill_seekable(uint64_t off, size_t n) {
-    size_t cap = std::max(kChunk, n);
+    // No bigger than what is left of a regular file: a small file (a `record -- true`) then
+    // takes a small buffer, not a 2 MiB one.
+    size_t chunk = kChunk;
+    if (file_size_ && off < file_size_) chunk = static_cast<size_t>(std::min<uint64_t>(kChunk, file_size_ - off));
+    size_t cap = std::max(chunk, n);
     if (buf_.size() < cap) buf_.resize(cap);
     // Keep the part of the window that overlaps the request to save a re-read.
     buf_off_ = off;
@@ -118,6 +125,7 @@ class Window {
   bool seekable_;
   std::string name_;
   std::vector<uint8_t> buf_;
+  uint64_t file_size_ = 0;  // of a regular file when it was opened; 0: unknown
   uint64_t buf_off_ = 0;
   size_t buf_len_ = 0;
 };
