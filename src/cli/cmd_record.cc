@@ -161,7 +161,7 @@ void add_record_command(CLI::App& app, int& status) {
   cmd->add_flag("--switch-events", opt->switch_events, "record context switches");
   cmd->add_flag("-z", opt->compress, "zstd-compress the data (level 1)");
   cmd->add_option("--compression-level", opt->compression_level, "zstd level 1..22");
-  cmd->add_option("-m,--mmap-pages", opt->mmap_pages, "ring-buffer pages per CPU (power of two) or size (512K)");
+  cmd->add_option("-m,--mmap-pages", opt->mmap_pages, "ring-buffer pages per CPU (power of two) or size (512K); default 2M for root (at most 256M over all CPUs), else 512K as perf");
   cmd->add_flag("-i,--no-inherit", opt->no_inherit, "do not follow child tasks");
   cmd->add_option("-k,--clockid", opt->clockid, "clock for timestamps (monotonic, monotonic_raw, realtime, ...)");
   cmd->add_option("--threads", opt->threads, "reader threads per cpu|core|package|numa; writes a directory")

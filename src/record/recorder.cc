@@ -266,6 +266,18 @@ void parse_call_graph(const std::string& text, CallGraph* mode, uint32_t* dwarf_
   throw std::invalid_argument(fmt::format("unknown call graph mode '{}' (fp or dwarf[,size])", text));
 }
 
+size_t default_mmap_pages(size_t cpus) {
+  // perf takes 512 KiB per buffer, what an unprivileged user may lock (perf_event_mlock_kb). A
+  // user who may lock more (root) gets 2 MiB: at the highest cpu-clock rate a CPU fills 512 KiB
+  // in about a tenth of a second, which a reader waiting behind a busy workload can miss. Capped
+  // at 256 MiB over all CPUs.
+  constexpr size_t kPage = 4096, kUnprivileged = 128, kPrivileged = 512, kTotalCap = size_t{256} << 20;
+  if (::geteuid() != 0) return kUnprivileged;
+  size_t pages = kPrivileged;
+  while (pages > kUnprivileged && cpus * pages * kPage > kTotalCap) pages /= 2;
+  return pages;
+}
+
 size_t parse_mmap_pages(const std::string& text) {
   if (text.empty()) throw std::invalid_argument("empty -m value");
   size_t i = 0;
@@ -401,7 +413,7 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
   }
   const unsigned nworkers = o.synthesis_threads ? o.synthesis_threads : static_cast<unsigned>(online_cpus().size());
   util::WorkQueue wq(nworkers, util::WorkQueueOptions{.pin = false, .cpus = {}, .name = "tperf-rec"});
-  const size_t pages = o.mmap_pages ? o.mmap_pages : 128;
+  const size_t pages = o.mmap_pages ? o.mmap_pages : default_mmap_pages(online_cpus().size());
   try {
     evlist->open(wq, pages);
   } catch (const EventOpenError& e) {

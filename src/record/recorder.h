@@ -32,7 +32,7 @@ struct RecordOptions {
   uint32_t dwarf_stack_size = 8192;
   bool switch_events = false;
   int compression_level = 0;  // -z: zstd level (perf's default is 1)
-  size_t mmap_pages = 0;      // data pages per ring buffer (a power of two); 0: 128 (512 KiB)
+  size_t mmap_pages = 0;      // data pages per ring buffer (a power of two); 0: default_mmap_pages()
   bool inherit = true;
   int clockid = -1;
   bool buildid_mmap = false;
@@ -66,5 +66,8 @@ int parse_clockid(const std::string& text);
 void parse_call_graph(const std::string& text, CallGraph* mode, uint32_t* dwarf_size);
 // Parses -m: a page count (power of two) or a size with B/K/M/G; throws std::invalid_argument.
 size_t parse_mmap_pages(const std::string& text);
+// The ring-buffer size (data pages, a power of two) without -m: 128 (512 KiB, perf's) for an
+// unprivileged user; 512 (2 MiB) for root, halved while `cpus` buffers would pass 256 MiB.
+size_t default_mmap_pages(size_t cpus);
 
 }  // namespace tperf::record
