@@ -41,10 +41,15 @@ std::string cpu_text(int32_t cpu) {
 
 namespace {
 
-std::string percent(uint64_t part, uint64_t total) {
+// perf prints a value column's cell as " %*.2f%%" (percentages) or " %*lu" (counts) with the
+// column's width less the space and the sign: a value wider than that pushes the row right
+// (a relative percentage over 1000% does) instead of eating the leading space.
+std::string percent(uint64_t part, uint64_t total, size_t width) {
   double p = total ? 100.0 * static_cast<double>(part) / static_cast<double>(total) : 0.0;
-  return fmt::format("{:.2f}%", p);
+  return fmt::format(" {:>{}.2f}%", p, width > 2 ? width - 2 : 0);
 }
+
+std::string count(uint64_t value, size_t width) { return fmt::format(" {:>{}}", value, width > 1 ? width - 1 : 0); }
 
 }  // namespace
 
@@ -212,16 +217,17 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
       const Field& f = cols[i].field;
       if (f.kind != Kind::kKey) {
         // value(m) of every member, each right-aligned in its share of the column.
+        const size_t width = members == 1 ? cols[i].width : cols[i].width / members;
         auto value_text = [&](unsigned m) -> std::string {
           const uint64_t total = members > 1 ? totals[m] : total_period;
           switch (f.kind) {
             case Kind::kOverheadChildren:
               // Without --children there is nothing to show (perf prints N/A).
               if (!columns.children) return "N/A";
-              return percent(hist.member_children_period(*e, m), total);
-            case Kind::kOverhead: return percent(hist.member_period(*e, m), total);
-            case Kind::kSamples: return fmt::format("{}", hist.member_samples(*e, m));
-            case Kind::kPeriod: return fmt::format("{}", hist.member_period(*e, m));
+              return percent(hist.member_children_period(*e, m), total, width);
+            case Kind::kOverhead: return percent(hist.member_period(*e, m), total, width);
+            case Kind::kSamples: return count(hist.member_samples(*e, m), width);
+            case Kind::kPeriod: return count(hist.member_period(*e, m), width);
             case Kind::kKey: break;
           }
           return "";
@@ -229,7 +235,6 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
         if (members == 1) {
           cell(i, value_text(0));
         } else {
-          const size_t width = cols[i].width / members;
           std::string text;
           for (unsigned m = 0; m < members; ++m) util::append_format(text, "{:>{}}", value_text(m), width);
           cell(i, text);
