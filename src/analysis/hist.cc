@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
-#include <map>
 #include <mutex>
 #include <thread>
 
+#include "analysis/tree_replay.h"
 #include "session/machine.h"
 #include "symbols/symbol_table.h"
 
@@ -39,23 +39,6 @@ int cmp_str(std::string_view a, std::string_view b) {
 template <typename T>
 int cmp_num(T a, T b) {
   return a < b ? -1 : a > b;
-}
-
-// perf's order of entries inserted one by one into a red-black tree by `before` (equal ones to
-// the right), replayed with std::multimap, which walks and rebalances the same way: where
-// `before` is not a total order, the result depends on the tree's shape as perf's does.
-template <typename Before>
-std::vector<const HistEntry*> replay_tree(const std::vector<const HistEntry*>& in, Before before) {
-  struct Less {
-    const Before* f;
-    bool operator()(const HistEntry* a, const HistEntry* b) const { return (*f)(a, b); }
-  };
-  std::multimap<const HistEntry*, char, Less> tree(Less{&before});
-  for (const HistEntry* e : in) tree.emplace(e, 0);
-  std::vector<const HistEntry*> out;
-  out.reserve(in.size());
-  for (const auto& [e, unused] : tree) out.push_back(e);
-  return out;
 }
 
 }  // namespace

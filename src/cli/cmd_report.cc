@@ -461,7 +461,7 @@ int run_hist_report(const ReportCliOptions& cli) {
           // perf 6.1 expands the frames it unwound from the stack copy (not the kernel's
           // callchain) into the functions inlined there, innermost first in callee order.
           const bool from_stack = caller_order ? i < unwound : i >= frames.size() - unwound;
-          std::vector<const symbols::Symbol*> inlined;
+          std::span<const symbols::Symbol* const> inlined;
           if (expand_inline && from_stack && fmap && c.loc.sym) inlined = symbolizer.inline_symbols(*fmap, thread.pid(), f.ip);
           if (inlined.empty()) {
             push(c.loc.sym);

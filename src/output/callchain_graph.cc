@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <cmath>
 #include <vector>
 
+#include "analysis/tree_replay.h"
 #include "symbols/symbol_table.h"
 
 namespace tperf::output {
@@ -22,9 +22,8 @@ constexpr const char* kMargin = "            ";  // perf's fixed left margin of 
 // match_chain() against the ones there, to the left of those it compares below: a higher
 // function start (else address) first, compared as signed numbers; an inlined function by its
 // name, the greater first. With inlined and other functions side by side that is no total
-// order, and the tree's shape decides: the replay with std::multimap walks and rebalances as
-// perf's red-black tree does. Children are kept in the order they were made, perf's
-// insertion order.
+// order, so the tree's shape decides (replay_tree). Children are kept in the order they were
+// made, perf's insertion order.
 std::vector<const CallNode*> in_tree_order(const CallNode& node) {
   auto before = [](const CallNode* a, const CallNode* b) {
     if (a->frames.empty() || b->frames.empty()) return false;
@@ -33,16 +32,10 @@ std::vector<const CallNode*> in_tree_order(const CallNode& node) {
     if (fa.sym && fb.sym && (fa.sym->inlined || fb.sym->inlined)) return fa.sym->name() > fb.sym->name();
     return static_cast<int64_t>(fa.sym ? fa.sym_start : fa.ip) > static_cast<int64_t>(fb.sym ? fb.sym_start : fb.ip);
   };
-  struct Less {
-    decltype(before)* f;
-    bool operator()(const CallNode* a, const CallNode* b) const { return (*f)(a, b); }
-  };
-  std::multimap<const CallNode*, char, Less> tree(Less{&before});
-  for (const auto& c : node.children) tree.emplace(c.get(), 0);
-  std::vector<const CallNode*> out;
-  out.reserve(node.children.size());
-  for (const auto& [c, unused] : tree) out.push_back(c);
-  return out;
+  std::vector<const CallNode*> children;
+  children.reserve(node.children.size());
+  for (const auto& c : node.children) children.push_back(c.get());
+  return analysis::replay_tree(children, before);
 }
 
 // The children drawn: heavy enough, heaviest first (ties in the tree's order).

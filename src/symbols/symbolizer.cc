@@ -603,9 +603,7 @@ std::vector<InlineFrame> Symbolizer::inline_frames(const session::Map& map, int3
   return out;
 }
 
-std::vector<const Symbol*> Symbolizer::inline_symbols(const session::Map& map, int32_t pid, uint64_t addr) {
-  Resolved r = resolve(map, pid, addr);
-  if (!r.sym) return {};
+std::span<const Symbol* const> Symbolizer::inline_symbols(const session::Map& map, int32_t pid, uint64_t addr) {
   uint64_t rel = addr;
   DsoState* st = state_for_map(map, pid, &rel);
   if (!st || st->kind != DsoState::Kind::kElf || st->dwarf_path.empty()) return {};
@@ -614,7 +612,10 @@ std::vector<const Symbol*> Symbolizer::inline_symbols(const session::Map& map, i
     std::lock_guard lock(st->dwarf_mu);
     if (auto it = st->inline_chains.find(objdump); it != st->inline_chains.end()) return it->second;
   }
-  // inline_frames() takes the lock itself; two threads may both build a chain, the first kept.
+  // A chain is made once per address (the symbol lookup too); inline_frames() takes the lock
+  // itself, so two threads may both make one, the first kept.
+  Resolved r = resolve(map, pid, addr);
+  if (!r.sym) return {};
   std::vector<InlineFrame> frames = inline_frames(map, pid, addr);
   std::lock_guard lock(st->dwarf_mu);
   std::vector<const Symbol*> out;

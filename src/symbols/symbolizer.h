@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -107,9 +108,9 @@ class Symbolizer {
   std::vector<InlineFrame> inline_frames(const session::Map& map, int32_t pid, uint64_t addr);
   // The same chain as symbols, as perf report's callchains take it (--call-graph dwarf frames):
   // the frame's own symbol where DWARF names it, an `inlined` symbol with its range for each
-  // other function. Empty when the frame stays as it is. The symbols live as long as this
-  // Symbolizer. Thread-safe.
-  std::vector<const Symbol*> inline_symbols(const session::Map& map, int32_t pid, uint64_t addr);
+  // other function. Empty when the frame stays as it is. The chain and its symbols, cached per
+  // address, live as long as this Symbolizer. Thread-safe.
+  std::span<const Symbol* const> inline_symbols(const session::Map& map, int32_t pid, uint64_t addr);
 
   // Loads the symbols of these DSOs now, in parallel on `queue` (instead of on first use).
   void preload(const std::vector<const session::Dso*>& dsos, util::WorkQueue& queue);
