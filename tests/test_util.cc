@@ -6,6 +6,8 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace tperf::test {
@@ -85,6 +87,13 @@ const std::vector<std::string>& corpus_files_perf_refuses() {
       "linux-perf-data/sleep.data",
   };
   return files;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 perfdata::PerfEventAttr cpu_clock_attr(uint64_t sample_type, uint64_t period) {

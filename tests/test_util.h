@@ -23,6 +23,9 @@ const std::vector<std::string>& corpus_files_perf_reads();
 // COMPRESSED in file mode) or misreads (COMPRESSED2 in a pipe) but tperf reads.
 const std::vector<std::string>& corpus_files_perf_refuses();
 
+// The whole content of a file ("" when it cannot be read).
+std::string read_file(const std::string& path);
+
 // True when `name` is an executable found in PATH.
 bool have_program(const std::string& name);
 

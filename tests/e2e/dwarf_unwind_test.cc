@@ -69,24 +69,28 @@ int main(int argc, char** argv) {
 }
 )";
 
+// Writes `source` to NAME.c, builds it with gcc -O2 -g -fomit-frame-pointer LIBS and records it
+// with --call-graph dwarf for `seconds` (the workload's argument) into NAME.data.
+Recording build_and_record_dwarf(const std::string& name, const char* source, const std::string& libs,
+                                 const char* seconds) {
+  std::string dir = test::e2e::scratch_dir();
+  std::string src = dir + "/" + name + ".c";
+  std::string bin = dir + "/" + name;
+  std::ofstream(src) << source;
+  CommandResult c = run("gcc -O2 -g -fomit-frame-pointer -o " + shell_quote(bin) + " " + shell_quote(src) + " " + libs);
+  if (c.status != 0) {
+    Recording failed;
+    failed.error = "cannot build the workload: " + c.err;
+    return failed;
+  }
+  std::string path = dir + "/" + name + ".data";
+  return test::e2e::record_with_perf(fmt::format("perf record -q -e cpu-clock --call-graph dwarf,8192 -o {} -- {} {}",
+                                                 shell_quote(path), shell_quote(bin), seconds),
+                                     path);
+}
+
 const Recording& dwarf_recording() {
-  static const Recording r = [] {
-    std::string dir = test::e2e::scratch_dir();
-    std::string src = dir + "/dwarf_workload.c";
-    std::string bin = dir + "/dwarf_workload";
-    std::ofstream(src) << kWorkloadSource;
-    CommandResult c = run("gcc -O2 -g -fomit-frame-pointer -pthread -o " + shell_quote(bin) + " " + shell_quote(src) + " -lm");
-    if (c.status != 0) {
-      Recording failed;
-      failed.error = "cannot build the workload: " + c.err;
-      return failed;
-    }
-    std::string path = dir + "/dwarf.data";
-    return test::e2e::record_with_perf(
-        fmt::format("perf record -q -e cpu-clock --call-graph dwarf,8192 -o {} -- {} 0.6", shell_quote(path),
-                    shell_quote(bin)),
-        path);
-  }();
+  static const Recording r = build_and_record_dwarf("dwarf_workload", kWorkloadSource, "-pthread -lm", "0.6");
   return r;
 }
 
@@ -157,23 +161,7 @@ int main(int argc, char** argv) {
 )";
 
 const Recording& inline_recording() {
-  static const Recording r = [] {
-    std::string dir = test::e2e::scratch_dir();
-    std::string src = dir + "/dwarf_inline_workload.c";
-    std::string bin = dir + "/dwarf_inline_workload";
-    std::ofstream(src) << kInlineWorkloadSource;
-    CommandResult c = run("gcc -O2 -g -fomit-frame-pointer -o " + shell_quote(bin) + " " + shell_quote(src));
-    if (c.status != 0) {
-      Recording failed;
-      failed.error = "cannot build the workload: " + c.err;
-      return failed;
-    }
-    std::string path = dir + "/dwarf-inline.data";
-    return test::e2e::record_with_perf(
-        fmt::format("perf record -q -e cpu-clock --call-graph dwarf,8192 -o {} -- {} 0.8", shell_quote(path),
-                    shell_quote(bin)),
-        path);
-  }();
+  static const Recording r = build_and_record_dwarf("dwarf_inline_workload", kInlineWorkloadSource, "", "0.8");
   return r;
 }
 

@@ -34,13 +34,6 @@ struct Scratch {
   }
 };
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 bool parse_int(const std::string& s, int32_t* v) {
   if (s.empty()) return false;
   char* end = nullptr;
@@ -138,6 +131,15 @@ ComparedOutputs compare_outputs(const std::string& perf_cmd, const std::string& 
   c.diff = run(fmt::format("diff {0}.perf {0}.tperf | head -20", base)).out;
   c.perf_lines = static_cast<size_t>(std::stoul("0" + run(fmt::format("wc -l < {}.perf", base)).out));
   return c;
+}
+
+std::map<std::string, uint64_t> nm_symbols(const std::string& binary) {
+  std::map<std::string, uint64_t> out;
+  CommandResult r = run("nm --defined-only " + shell_quote(binary));
+  std::istringstream in(r.out);
+  std::string addr, type, name;
+  while (in >> addr >> type >> name) out[name] = std::stoull(addr, nullptr, 16);
+  return out;
 }
 
 const std::string& perf_unavailable_reason() {

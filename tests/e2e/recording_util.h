@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct CommandResult {
 };
 // Runs `cmd` with /bin/sh, standard output and standard error captured apart.
 CommandResult run(const std::string& cmd);
+
+// name -> address (st_value) of a binary's defined symbols, as `nm --defined-only` lists them.
+std::map<std::string, uint64_t> nm_symbols(const std::string& binary);
 
 // A `perf record` made once per test program.
 struct Recording {

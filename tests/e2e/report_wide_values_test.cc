@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,16 +22,6 @@ using namespace tperf::perfdata;
 
 constexpr uint64_t kApp = 0x555555554000, kLib = 0x7f0000000000;
 constexpr int32_t kPid = 777;
-
-// name -> address (st_value) of the workload's functions, from nm.
-std::map<std::string, uint64_t> symbols_of(const std::string& binary) {
-  std::map<std::string, uint64_t> out;
-  CommandResult r = run("nm --defined-only " + shell_quote(binary));
-  std::istringstream in(r.out);
-  std::string addr, type, name;
-  while (in >> addr >> type >> name) out[name] = std::stoull(addr, nullptr, 16);
-  return out;
-}
 
 // A program whose functions the samples' callers are in (its symbols resolve) and a library
 // without a file where most samples land.
@@ -97,7 +86,7 @@ TEST(ReportWideValues, CellsWiderThanTheirColumnAsPerf) {
   std::string err;
   const std::string binary = workload("forkexec", &err);
   if (binary.empty()) GTEST_SKIP() << err;
-  const auto syms = symbols_of(binary);
+  const auto syms = nm_symbols(binary);
   for (const char* s : {"main", "burn", "leaf"}) {
     if (!syms.count(s)) GTEST_SKIP() << "nm did not list " << s << " in " << binary;
   }

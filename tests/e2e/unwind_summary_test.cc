@@ -27,16 +27,6 @@ constexpr uint64_t kGoneBase = 0x7f0000000000;  // a library whose file does not
 constexpr int32_t kPid = 4242;
 constexpr uint32_t kStackSize = 1024;
 
-// name -> address (st_value) of the workload's functions, from nm.
-std::map<std::string, uint64_t> symbols_of(const std::string& binary) {
-  std::map<std::string, uint64_t> out;
-  CommandResult r = run("nm --defined-only " + shell_quote(binary));
-  std::istringstream in(r.out);
-  std::string addr, type, name;
-  while (in >> addr >> type >> name) out[name] = std::stoull(addr, nullptr, 16);
-  return out;
-}
-
 PerfEventAttr sample_attr() {
   PerfEventAttr a =
       test::cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleCallchain | kSampleStackUser);
@@ -60,7 +50,7 @@ class UnwindSummary : public ::testing::Test {
     std::string err;
     binary_ = workload("forkexec", &err);
     if (binary_.empty()) GTEST_SKIP() << err;
-    syms_ = symbols_of(binary_);
+    syms_ = nm_symbols(binary_);
     for (const char* s : {"_start", "main", "burn", "leaf"}) {
       if (!syms_.count(s)) GTEST_SKIP() << "nm did not list " << s << " in " << binary_;
     }

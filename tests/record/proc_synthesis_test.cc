@@ -43,10 +43,7 @@ TEST(ProcSynthesis, MapsLines) {
 }
 
 TEST(ProcSynthesis, StatusOfThisProcessAndAKernelThread) {
-  std::ifstream in("/proc/self/status");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto st = parse_task_status(ss.str());
+  auto st = parse_task_status(test::read_file("/proc/self/status"));
   ASSERT_TRUE(st);
   EXPECT_EQ(st->tgid, getpid());
   EXPECT_EQ(st->ppid, getppid());
@@ -55,11 +52,8 @@ TEST(ProcSynthesis, StatusOfThisProcessAndAKernelThread) {
   std::getline(std::ifstream("/proc/self/comm"), comm);
   EXPECT_EQ(st->name, comm);
   // kthreadd (pid 2) has no memory: perf's test for kernel threads.
-  std::ifstream k("/proc/2/status");
-  if (k) {
-    std::stringstream ks;
-    ks << k.rdbuf();
-    auto kst = parse_task_status(ks.str());
+  if (std::ifstream("/proc/2/status")) {
+    auto kst = parse_task_status(test::read_file("/proc/2/status"));
     ASSERT_TRUE(kst);
     EXPECT_TRUE(kst->kernel_thread);
   }

@@ -3,21 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "test_util.h"
 
 namespace tperf::util {
 namespace {
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Buffers of different sizes, handed over faster than a disk takes them, come out whole and in
 // submission order; the buffer given back is empty and can be filled again.
@@ -38,13 +29,13 @@ TEST(AsyncWriter, WritesBuffersInOrder) {
       EXPECT_TRUE(buf.empty());
     }
     w.drain();
-    EXPECT_EQ(read_all(path), expected);
+    EXPECT_EQ(test::read_file(path), expected);
     buf = "tail\n";
     expected += buf;
     w.submit(buf);
   }  // the destructor writes what is still pending
   std::fclose(f);
-  EXPECT_EQ(read_all(path), expected);
+  EXPECT_EQ(test::read_file(path), expected);
 }
 
 }  // namespace

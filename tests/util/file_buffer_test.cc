@@ -7,20 +7,12 @@
 
 #include <cerrno>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "test_util.h"
 
 namespace tperf::util {
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 TEST(FileBuffer, RegularFileWholeAndTerminated) {
   test::TempDir dir;
@@ -49,7 +41,7 @@ TEST(FileBuffer, ProcFileGrowsPastTheFirstMapping) {
   // /proc/kallsyms says size 0 and holds megabytes; /proc/self/maps is small.
   for (const char* path : {"/proc/kallsyms", "/proc/self/smaps"}) {
     SCOPED_TRACE(path);
-    std::string expect = slurp(path);
+    std::string expect = test::read_file(path);
     if (expect.empty()) GTEST_SKIP() << path << " is empty here";
     auto buf = FileBuffer::read(path);
     ASSERT_TRUE(buf);
