@@ -33,7 +33,16 @@ struct MatchKey {
   bool operator<(const MatchKey& o) const { return tie() < o.tie(); }
 };
 
-MatchKey match_key(const HistEntry& e, bool by_thread) {
+// `merge_unresolved`: the hists were collapsed (collapsed()): entries without a symbol pair
+// whatever their addresses, and without the dso key whatever their DSOs.
+struct MatchRule {
+  bool by_thread = false;
+  bool merge_unresolved = false;
+  bool dso_key = false;
+};
+
+MatchKey match_key(const HistEntry& e, const MatchRule& rule) {
+  const bool by_thread = rule.by_thread;
   MatchKey k;
   if (e.comm) {
     k.has_comm = true;
@@ -42,7 +51,7 @@ MatchKey match_key(const HistEntry& e, bool by_thread) {
   // Hist keeps the thread of every entry (for the comm column); it is a key only with pid/tid.
   if (by_thread) k.tid = e.tid;
   k.cpu = e.cpu;
-  if (e.loc.dso) {
+  if (e.loc.dso && (e.loc.sym || rule.dso_key || !rule.merge_unresolved)) {
     k.has_dso = true;
     k.dso = dso_column_name(e.loc.dso);
   }
@@ -50,7 +59,7 @@ MatchKey match_key(const HistEntry& e, bool by_thread) {
     k.has_sym = true;
     k.sym = e.loc.sym->name();
   }
-  k.addr = e.loc.addr;
+  k.addr = rule.merge_unresolved && !e.loc.sym ? 0 : e.loc.addr;
   return k;
 }
 
@@ -73,6 +82,48 @@ int cmp_computed(const DiffRow& l, const DiffRow& r, size_t i, DiffCompute c) {
   return 0;
 }
 
+// `hist`'s entries in key order as perf diff pairs them: with the sym key, the entries without a
+// symbol that agree on every other key become one, the first of them in key order with the
+// periods and sample counts of all (made in `storage`).
+std::vector<const HistEntry*> collapsed(const Hist& hist, std::vector<std::unique_ptr<HistEntry>>* storage) {
+  std::vector<const HistEntry*> in = hist.in_key_order();
+  const std::vector<SortKey>& keys = hist.keys();
+  if (std::find(keys.begin(), keys.end(), SortKey::kSym) == keys.end() ||
+      std::find(keys.begin(), keys.end(), SortKey::kSymoff) != keys.end()) {
+    return in;  // perf diff has no symoff key; tperf's keeps every address
+  }
+  // Unresolved entries by the keys other than sym.
+  auto other_keys_less = [&](const HistEntry* a, const HistEntry* b) {
+    for (SortKey k : keys) {
+      if (k == SortKey::kSym) continue;
+      if (int c = hist.compare_key(k, *a, *b, true)) return c < 0;
+    }
+    return false;
+  };
+  std::map<const HistEntry*, HistEntry*, decltype(other_keys_less)> groups(other_keys_less);
+  std::vector<const HistEntry*> out;
+  out.reserve(in.size());
+  for (const HistEntry* e : in) {
+    if (e->loc.sym) {
+      out.push_back(e);
+      continue;
+    }
+    auto [it, made] = groups.try_emplace(e, nullptr);
+    if (made) {
+      storage->push_back(std::make_unique<HistEntry>(*e));
+      it->second = storage->back().get();
+      out.push_back(it->second);
+      continue;
+    }
+    HistEntry& into = *it->second;
+    into.period += e->period;
+    into.samples += e->samples;
+    into.children_period += e->children_period;
+    into.children_samples += e->children_samples;
+  }
+  return out;
+}
+
 bool has_pairs(const DiffRow& r) {
   return std::any_of(r.pairs.begin(), r.pairs.end(), [](const HistEntry* p) { return p != nullptr; });
 }
@@ -83,6 +134,8 @@ Diff diff_hists(const Hist& base, std::span<const Hist* const> others, const Dif
   const size_t n = others.size();
   const bool by_thread = std::any_of(base.keys().begin(), base.keys().end(),
                                      [](SortKey k) { return k == SortKey::kPid || k == SortKey::kTid; });
+  auto has_key = [&](SortKey k) { return std::find(base.keys().begin(), base.keys().end(), k) != base.keys().end(); };
+  const MatchRule rule{by_thread, has_key(SortKey::kSym) && !has_key(SortKey::kSymoff), has_key(SortKey::kDso)};
   Diff diff;
   diff.base_total = base.total_period();
   std::vector<DiffRow>& rows = diff.rows;
@@ -106,7 +159,7 @@ Diff diff_hists(const Hist& base, std::span<const Hist* const> others, const Dif
     bool operator()(size_t a, size_t b) const { return hist->compare_keys(*(*rows)[a].keys, *(*rows)[b].keys) < 0; }
   };
   std::multiset<size_t, KeyLess> tree(KeyLess{&base, &rows});
-  for (const HistEntry* e : base.in_key_order()) {
+  for (const HistEntry* e : collapsed(base, &diff.merged)) {
     size_t i = add_row(e, 0);
     rows[i].base = e;
     tree.insert(i);
@@ -114,12 +167,12 @@ Diff diff_hists(const Hist& base, std::span<const Hist* const> others, const Dif
 
   for (size_t h = 0; h < n; ++h) {
     if (!others[h]) continue;
-    const std::vector<const HistEntry*> entries = others[h]->in_key_order();
+    const std::vector<const HistEntry*> entries = collapsed(*others[h], &diff.merged);
     std::map<MatchKey, const HistEntry*> lookup;
-    for (const HistEntry* e : entries) lookup.emplace(match_key(*e, by_thread), e);
+    for (const HistEntry* e : entries) lookup.emplace(match_key(*e, rule), e);
     std::unordered_set<const HistEntry*> paired;
     for (size_t i : tree) {
-      auto it = lookup.find(match_key(*rows[i].keys, by_thread));
+      auto it = lookup.find(match_key(*rows[i].keys, rule));
       if (it == lookup.end()) continue;
       rows[i].pairs[h] = it->second;
       paired.insert(it->second);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -43,10 +44,16 @@ struct DiffRow {
 struct Diff {
   std::vector<DiffRow> rows;  // in perf's output order
   uint64_t base_total = 0;    // the baseline's total period (percentages of baseline entries)
+  // Entries made by merging a hist's entries without a symbol (see diff_hists); rows point here.
+  std::vector<std::unique_ptr<HistEntry>> merged;
 };
 
 // Pairs `base` with each of `others` (nullptr: that file has no such event; its column stays
 // empty). All hists must have the same sort keys; entries must outlive the result.
+// With the sym key, perf 6.1's diff shows one entry per group of entries without a symbol that
+// agree on the other keys: the first of them in key order (the lowest address) with the group's
+// periods summed, where perf report shows one entry per address (seen on recordings, e.g.
+// tests/regress/diff-vdso: the [vdso] code outside its exported functions).
 Diff diff_hists(const Hist& base, std::span<const Hist* const> others, const DiffOptions& options);
 
 }  // namespace tperf::analysis
