@@ -229,20 +229,35 @@ int run_hist_report(const ReportCliOptions& cli) {
   };
   std::vector<GroupSlot> group_slots;  // by attr index
   std::vector<unsigned> group_size;    // by attr index: members of the group it leads (0: none)
-  const size_t nr_attrs = reader->attrs().size();
-  for (size_t i = 0; i < nr_attrs; ++i) group_slots.push_back({i, 0});
-  group_size.assign(nr_attrs, 0);
-  for (const auto& g : reader->features().group_desc) {
-    if (g.nr_members < 2 || g.leader_idx >= nr_attrs || g.nr_members > nr_attrs - g.leader_idx) continue;
-    group_size[g.leader_idx] = g.nr_members;
-    if (cli.no_group) continue;
-    for (unsigned m = 0; m < g.nr_members; ++m) group_slots[g.leader_idx + m] = {g.leader_idx, m};
-  }
   std::vector<EventHist> events;
-  for (size_t i = 0; i < nr_attrs; ++i) {
-    unsigned members = !cli.no_group && group_size[i] ? group_size[i] : 1;
-    events.push_back({analysis::Hist(keys, members), 0, 0});
-  }
+  // A pipe names its events and groups in the stream (HEADER_ATTR, HEADER_FEATURE), so the tables
+  // are (re)built from what the reader knows when the first sample comes, and grown for an
+  // event announced after that.
+  size_t groups_known_for = 0;  // attrs the group tables were built from
+  auto setup_events = [&] {
+    const size_t nr_attrs = reader->attrs().size();
+    if (nr_attrs == groups_known_for && group_slots.size() >= nr_attrs) return;
+    groups_known_for = nr_attrs;
+    group_slots.clear();
+    for (size_t i = 0; i < nr_attrs; ++i) group_slots.push_back({i, 0});
+    group_size.assign(nr_attrs, 0);
+    for (const auto& g : reader->features().group_desc) {
+      if (g.nr_members < 2 || g.leader_idx >= nr_attrs || g.nr_members > nr_attrs - g.leader_idx) continue;
+      group_size[g.leader_idx] = g.nr_members;
+      if (cli.no_group) continue;
+      for (unsigned m = 0; m < g.nr_members; ++m) group_slots[g.leader_idx + m] = {g.leader_idx, m};
+    }
+    for (size_t i = 0; i < nr_attrs; ++i) {
+      const unsigned members = !cli.no_group && group_size[i] ? group_size[i] : 1;
+      if (i < events.size()) {
+        // Nothing was counted yet for an event whose group only now became known.
+        if (events[i].samples == 0 && events[i].hist.members() != members) events[i] = {analysis::Hist(keys, members), 0, 0};
+      } else {
+        events.push_back({analysis::Hist(keys, members), 0, 0});
+      }
+    }
+  };
+  setup_events();
   // perf decides on Children/Self from the events known when it starts; pipe files name theirs
   // in the stream, so the first sample decides there.
   bool decided = false;
@@ -251,6 +266,9 @@ int run_hist_report(const ReportCliOptions& cli) {
   auto decide_children = [&] {
     for (const auto& a : reader->attrs()) any_callchain |= (a.attr.sample_type & perfdata::kSampleCallchain) != 0;
     children = any_callchain ? !cli.no_children : cli.children;
+    // perf 6.1 checks for callchains before a pipe has named its events, finds none and turns
+    // the Children column off; the caller order it chose for it stays.
+    if (reader->is_pipe()) children = false;
     decided = true;
   };
   if (!cpu_filter.empty() && !reader->attrs().empty() &&
@@ -341,12 +359,10 @@ int run_hist_report(const ReportCliOptions& cli) {
       // --cpu too drops samples before anything counts them, as perf does.
       if (!listed(cpu_filter, sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1)) return;
       // Pipe files announce their events as they go.
-      while (events.size() <= static_cast<size_t>(ai)) events.push_back({analysis::Hist(keys), 0, 0});
+      setup_events();
       EventHist& ev = events[static_cast<size_t>(ai)];
       // A group member's samples go into its leader's hist, in the member's column.
-      const GroupSlot slot = static_cast<size_t>(ai) < group_slots.size() ? group_slots[static_cast<size_t>(ai)]
-                                                                           : GroupSlot{static_cast<size_t>(ai), 0};
-      while (events.size() <= slot.leader) events.push_back({analysis::Hist(keys), 0, 0});
+      const GroupSlot slot = group_slots[static_cast<size_t>(ai)];
       analysis::Hist& hist = events[slot.leader].hist;
       session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
       const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
@@ -380,8 +396,9 @@ int run_hist_report(const ReportCliOptions& cli) {
       }
       // Without --children, perf draws chains from the sample up (callee order) by default;
       // perf 6.1's -G/--inverted asks for caller order whatever -g says.
-      const bool caller_order = cli.inverted || (children ? cli.callchain.find("callee") == std::string::npos
-                                                          : cli.callchain.find("caller") != std::string::npos);
+      const bool cumulate_order = children || (reader->is_pipe() && !cli.no_children);
+      const bool caller_order = cli.inverted || (cumulate_order ? cli.callchain.find("callee") == std::string::npos
+                                                                : cli.callchain.find("caller") != std::string::npos);
       // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
       const uint64_t period =
           sample.has(perfdata::kSamplePeriod) ? sample.period : reader->attrs()[static_cast<size_t>(ai)].attr.sample_period;
@@ -572,6 +589,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     if (summary) output::print_unwind_summary(stdout, unwind.finish(), /*dwarf_unwound=*/true);
   }
   columns.quiet = cli.quiet;
+  setup_events();
   for (size_t i = 0; i < events.size() && i < reader->attrs().size(); ++i) {
     columns.plural_events = group_size[i] > 1;
     columns.member_totals.clear();

@@ -1236,6 +1236,16 @@ void ScriptWriter::on_record(const Record& rec, uint64_t time) {
       case kRecordHeaderAttr:
         on_attr();
         break;
+      case kRecordHeaderBuildId: {
+        machine_.process(reader_, rec, time);
+        Features one;
+        one.parse(kFeatBuildId, rec.bytes, swap, rec.offset);
+        for (const auto& b : one.build_ids) {
+          uint16_t mode = b.misc & kMiscCpumodeMask;
+          if (mode == kMiscKernel || mode == kMiscGuestKernel) kernel_build_id_paths_.insert(b.filename);
+        }
+        break;
+      }
       case kRecordFinishedRound:
         // Threads that exited before the previous round can no longer be named by a record.
         machine_.retire_exited(retire_time_);

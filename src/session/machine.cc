@@ -12,6 +12,7 @@
 
 #include "perfdata/abi.h"
 #include "perfdata/attr.h"
+#include "perfdata/features.h"
 #include "perfdata/records.h"
 
 namespace tperf::session {
@@ -534,6 +535,14 @@ void Machine::process(const perfdata::Reader& reader, const perfdata::Record& re
     case kRecordKsymbol:
       on_ksymbol(decode_ksymbol(rec.body(), rec.misc, trailer(), swap, off));
       break;
+    case kRecordHeaderBuildId: {
+      // A pipe's build id (perf inject writes them in front of the samples): the DSO it names
+      // gets it before anything is resolved in it, as a file's BUILD_ID section does.
+      Features one;
+      one.parse(kFeatBuildId, rec.bytes, swap, rec.offset);
+      dsos_.apply_build_ids(one.build_ids);
+      break;
+    }
     default:
       break;
   }

@@ -310,8 +310,13 @@ size_t DwarfUnwinder::unwind_once(SpaceState& state, Walk& walk) {
     walk.restart = true;
     return 0;
   }
-  // perf gives up when the sampled pc is in no file it can read: libdwfl then knows no module
-  // to take the architecture from, or perf failed to report it.
+  // perf's unwinder (libunwind) always puts the sampled pc first, then steps with the unwind
+  // tables of the file it is in: a mapped file it cannot read (a recording of another machine)
+  // leaves that one frame. A pc in no file at all gives no frames.
+  if (first == ModuleResult::kFailed) {
+    walk.frames.push_back({ip, perfdata::kMiscUser, map});
+    return walk.frames.size();
+  }
   if (first != ModuleResult::kOk) return 0;
   if (!state.attached) {
     if (!dwfl_attach_state(state.dwfl, nullptr, state.pid, &kThreadCallbacks, &state)) return 0;

@@ -21,6 +21,12 @@ bool kept_type(char type) {
   return t == 'T' || t == 'W' || t == 'D' || t == 'B';
 }
 
+// perf takes text and weak symbols for functions and every other kept one for a data object.
+bool is_function_type(char type) {
+  char t = static_cast<char>(std::toupper(static_cast<unsigned char>(type)));
+  return t == 'T' || t == 'W';
+}
+
 uint8_t binding_of(char type) {
   if (type == 'W' || type == 'w') return kBindWeak;
   return std::isupper(static_cast<unsigned char>(type)) ? kBindGlobal : kBindLocal;
@@ -71,7 +77,7 @@ std::optional<KernelSymbols> parse_kallsyms(util::FileBuffer text, std::string_v
     }
     if (!kept_type(type)) continue;
     all.add_in_place(addr, 0, binding_of(type),
-                     std::toupper(static_cast<unsigned char>(type)) == 'T' ? kTypeFunc : kTypeObject, name);
+                     is_function_type(type) ? kTypeFunc : kTypeObject, name);
   }
   if (lines == 0) {
     if (error) *error = "no symbols in it";
