@@ -53,7 +53,7 @@ struct Diff {
 // With the sym key, perf 6.1's diff shows one entry per group of entries without a symbol that
 // agree on the other keys: the first of them in key order (the lowest address) with the group's
 // periods summed, where perf report shows one entry per address (seen on recordings, e.g.
-// tests/regress/diff-vdso: the [vdso] code outside its exported functions).
+// tests/regress/diff-unresolved; the [vdso] code outside its exported functions).
 Diff diff_hists(const Hist& base, std::span<const Hist* const> others, const DiffOptions& options);
 
 }  // namespace tperf::analysis

@@ -133,6 +133,7 @@ HistEntry Hist::normalized(const HistEntry& e) const {
   HistEntry k;
   k.filtered = e.filtered;
   k.unresolved = !e.loc.sym;
+  k.first_addr = e.loc.addr;
   if (use_comm_) k.comm = e.comm;
   // The thread is kept even when it is not a key: perf sizes the comm column by the last comm of
   // each entry's (first) thread.
@@ -558,7 +559,7 @@ std::vector<const HistEntry*> Hist::in_key_order() const {
   return in;
 }
 
-std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees) const {
+std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees, std::span<const SortKey> elided) const {
   // perf walks its entries in key order and inserts each into a red-black tree with its output
   // comparator, which is not a total order (the caller-above-callee rule below holds within one
   // thread only): replay_tree() gives the order perf's tree shape gives.
@@ -582,7 +583,11 @@ std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees) co
     }
     // In a group, the other members' values decide next.
     if (int c = compare_members(*a, *b)) return c < 0;
-    return compare_sort_keys(*a, *b) < 0;
+    for (SortKey k : keys_) {
+      if (std::find(elided.begin(), elided.end(), k) != elided.end()) continue;
+      if (int c = compare_key(k, *a, *b)) return c < 0;
+    }
+    return false;
   };
   return replay_tree(in, before);
 }

@@ -62,6 +62,9 @@ struct HistEntry {
   // The address of the sample that made the entry had no symbol (perf widens the dso column for
   // such entries, whichever keys are in use). Not a key.
   bool unresolved = false;
+  // The address of the sample that made the entry, in loc.addr's terms (perf's he->ip: where a
+  // data-object symbol shows its offset). Not a key.
+  uint64_t first_addr = 0;
   std::string_view parent;               // the parent key: the first callchain symbol matching
                                          // the parent pattern, "" for perf's "[other]"
   // Values.
@@ -113,7 +116,11 @@ class Hist {
   // Entries in perf's output order: by (children_period when `by_children`, else period)
   // descending; with `by_children` and callchain trees, an entry of the same thread with the
   // deeper tree (the caller) first; then by self period, each sort key ascending, the address.
-  std::vector<const HistEntry*> sorted(bool by_children, bool with_trees = false) const;
+  // `elided`: keys whose column perf leaves out (a one-item --comm/--dso/-S filter); perf's
+  // output sort skips them, which changes where the hidden entries of other values go in its
+  // tree and so the order of ties among the shown ones.
+  std::vector<const HistEntry*> sorted(bool by_children, bool with_trees = false,
+                                       std::span<const SortKey> elided = {}) const;
 
   // Entries in the order of a -F report: compared field by field (value fields larger first),
   // replayed into a red-black tree like sorted().

@@ -23,6 +23,11 @@ std::string address_text(char level, uint64_t addr) {
 const char* inlined_suffix(const HistEntry& e) { return e.loc.sym->inlined ? " (inlined)" : ""; }
 
 std::string sym_text(const HistEntry& e) {
+  // perf shows where in a data object (a kallsyms symbol of a type other than t/w) the address
+  // is; the kernel's addresses and symbols are both absolute, so the offset is their difference.
+  if (e.loc.sym && e.loc.sym->type == symbols::kTypeObject && e.loc.dso && e.loc.dso->kernel && !e.loc.sym->inlined) {
+    return fmt::format("[{}] {}+{:#x}", e.loc.level, e.loc.sym->name(), e.first_addr - e.loc.sym_start);
+  }
   if (e.loc.sym) return fmt::format("[{}] {}{}", e.loc.level, e.loc.sym->name(), inlined_suffix(e));
   return address_text(e.loc.level, e.loc.addr);
 }
@@ -72,9 +77,20 @@ void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vec
 
 void print_report_section(std::FILE* out, std::string_view event_name, uint64_t nr_samples, uint64_t total_period,
                           const analysis::Hist& hist, const ReportColumns& columns, const ThreadCommFn& thread_comm) {
-  std::vector<const HistEntry*> rows = columns.fields.empty()
-                                          ? hist.sorted(columns.children, columns.graph || columns.folded || columns.flat)
-                                          : hist.sorted_by(columns.order);
+  // The keys whose column a one-item filter elides are left out of perf's output sort too
+  // (hist_entry__sort skips elided formats), unless every key would be: then perf shows them all.
+  std::vector<SortKey> elided_keys;
+  for (SortKey k : hist.keys()) {
+    if ((k == SortKey::kComm && columns.elide_comm) || (k == SortKey::kDso && columns.elide_dso) ||
+        (k == SortKey::kSym && columns.elide_sym)) {
+      elided_keys.push_back(k);
+    }
+  }
+  if (elided_keys.size() == hist.keys().size()) elided_keys.clear();
+  std::vector<const HistEntry*> rows =
+      columns.fields.empty()
+          ? hist.sorted(columns.children, columns.graph || columns.folded || columns.flat, elided_keys)
+          : hist.sorted_by(columns.order);
   // The callchains' percentages stay of all samples, even relative ones (as perf 6.1 prints).
   const uint64_t chain_total = total_period;
   if (columns.relative) {
