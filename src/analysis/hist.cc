@@ -559,7 +559,8 @@ std::vector<const HistEntry*> Hist::in_key_order() const {
   return in;
 }
 
-std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees, std::span<const SortKey> elided) const {
+std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees, std::span<const SortKey> elided,
+                                           bool callee_order) const {
   // perf walks its entries in key order and inserts each into a red-black tree with its output
   // comparator, which is not a total order (the caller-above-callee rule below holds within one
   // thread only): replay_tree() gives the order perf's tree shape gives.
@@ -578,7 +579,7 @@ std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees, st
       // perf 6.1 compares the accumulated column by the leader's value alone (the other members
       // of a group do not take part), then puts a caller (the deeper tree) above its callee when
       // both are of one thread, then goes on to the self column, members included.
-      if (with_trees && a->tid == b->tid && depth(a) != depth(b)) return depth(a) > depth(b);
+      if (with_trees && a->tid == b->tid && depth(a) != depth(b)) return (depth(a) > depth(b)) != callee_order;
       if (a->period != b->period) return a->period > b->period;
     }
     // In a group, the other members' values decide next.

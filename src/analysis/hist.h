@@ -119,8 +119,10 @@ class Hist {
   // `elided`: keys whose column perf leaves out (a one-item --comm/--dso/-S filter); perf's
   // output sort skips them, which changes where the hidden entries of other values go in its
   // tree and so the order of ties among the shown ones.
+  // `callee_order`: the graphs are callee-first (-g callee); perf 6.1 then puts the shallower
+  // tree of equal children first (__hpp__sort_acc negates its depth difference only for caller).
   std::vector<const HistEntry*> sorted(bool by_children, bool with_trees = false,
-                                       std::span<const SortKey> elided = {}) const;
+                                       std::span<const SortKey> elided = {}, bool callee_order = false) const;
 
   // Entries in the order of a -F report: compared field by field (value fields larger first),
   // replayed into a red-black tree like sorted().

@@ -89,7 +89,8 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
   if (elided_keys.size() == hist.keys().size()) elided_keys.clear();
   std::vector<const HistEntry*> rows =
       columns.fields.empty()
-          ? hist.sorted(columns.children, columns.graph || columns.folded || columns.flat, elided_keys)
+          ? hist.sorted(columns.children, columns.graph || columns.folded || columns.flat, elided_keys,
+                        columns.callee_order)
           : hist.sorted_by(columns.order);
   // The callchains' percentages stay of all samples, even relative ones (as perf 6.1 prints).
   const uint64_t chain_total = total_period;

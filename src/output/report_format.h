@@ -24,6 +24,7 @@ struct ReportColumns {
   bool flat = false;          // ... as flat chains instead (-g flat)
   bool fractal = false;       // -g fractal: graph percentages of the parent branch
   double graph_min_percent = 0.5;  // -g graph,THRESHOLD
+  bool callee_order = false;  // -g callee: with Children, equal entries of one thread shallowest first
   // Columns perf leaves out because a single-value filter fixes them (--comm X, --dso X).
   bool elide_comm = false;
   bool elide_dso = false;
