@@ -5,11 +5,15 @@
 #   clang      clang-14 build of everything with -Werror (build-fuzz/) and its tests
 #   fuzz       the perf.data reader fuzzer over the shared corpus, then a bounded mutation run;
 #              the same for the ELF symbols fuzzer over fuzz/corpus-elf (half the mutation time)
-# Ends with one line "N passed, N failed" (ctest results of all suites plus the fuzz steps) and
-# exits 1 when anything failed or did not build.
+# Ends with one line "N passed, N failed, N skipped" (ctest results of all suites plus the fuzz
+# steps; a skipped test is not counted as passed) and exits 1 when anything failed or did not
+# build. The skipped tests, with the suite and the reason the test gave, are written one per line
+# ("SUITE<TAB>TEST<TAB>REASON") to $TPERF_SKIPPED_LIST (default build/skipped-tests.txt). With
+# CI=true (.ci/run), a skipped test that tests/skip-allowlist.txt does not list fails the run.
 #
 # Knobs: TPERF_FUZZ_SECONDS (mutation time, default 60), TPERF_SHARED (default ../shared),
-# JOBS (default nproc).
+# JOBS (default nproc), TPERF_SKIPPED_LIST, TPERF_E2E_KEEP (where the e2e tests keep the
+# recording and both outputs of a failed comparison; default <build dir>/e2e-artifacts).
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -17,11 +21,16 @@ ROOT=$(pwd)
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${TPERF_FUZZ_SECONDS:-60}
 SHARED=${TPERF_SHARED:-$ROOT/../shared}
+SKIPPED_LIST=${TPERF_SKIPPED_LIST:-$ROOT/build/skipped-tests.txt}
+ALLOWLIST=$ROOT/tests/skip-allowlist.txt
 START=$SECONDS
 
 passed=0
 failed=0
+skipped=0
 declare -a summary=()
+mkdir -p "$(dirname "$SKIPPED_LIST")"
+: >"$SKIPPED_LIST"
 
 note() { summary+=("$(printf '%-28s %s' "$1" "$2")"); }
 elapsed() { echo "$(($SECONDS - $1))s"; }
@@ -29,7 +38,7 @@ elapsed() { echo "$(($SECONDS - $1))s"; }
 # setup.sh installs what is missing; without it nothing below can work.
 if ! bash scripts/setup.sh </dev/null; then
   echo "test.sh: scripts/setup.sh failed"
-  echo "0 passed, 1 failed"
+  echo "0 passed, 1 failed, 0 skipped"
   exit 1
 fi
 
@@ -58,7 +67,21 @@ build() {
   return 1
 }
 
-# run_ctest NAME DIR: runs the suite and adds its counts to the totals.
+# skip_reasons LASTTEST_LOG: "TEST<TAB>REASON" for every test whose output has gtest's
+# "file:line: Skipped" followed by the message given to GTEST_SKIP (first line of it).
+skip_reasons() {
+  awk '
+    /^[0-9]+\/[0-9]+ Test: / { name = $3; grab = 0; next }
+    /: Skipped$/ { grab = 1; next }
+    grab { if (!(name in reason)) reason[name] = ($0 == "" ? "(no reason given)" : $0); grab = 0 }
+    END { for (n in reason) printf "%s\t%s\n", n, reason[n] }
+  ' "$1" 2>/dev/null
+}
+
+# run_ctest NAME DIR: runs the suite and adds its counts to the totals. ctest counts a test that
+# printed gtest's "[  SKIPPED ]" (gtest_discover_tests sets SKIP_REGULAR_EXPRESSION) among the
+# passed ones and lists it under "The following tests did not run:" as "(Skipped)": those are
+# taken out of the passed count and appended to $SKIPPED_LIST with their reason.
 run_ctest() {
   local name=$1 dir=$2 t0=$SECONDS log="$2/ctest.log" rc
   echo "== $name: ctest in $dir"
@@ -67,12 +90,24 @@ run_ctest() {
   local line
   line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)
   if [[ -n "$line" ]]; then
-    local f t
+    local f t s test reason
     f=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
     t=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"$line")
-    passed=$((passed + t - f))
+    local -a skipped_here=()
+    mapfile -t skipped_here < <(sed -nE 's/^[[:space:]]*[0-9]+ - (.*) \(Skipped\)[[:space:]]*$/\1/p' "$log")
+    s=${#skipped_here[@]}
+    local -A reasons=()
+    while IFS=$'\t' read -r test reason; do
+      [[ -n "$test" ]] && reasons[$test]=$reason
+    done < <(skip_reasons "$dir/Testing/Temporary/LastTest.log")
+    for test in "${skipped_here[@]}"; do
+      printf '%s\t%s\t%s\n' "$name" "$test" "${reasons[$test]:-(reason not found in $dir/Testing/Temporary/LastTest.log)}" \
+          >>"$SKIPPED_LIST"
+    done
+    passed=$((passed + t - f - s))
     failed=$((failed + f))
-    note "$name" "$((t - f)) passed, $f failed ($(elapsed $t0))"
+    skipped=$((skipped + s))
+    note "$name" "$((t - f - s)) passed, $f failed, $s skipped ($(elapsed $t0))"
   elif ((rc != 0)); then
     failed=$((failed + 1))
     note "$name" "ctest FAILED with status $rc"
@@ -219,8 +254,59 @@ else
   note "elf fuzz" "not run: the fuzzer did not build"
 fi
 
+# check_skips: every skipped test must match a pattern of the allow-list (a line "PATTERN REASON";
+# PATTERN a ctest name or a bash glob). Prints the others with their reason; status 1 if any.
+check_skips() {
+  local -a patterns=()
+  local pattern reason bad=0 suite test why
+  if [[ ! -r "$ALLOWLIST" ]]; then
+    echo "   the skip allow-list $ALLOWLIST is missing"
+    return 1
+  fi
+  while read -r pattern reason; do
+    [[ -z "$pattern" || "$pattern" == \#* ]] && continue
+    if [[ -z "$reason" ]]; then
+      echo "   $ALLOWLIST: '$pattern' has no reason"
+      bad=1
+    fi
+    patterns+=("$pattern")
+  done <"$ALLOWLIST"
+  while IFS=$'\t' read -r suite test why; do
+    [[ -z "$test" ]] && continue
+    local listed=0
+    for pattern in "${patterns[@]}"; do
+      # shellcheck disable=SC2053  # the pattern is a glob on purpose
+      if [[ "$test" == $pattern ]]; then
+        listed=1
+        break
+      fi
+    done
+    if ((listed == 0)); then
+      echo "   skipped but not on the allow-list: $test ($suite): $why"
+      bad=1
+    fi
+  done <"$SKIPPED_LIST"
+  return $bad
+}
+
+skip_check_failed=0
+if ((skipped > 0)); then
+  echo
+  echo "== skipped tests (also in $SKIPPED_LIST)"
+  awk -F'\t' '{ printf "   %s (%s): %s\n", $2, $1, $3 }' "$SKIPPED_LIST"
+fi
+if [[ "${CI:-}" == "true" ]]; then
+  echo "== skip allow-list ($ALLOWLIST)"
+  if check_skips; then
+    note "skip allow-list" "passed: every skip is listed"
+  else
+    skip_check_failed=1
+    note "skip allow-list" "FAILED: tests skipped that the allow-list does not name (above)"
+  fi
+fi
+
 echo
 echo "== summary (total $(elapsed $START))"
 for line in "${summary[@]}"; do echo "   $line"; done
-echo "$passed passed, $failed failed"
-((failed == 0))
+echo "$passed passed, $failed failed, $skipped skipped"
+((failed == 0 && skip_check_failed == 0))

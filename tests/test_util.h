@@ -1,7 +1,10 @@
 // Helpers shared by the tests: run a shell command and capture its output, find the corpus.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -13,7 +16,8 @@ namespace tperf::test {
 // status (-1 when the command could not be started or was killed by a signal).
 std::string run_command(const std::string& cmd, int* status = nullptr);
 
-// shared/corpus next to the source tree; may not exist (tests then GTEST_SKIP).
+// shared/corpus next to the source tree. Tests that need it fail without it (TPERF_REQUIRE_CORPUS):
+// a missing corpus is a set-up failure, not a reason to check nothing.
 std::string corpus_dir();
 
 // The corpus files perf 6.1 reads to the end (relative to corpus_dir()); its output on them is
@@ -28,6 +32,16 @@ std::string read_file(const std::string& path);
 
 // True when `name` is an executable found in PATH.
 bool have_program(const std::string& name);
+
+// Set-up checks: a missing tool or corpus fails the test (scripts/setup.sh installs the tools),
+// with the reason; only a capability the machine legitimately lacks is a skip
+// (tests/skip-allowlist.txt lists those).
+#define TPERF_REQUIRE_PROGRAM(name)                   \
+  ASSERT_TRUE(::tperf::test::have_program(name))      \
+      << "set-up failed: " << (name) << " is not in PATH (scripts/setup.sh installs it)"
+#define TPERF_REQUIRE_CORPUS()                                                                       \
+  ASSERT_TRUE(std::filesystem::is_directory(::tperf::test::corpus_dir()))                           \
+      << "set-up failed: no corpus at " << ::tperf::test::corpus_dir()
 
 // Quotes a string for /bin/sh.
 std::string shell_quote(const std::string& s);

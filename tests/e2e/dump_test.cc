@@ -29,7 +29,8 @@ std::map<std::string, std::string> record_lines(const std::string& text) {
 }
 
 TEST(DumpCommand, RecordLinesEqualPerfReportDump) {
-  if (!test::have_program("perf")) GTEST_SKIP() << "perf not installed";
+  TPERF_REQUIRE_CORPUS();
+  TPERF_REQUIRE_PROGRAM("perf");
   // File-mode, uncompressed files: perf's -D offsets are file offsets there.
   for (const char* name : {"perf.data.armv7-3.4", "perf.data.branch-4.14", "perf.data.callgraph-3.8",
                            "perf.data.ctx_switch_namespaces-4.14", "perf.data.forkexit-3.8",
@@ -56,7 +57,8 @@ TEST(DumpCommand, RecordLinesEqualPerfReportDump) {
 
 TEST(DumpCommand, CallchainOptionListsEveryEntry) {
   std::string path = corpus_dir() + "/quipper/testdata/perf.data.callgraph-3.8";
-  if (!test::have_program("perf")) GTEST_SKIP() << "perf not installed";
+  TPERF_REQUIRE_CORPUS();
+  TPERF_REQUIRE_PROGRAM("perf");
   // perf -D prints "... FP chain: nr:N" then one ".....  i: ip" line per entry.
   std::string perf = run_command("perf report -D -i " + shell_quote(path) + " 2>/dev/null");
   std::string ours = run_command(std::string(TPERF_BINARY) + " dump --callchain " + shell_quote(path));

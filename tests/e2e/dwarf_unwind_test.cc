@@ -96,7 +96,7 @@ const Recording& dwarf_recording() {
 
 void expect_same(const std::string& path, const std::string& args) {
   auto c = test::e2e::compare_outputs(fmt::format("perf script -i {} {}", shell_quote(path), args),
-                                      fmt::format("{} script -i {} {}", TPERF_BINARY, shell_quote(path), args));
+                                      fmt::format("{} script -i {} {}", TPERF_BINARY, shell_quote(path), args), path);
   EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
   EXPECT_GT(c.perf_lines, 100u);
   EXPECT_EQ(c.diff, "") << "perf script " << args;
@@ -129,7 +129,7 @@ TEST(DwarfUnwindE2E, ReportEqualsPerfReportNoInline) {
   for (const char* args : {"--stdio -q", "--stdio -q --no-children", "--stdio -q --no-children --max-stack 4", "--stdio -q -g caller"}) {
     auto c = test::e2e::compare_outputs(
         fmt::format("perf report -i {} --no-inline {}", shell_quote(rec.path), args),
-        fmt::format("{} report -i {} --no-inline {}", TPERF_BINARY, shell_quote(rec.path), args));
+        fmt::format("{} report -i {} --no-inline {}", TPERF_BINARY, shell_quote(rec.path), args), rec.path);
     EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
     EXPECT_GT(c.perf_lines, 20u) << args;
     EXPECT_EQ(c.diff, "") << "perf report " << args;
@@ -198,7 +198,7 @@ TEST(DwarfUnwindE2E, ReportExpandsInlineFramesAsPerfDoes) {
     for (const char* args : {"--stdio -q --no-children", "--stdio -q --no-children -g folded",
                              "--stdio -q --no-children -g caller", "--stdio -q --no-children -s sym -n"}) {
       auto c = test::e2e::compare_outputs(fmt::format("perf report -i {} {}", shell_quote(r.path), args),
-                                          fmt::format("{} report -i {} {}", TPERF_BINARY, shell_quote(r.path), args));
+                                          fmt::format("{} report -i {} {}", TPERF_BINARY, shell_quote(r.path), args), r.path);
       EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
       EXPECT_GT(c.perf_lines, 10u) << args;
       EXPECT_EQ(c.diff, "") << "perf report " << args;

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "e2e/recording_util.h"
 #include "perfdata/record_builder.h"
 #include "perfdata/writer.h"
 #include "test_util.h"
@@ -74,10 +75,11 @@ std::string script(const std::string& tool, const std::string& path, const std::
 }
 
 TEST(KsymbolScript, BpfSymbolsAsPerfNamesThem) {
-  if (!test::have_program("perf")) GTEST_SKIP() << "perf not in PATH";
+  TPERF_REQUIRE_PROGRAM("perf");
   test::TempDir dir;
   std::string path = dir.file("bpf.data");
   write_file(path);
+  test::e2e::KeepOnFailure keep({path});
   // No kernel image symbols are wanted here: an empty kallsyms keeps both sides off the host's.
   std::string kallsyms = dir.file("kallsyms");
   run_command("true > " + shell_quote(kallsyms));

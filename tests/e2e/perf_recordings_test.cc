@@ -520,9 +520,10 @@ TEST(PerfRecordings, TracepointRawData) {
   Decoded d = check_recording(rec.path, Layout::kFile, o);
   ASSERT_FALSE(d.kept.empty());
 
+  ASSERT_EQ(test::e2e::ensure_tracefs(), "") << "set-up failed";
   auto fmt_fields = tracepoint_format("sched/sched_switch");
   for (const char* name : {"prev_comm", "prev_pid", "prev_prio", "next_comm", "next_pid", "next_prio"}) {
-    if (!fmt_fields.count(name)) GTEST_SKIP() << "no tracefs format for sched_switch field " << name;
+    ASSERT_TRUE(fmt_fields.count(name)) << "set-up failed: no tracefs format for sched_switch field " << name;
   }
   size_t fields_end = 0;
   for (const auto& [name, fld] : fmt_fields) fields_end = std::max(fields_end, fld.offset + fld.size);

@@ -1,6 +1,7 @@
 #include "e2e/recording_util.h"
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,7 +28,7 @@ struct Scratch {
     dir = d ? d : "";
   }
   ~Scratch() {
-    if (!dir.empty() && std::getenv("TPERF_E2E_KEEP") == nullptr) {
+    if (!dir.empty()) {
       std::error_code ec;
       fs::remove_all(dir, ec);
     }
@@ -120,7 +121,40 @@ Recording record_with_perf(const std::string& cmd, const std::string& path) {
   return rec;
 }
 
-ComparedOutputs compare_outputs(const std::string& perf_cmd, const std::string& tperf_cmd) {
+std::string artifacts_dir() {
+  if (const char* keep = std::getenv("TPERF_E2E_KEEP"); keep != nullptr && *keep != '\0') return keep;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return (ec ? fs::current_path(ec) : exe.parent_path()).string() + "/e2e-artifacts";
+}
+
+std::string keep_artifacts(const std::vector<std::string>& files) {
+  std::string name = "unknown-test";
+  if (const auto* info = ::testing::UnitTest::GetInstance()->current_test_info()) {
+    name = std::string(info->test_suite_name()) + "." + info->name();
+  }
+  std::replace(name.begin(), name.end(), '/', '_');
+  const fs::path dir = fs::path(artifacts_dir()) / name;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return fmt::format("nothing kept: cannot create {}: {}", dir.string(), ec.message());
+  size_t kept = 0;
+  for (const auto& f : files) {
+    if (f.empty() || !fs::exists(f, ec)) continue;
+    const fs::path to = dir / fs::path(f).filename();
+    fs::remove_all(to, ec);
+    fs::copy(f, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
+    if (ec) return fmt::format("copying {} into {} failed: {}", f, dir.string(), ec.message());
+    ++kept;
+  }
+  return fmt::format("{} file(s) kept in {}", kept, dir.string());
+}
+
+KeepOnFailure::~KeepOnFailure() {
+  if (::testing::Test::HasFailure()) ADD_FAILURE() << "the failed test's files: " << keep_artifacts(files_);
+}
+
+ComparedOutputs compare_outputs(const std::string& perf_cmd, const std::string& tperf_cmd, const std::string& input) {
   static int n = 0;
   std::string base = fmt::format("{}/compare{}", scratch_dir(), n++);
   run(fmt::format("{} 2>/dev/null > {}.perf", perf_cmd, base));
@@ -130,6 +164,13 @@ ComparedOutputs compare_outputs(const std::string& perf_cmd, const std::string& 
   c.tperf_err = t.err;
   c.diff = run(fmt::format("diff {0}.perf {0}.tperf | head -20", base)).out;
   c.perf_lines = static_cast<size_t>(std::stoul("0" + run(fmt::format("wc -l < {}.perf", base)).out));
+  if (!c.diff.empty() || c.tperf_status != 0) {
+    std::ofstream(base + ".commands") << "perf:  " << perf_cmd << "\ntperf: " << tperf_cmd << "\n";
+    c.kept = keep_artifacts({input, base + ".perf", base + ".tperf", base + ".commands"});
+    const std::string where = "(recording and both outputs: " + c.kept + ")\n";
+    if (!c.diff.empty()) c.diff += where;
+    if (c.tperf_status != 0) c.tperf_err += where;
+  }
   return c;
 }
 
@@ -154,6 +195,15 @@ const std::string& perf_unavailable_reason() {
     return std::string();
   }();
   return reason;
+}
+
+std::string ensure_tracefs() {
+  for (const char* dir : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
+    if (fs::is_directory(std::string(dir) + "/events")) return "";
+  }
+  CommandResult r = run("mount -t tracefs nodev /sys/kernel/tracing");
+  if (fs::is_directory("/sys/kernel/tracing/events")) return "";
+  return "tracefs is not mounted and `mount -t tracefs nodev /sys/kernel/tracing` failed: " + r.err;
 }
 
 std::string workload(const std::string& name, std::string* error) {

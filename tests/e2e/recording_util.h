@@ -6,17 +6,42 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tperf::test::e2e {
 
 // Empty when `perf record -e cpu-clock` works here; otherwise why not (perf missing, or
-// perf_event_open refused). Probed once.
+// perf_event_open refused). Probed once. The e2e tests fail with it (TPERF_REQUIRE_PERF): perf is
+// their oracle, and a machine where it cannot record checks nothing.
 const std::string& perf_unavailable_reason();
 
-// A directory private to this test program, removed when it exits (kept when the environment
-// has TPERF_E2E_KEEP set, for looking at the recordings).
+// A directory private to this test program, removed when it exits. What a failed comparison
+// looked at is copied out of it first (keep_artifacts).
 const std::string& scratch_dir();
+
+// Where the files of failed comparisons are kept: $TPERF_E2E_KEEP when set, otherwise
+// e2e-artifacts/ next to the test binary (the build directory).
+std::string artifacts_dir();
+
+// Copies `files` (files or directories; missing ones are left out) into
+// artifacts_dir()/<Suite.Test>/ of the running test and returns that directory, or a sentence
+// saying why nothing could be kept. Called only when a test has failed.
+std::string keep_artifacts(const std::vector<std::string>& files);
+
+// Keeps `files` (keep_artifacts) when the test that holds it has failed by the time it goes out
+// of scope, and adds a failure line naming where they are.
+class KeepOnFailure {
+ public:
+  explicit KeepOnFailure(std::vector<std::string> files) : files_(std::move(files)) {}
+  ~KeepOnFailure();
+  KeepOnFailure(const KeepOnFailure&) = delete;
+  KeepOnFailure& operator=(const KeepOnFailure&) = delete;
+  void add(const std::string& file) { files_.push_back(file); }
+
+ private:
+  std::vector<std::string> files_;
+};
 
 // Compiles tests/e2e/workloads/<name>.c once (gcc -O1 -g -fno-omit-frame-pointer -pthread) into
 // scratch_dir(). Returns the binary's path, or "" with *error set.
@@ -33,6 +58,15 @@ CommandResult run(const std::string& cmd);
 // name -> address (st_value) of a binary's defined symbols, as `nm --defined-only` lists them.
 std::map<std::string, uint64_t> nm_symbols(const std::string& binary);
 
+// Mounts tracefs on /sys/kernel/tracing when neither it nor debugfs's tracing directory has
+// events/, as perf does before it opens a tracepoint. "" when tracefs is there; otherwise why not.
+std::string ensure_tracefs();
+
+// Fails the test (a set-up failure, never a skip) when perf cannot record here.
+#define TPERF_REQUIRE_PERF()                                                                    \
+  ASSERT_TRUE(::tperf::test::e2e::perf_unavailable_reason().empty())                            \
+      << "set-up failed, perf cannot record here: " << ::tperf::test::e2e::perf_unavailable_reason()
+
 // A `perf record` made once per test program.
 struct Recording {
   std::string path;
@@ -42,25 +76,27 @@ struct Recording {
 // Runs `cmd`, a perf record command that writes `path`, and says how it went.
 Recording record_with_perf(const std::string& cmd, const std::string& path);
 
-// Skips the test when perf cannot record here or the recording needs what the machine lacks;
-// fails it when the recording failed otherwise. `lookup` yields a `const Recording&`.
-#define TPERF_REQUIRE_RECORDING(var, lookup)                                 \
-  if (!::tperf::test::e2e::perf_unavailable_reason().empty()) {              \
-    GTEST_SKIP() << ::tperf::test::e2e::perf_unavailable_reason();           \
-  }                                                                          \
-  const ::tperf::test::e2e::Recording& var = lookup;                         \
-  if (var.missing) GTEST_SKIP() << "cannot record this here: " << var.error; \
-  ASSERT_TRUE(var.error.empty()) << var.error
+// Fails the test when perf cannot record here or the recording failed, whatever the reason (a
+// recording the machine cannot make is a set-up failure: the test would check nothing).
+// `lookup` yields a `const Recording&`.
+#define TPERF_REQUIRE_RECORDING(var, lookup)         \
+  TPERF_REQUIRE_PERF();                              \
+  const ::tperf::test::e2e::Recording& var = lookup; \
+  ASSERT_TRUE(var.error.empty()) << "set-up failed: " << (var.missing ? "this machine lacks what the recording needs: " : "") << var.error
 
 // Two commands' standard outputs side by side: `perf_cmd` and `tperf_cmd` are shell commands
-// whose stdout is compared (stderr of perf is dropped, tperf's kept).
+// whose stdout is compared (stderr of perf is dropped, tperf's kept). When they differ or tperf
+// fails, both outputs and `input` (the recording, if given) are kept (keep_artifacts) and the
+// place is named at the end of `diff` / `tperf_err`.
 struct ComparedOutputs {
   std::string diff;        // the first lines of `diff perf tperf`; empty when equal
   size_t perf_lines = 0;   // lines perf printed (so that an empty comparison is seen)
   int tperf_status = -1;
   std::string tperf_err;
+  std::string kept;        // where the files were kept; empty when nothing failed
 };
-ComparedOutputs compare_outputs(const std::string& perf_cmd, const std::string& tperf_cmd);
+ComparedOutputs compare_outputs(const std::string& perf_cmd, const std::string& tperf_cmd,
+                                const std::string& input = "");
 
 // "1234.000000567" (perf script --ns) -> 1234000000567; false when `text` is not like that.
 bool parse_seconds_ns(const std::string& text, uint64_t* ns);

@@ -111,7 +111,7 @@ std::string write_group_file(const TempDir& dir, uint32_t seed, int samples, boo
 }
 
 TEST(ReportGroupTies, EqualCostEntriesInPerfsOrder) {
-  if (!perf_unavailable_reason().empty()) GTEST_SKIP() << perf_unavailable_reason();
+  TPERF_REQUIRE_PROGRAM("perf");
   TempDir dir;
   for (uint32_t seed : {1u, 2u, 3u, 4u}) {
     std::string file = write_group_file(dir, seed, 60 + 40 * static_cast<int>(seed), seed % 2 == 0);
@@ -120,7 +120,7 @@ TEST(ReportGroupTies, EqualCostEntriesInPerfsOrder) {
       SCOPED_TRACE(fmt::format("seed {} args '{}'", seed, args));
       ComparedOutputs c = compare_outputs(
           fmt::format("perf report --stdio -q -i {} {} 2>/dev/null | grep -v '^$'", shell_quote(file), args),
-          fmt::format("{} report --stdio -q -i {} {} | grep -v '^$'", TPERF_BINARY, shell_quote(file), args));
+          fmt::format("{} report --stdio -q -i {} {} | grep -v '^$'", TPERF_BINARY, shell_quote(file), args), file);
       EXPECT_EQ(c.diff, "") << "diff perf tperf";
       EXPECT_GE(c.perf_lines, 20u) << "perf printed too little";
     }

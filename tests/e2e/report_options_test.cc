@@ -25,7 +25,7 @@ constexpr const char* kStripTip =
 test::e2e::ComparedOutputs compare(const std::string& input, const std::string& args) {
   return test::e2e::compare_outputs(
       fmt::format("perf report --stdio -i {} {} 2>/dev/null | {}", shell_quote(input), args, kStripTip),
-      fmt::format("{} report -i {} --no-unwind-summary {}", TPERF_BINARY, shell_quote(input), args));
+      fmt::format("{} report -i {} --no-unwind-summary {}", TPERF_BINARY, shell_quote(input), args), input);
 }
 
 #define EXPECT_SAME_REPORT(input, args, min_lines)                                               \
@@ -37,7 +37,7 @@ test::e2e::ComparedOutputs compare(const std::string& input, const std::string& 
   } while (0)
 
 struct Recordings {
-  std::string skip;
+  std::string error;  // why the recordings could not be made (a set-up failure)
   std::map<std::string, std::string> files;
 };
 
@@ -47,7 +47,7 @@ const Recordings& recordings() {
   static const Recordings r = [] {
     Recordings out;
     if (const std::string& why = test::e2e::perf_unavailable_reason(); !why.empty()) {
-      out.skip = why;
+      out.error = why;
       return out;
     }
     const std::string dir = test::e2e::scratch_dir();
@@ -58,7 +58,7 @@ const Recordings& recordings() {
       CommandResult cc = run(fmt::format("gcc -O1 {} -fno-omit-frame-pointer -pthread -o {} {}", flags,
                                          shell_quote(bin), shell_quote(src)));
       if (cc.status != 0) {
-        out.skip = "cannot build the workload: " + cc.err;
+        out.error = "cannot build the workload: " + cc.err;
         return out;
       }
     }
@@ -74,7 +74,7 @@ const Recordings& recordings() {
       std::string path = dir + "/options-" + name + ".data";
       CommandResult rec = run(fmt::format("timeout 60 perf record -q {} -o {} -- {}", args, shell_quote(path), shell_quote(program)));
       if (rec.status != 0) {
-        out.skip = fmt::format("perf record {} failed: {}", args, rec.err);
+        out.error = fmt::format("perf record {} failed: {}", args, rec.err);
         return out;
       }
       out.files[name] = path;
@@ -86,7 +86,7 @@ const Recordings& recordings() {
 
 #define REQUIRE_RECORDINGS()            \
   const Recordings& rec = recordings(); \
-  if (!rec.skip.empty()) GTEST_SKIP() << rec.skip;
+  ASSERT_TRUE(rec.error.empty()) << "set-up failed: " << rec.error;
 
 // perf's "time of first/last sample" header lines, in seconds with six decimals.
 std::pair<double, double> sample_time_bounds(const std::string& path) {
@@ -178,7 +178,7 @@ TEST(ReportOptionsE2E, FlatAndFractalCallchains) {
     return test::e2e::compare_outputs(
         fmt::format("perf report --stdio -i {} {} 2>/dev/null | {} | sed 's/\\[\\.\\.\\.\\] (inlined)$/[...]/'",
                     shell_quote(path), args, kStripTip),
-        fmt::format("{} report -i {} --no-unwind-summary {}", TPERF_BINARY, shell_quote(path), args));
+        fmt::format("{} report -i {} --no-unwind-summary {}", TPERF_BINARY, shell_quote(path), args), path);
   };
   // With symbols, flat chains only (thresholds of 2% or more, see TimeRangesAndPercentSlices):
   // fractal percentages make the tiny ld.so branches big, and among equal ones tperf does not

@@ -21,7 +21,7 @@ using test::e2e::run;
 
 test::e2e::ComparedOutputs compare(const std::string& input, const std::string& mode) {
   return test::e2e::compare_outputs(fmt::format("perf report --{} -i {}", mode, shell_quote(input)),
-                                    fmt::format("{} report --{} -i {}", TPERF_BINARY, mode, shell_quote(input)));
+                                    fmt::format("{} report --{} -i {}", TPERF_BINARY, mode, shell_quote(input)), input);
 }
 
 #define EXPECT_SAME_AS_PERF(input, mode, min_lines)                                   \
@@ -32,27 +32,27 @@ test::e2e::ComparedOutputs compare(const std::string& input, const std::string& 
     EXPECT_EQ(c_.tperf_status, 0) << c_.tperf_err;                                    \
   } while (0)
 
-// Records `workload` with perf into the scratch directory; "" and a skip reason when this
-// machine cannot record.
-std::string record(const std::string& name, const std::string& perf_args, std::string* skip) {
+// Records `workload` with perf into the scratch directory; *error says why when it could not
+// (a set-up failure of the test).
+std::string record(const std::string& name, const std::string& perf_args, std::string* error) {
   if (const std::string& why = test::e2e::perf_unavailable_reason(); !why.empty()) {
-    *skip = why;
+    *error = why;
     return "";
   }
   std::string path = test::e2e::scratch_dir() + "/" + name + ".data";
   CommandResult r = run(fmt::format("timeout 60 perf record -q -o {} {}", shell_quote(path), perf_args));
-  if (r.status != 0 || !fs::exists(path)) *skip = "perf record failed: " + r.err;
+  if (r.status != 0 || !fs::exists(path)) *error = "perf record failed: " + r.err;
   return path;
 }
 
 TEST(ReportTasks, ForkExecExitShellEqualsPerf) {
-  std::string skip;
+  std::string failure;
   // Exec'd children, a subshell with its own child (depth 2), a background task that outlives
   // its parent's wait, and tasks that exit before the end.
   std::string path = record("tasks-shell", "-e cpu-clock -- sh -c 'for i in 1 2 3 4 5; do /bin/true; done; "
                                            "(sleep 0.05 & wait); (sh -c \"/bin/true; sleep 0.01\"); sleep 0.1'",
-                            &skip);
-  if (!skip.empty()) GTEST_SKIP() << skip;
+                            &failure);
+  ASSERT_TRUE(failure.empty()) << "set-up failed: " << failure;
   EXPECT_SAME_AS_PERF(path, "tasks", 12);
   EXPECT_SAME_AS_PERF(path, "mmaps", 40);
   // Every exited task is listed: five true from the loop and one from the nested shell.
@@ -64,18 +64,18 @@ TEST(ReportTasks, ThreadsOfAProcessEqualPerf) {
   std::string error;
   std::string spin = test::e2e::workload("spin", &error);
   ASSERT_FALSE(spin.empty()) << error;
-  std::string skip;
-  std::string path = record("tasks-threads", "-e cpu-clock -- " + shell_quote(spin) + " 0.1", &skip);
-  if (!skip.empty()) GTEST_SKIP() << skip;
+  std::string failure;
+  std::string path = record("tasks-threads", "-e cpu-clock -- " + shell_quote(spin) + " 0.1", &failure);
+  ASSERT_TRUE(failure.empty()) << "set-up failed: " << failure;
   EXPECT_SAME_AS_PERF(path, "tasks", 3);
   EXPECT_SAME_AS_PERF(path, "mmaps", 8);
 }
 
 TEST(ReportTasks, SystemWideEqualsPerf) {
-  std::string skip;
+  std::string failure;
   std::string path =
-      record("tasks-system", "-a -e cpu-clock -- sh -c 'for i in $(seq 30); do /bin/true; done; sleep 0.1'", &skip);
-  if (!skip.empty()) GTEST_SKIP() << skip;
+      record("tasks-system", "-a -e cpu-clock -- sh -c 'for i in $(seq 30); do /bin/true; done; sleep 0.1'", &failure);
+  ASSERT_TRUE(failure.empty()) << "set-up failed: " << failure;
   // The synthesized tasks of the whole machine (kernel threads under kthreadd, init's tree) and
   // the ones the workload started.
   EXPECT_SAME_AS_PERF(path, "tasks", 60);
@@ -83,8 +83,8 @@ TEST(ReportTasks, SystemWideEqualsPerf) {
 }
 
 TEST(ReportTasks, CorpusFilesEqualPerf) {
-  if (!fs::exists(test::corpus_dir())) GTEST_SKIP() << "no corpus at " << test::corpus_dir();
-  if (!test::have_program("perf")) GTEST_SKIP() << "perf not installed";
+  TPERF_REQUIRE_CORPUS();
+  TPERF_REQUIRE_PROGRAM("perf");
   for (const auto& rel : test::corpus_files_perf_reads()) {
     SCOPED_TRACE(rel);
     std::string path = test::corpus_dir() + "/" + rel;

@@ -30,7 +30,7 @@ Compared compare(const std::string& input, const std::string& args) {
   return test::e2e::compare_outputs(
       fmt::format("perf report --stdio -i {} {} 2>/dev/null | {}", shell_quote(input), args, kStripTip),
       // The unwinding quality block is tperf's own (unwind_summary_test.cc checks it).
-      fmt::format("{} report -i {} --no-unwind-summary {}", TPERF_BINARY, shell_quote(input), args));
+      fmt::format("{} report -i {} --no-unwind-summary {}", TPERF_BINARY, shell_quote(input), args), input);
 }
 
 #define EXPECT_SAME_REPORT(input, args, min_lines)                                          \
@@ -42,7 +42,7 @@ Compared compare(const std::string& input, const std::string& args) {
   } while (0)
 
 struct Recordings {
-  std::string skip;
+  std::string error;  // why the recordings could not be made (a set-up failure)
   std::map<std::string, std::string> files;
 };
 
@@ -50,7 +50,7 @@ const Recordings& recordings() {
   static const Recordings r = [] {
     Recordings out;
     if (const std::string& why = test::e2e::perf_unavailable_reason(); !why.empty()) {
-      out.skip = why;
+      out.error = why;
       return out;
     }
     std::string dir = test::e2e::scratch_dir();
@@ -58,7 +58,7 @@ const Recordings& recordings() {
     CommandResult cc = run(fmt::format("gcc -O1 -static -s -fno-omit-frame-pointer -pthread -o {} {}/tests/e2e/workloads/stripped_hot_loops.c",
                                        shell_quote(bin), TPERF_SOURCE_DIR));
     if (cc.status != 0) {
-      out.skip = "cannot build a static workload: " + cc.err;
+      out.error = "cannot build a static workload: " + cc.err;
       return out;
     }
     // The same program with its symbols, dynamically linked (libc, ld.so and the kernel too).
@@ -66,7 +66,7 @@ const Recordings& recordings() {
     cc = run(fmt::format("gcc -O1 -g -fno-omit-frame-pointer -pthread -o {} {}/tests/e2e/workloads/stripped_hot_loops.c",
                          shell_quote(with_symbols), TPERF_SOURCE_DIR));
     if (cc.status != 0) {
-      out.skip = "cannot build the workload: " + cc.err;
+      out.error = "cannot build the workload: " + cc.err;
       return out;
     }
     const std::map<std::string, std::pair<std::string, std::string>> how = {
@@ -85,7 +85,7 @@ const Recordings& recordings() {
       std::string path = dir + "/report-" + name + ".data";
       CommandResult rec = run(fmt::format("timeout 60 perf record -q {} -o {} -- {}", args, shell_quote(path), shell_quote(program)));
       if (rec.status != 0) {
-        out.skip = fmt::format("perf record {} failed: {}", args, rec.err);
+        out.error = fmt::format("perf record {} failed: {}", args, rec.err);
         return out;
       }
       out.files[name] = path;
@@ -95,9 +95,9 @@ const Recordings& recordings() {
   return r;
 }
 
-#define REQUIRE_RECORDINGS()                                   \
-  const Recordings& rec = recordings();                        \
-  if (!rec.skip.empty()) GTEST_SKIP() << rec.skip;
+#define REQUIRE_RECORDINGS()         \
+  const Recordings& rec = recordings(); \
+  ASSERT_TRUE(rec.error.empty()) << "set-up failed: " << rec.error;
 
 TEST(ReportE2E, DefaultSortWithoutCallchains) {
   REQUIRE_RECORDINGS();
@@ -224,8 +224,8 @@ TEST(ReportE2E, SymbolsEqualPerf) {
 }
 
 TEST(ReportE2E, CorpusFilesWithoutSymbolLookupsEqualPerf) {
-  if (!fs::exists(test::corpus_dir())) GTEST_SKIP() << "no corpus at " << test::corpus_dir();
-  if (!test::have_program("perf")) GTEST_SKIP() << "perf not installed";
+  TPERF_REQUIRE_CORPUS();
+  TPERF_REQUIRE_PROGRAM("perf");
   // The corpus files whose samples perf cannot symbolize here either (other machines' kernels and
   // binaries, identified by build id), without branch stacks.
   for (const char* rel : {"quipper/testdata/perf.data.armv7-3.4", "quipper/testdata/perf.data.ctx_switch_namespaces-4.14",

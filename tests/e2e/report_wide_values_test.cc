@@ -82,13 +82,13 @@ std::string write_file(const TempDir& dir, const std::string& binary, const std:
 }
 
 TEST(ReportWideValues, CellsWiderThanTheirColumnAsPerf) {
-  if (!perf_unavailable_reason().empty()) GTEST_SKIP() << perf_unavailable_reason();
+  TPERF_REQUIRE_PROGRAM("perf");
   std::string err;
   const std::string binary = workload("forkexec", &err);
-  if (binary.empty()) GTEST_SKIP() << err;
+  ASSERT_FALSE(binary.empty()) << "set-up failed: " << err;
   const auto syms = nm_symbols(binary);
   for (const char* s : {"main", "burn", "leaf"}) {
-    if (!syms.count(s)) GTEST_SKIP() << "nm did not list " << s << " in " << binary;
+    ASSERT_TRUE(syms.count(s)) << "set-up failed: nm did not list " << s << " in " << binary;
   }
   TempDir dir;
   const std::string percent_file = write_file(dir, binary, syms, false);
@@ -108,7 +108,8 @@ TEST(ReportWideValues, CellsWiderThanTheirColumnAsPerf) {
     ComparedOutputs c = compare_outputs(
         fmt::format("perf report --stdio -i {} {} 2>/dev/null | grep -v '^#' | grep -v '^$'", shell_quote(file), args),
         fmt::format("{} report --stdio --no-unwind-summary -i {} {} | grep -v '^#' | grep -v '^$'", TPERF_BINARY,
-                    shell_quote(file), args));
+                    shell_quote(file), args),
+        file);
     EXPECT_EQ(c.diff, "") << "diff perf tperf";
     EXPECT_GE(c.perf_lines, 2u) << "perf printed too little";
   }

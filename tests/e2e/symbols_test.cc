@@ -142,6 +142,10 @@ Outputs compare(const std::string& input, const std::string& args, const std::st
   o.perf_text = run(fmt::format("cat {}.perf", base)).out;
   o.tperf_text = run(fmt::format("cat {}.tperf", base)).out;
   o.tperf_err = run(fmt::format("cat {}.err", base)).out;
+  if (!o.diff.empty()) {
+    o.diff += fmt::format("(recording and both outputs of `script {}`: {})\n", args,
+                          test::e2e::keep_artifacts({input, base + ".perf", base + ".tperf", base + ".err"}));
+  }
   return o;
 }
 
@@ -448,8 +452,9 @@ TEST(SymbolsE2E, JitMapInsideTheProcessMountNamespace) {
 #if !defined(__x86_64__)
   GTEST_SKIP() << "the JIT workload writes x86-64 machine code";
 #endif
-  if (!test::e2e::perf_unavailable_reason().empty()) GTEST_SKIP() << test::e2e::perf_unavailable_reason();
-  if (run("unshare -m --propagation private true").status != 0) GTEST_SKIP() << "no mount namespaces here";
+  TPERF_REQUIRE_PERF();
+  CommandResult ns = run("unshare -m --propagation private true");
+  ASSERT_EQ(ns.status, 0) << "set-up failed: cannot make a mount namespace: " << ns.err;
   std::string err;
   std::string bin = test::e2e::workload("jit", &err);
   ASSERT_FALSE(bin.empty()) << err;
@@ -479,8 +484,7 @@ TEST(SymbolsE2E, JitMapInsideTheProcessMountNamespace) {
   Recording rec = test::e2e::record_with_perf(
       fmt::format("{}timeout 60 perf record -q -N -e cpu-clock -o {} -p {} -- sleep 0.5", env(b), shell_quote(path), pid),
       path);
-  if (rec.missing) GTEST_SKIP() << rec.error;
-  ASSERT_TRUE(rec.error.empty()) << rec.error;
+  ASSERT_TRUE(rec.error.empty()) << "set-up failed: " << rec.error;
   // Every frame: perf opens the ELF files too inside the process's namespace, where the workload
   // binary is hidden under the tmpfs (no symbols for its frames) while libc is where it is.
   Outputs o = compare(path, "-F ip,sym,symoff,dso");
@@ -515,12 +519,20 @@ TEST(SymbolsE2E, KallsymsOptionAndUnreadableFile) {
   // The same symbols from a copy of /proc/kallsyms given with --kallsyms.
   std::string copy = b.dir + "/kallsyms.copy";
   run("cat /proc/kallsyms > " + shell_quote(copy));
-  std::string a =
-      run(fmt::format("{}{} script -i {} -F ip,sym,dso", env(b), TPERF_BINARY, shell_quote(rec.path))).out;
-  std::string c = run(fmt::format("{}{} script -i {} -F ip,sym,dso --kallsyms {}", env(b), TPERF_BINARY,
-                                  shell_quote(rec.path), shell_quote(copy)))
-                      .out;
-  EXPECT_EQ(a, c);
+  // perf given the same file is the oracle (kernel frames only, as in the test above).
+  const std::string kernel_only = "grep '(\\[kernel.kallsyms\\])$'";
+  Outputs k = compare(rec.path, "-G -F ip,sym,dso --kallsyms " + shell_quote(copy), kernel_only);
+  EXPECT_EQ(k.diff, "") << "perf script --kallsyms vs tperf script --kallsyms (diff perf tperf)";
+  EXPECT_NE(k.perf_text.find("([kernel.kallsyms])"), std::string::npos) << "perf printed no kernel frame";
+  EXPECT_EQ(k.tperf_status, 0) << k.tperf_err;
+  // ...and the copy gives what /proc/kallsyms gives.
+  CommandResult a = run(fmt::format("{}{} script -i {} -F ip,sym,dso", env(b), TPERF_BINARY, shell_quote(rec.path)));
+  CommandResult c = run(fmt::format("{}{} script -i {} -F ip,sym,dso --kallsyms {}", env(b), TPERF_BINARY,
+                                    shell_quote(rec.path), shell_quote(copy)));
+  EXPECT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(a.out.find("([kernel.kallsyms])"), std::string::npos) << "no kernel frame to compare";
+  EXPECT_EQ(a.out, c.out);
   // A kallsyms file that cannot be read: one line saying why, kernel frames [unknown].
   CommandResult r = run(fmt::format("{}{} script -i {} -F ip,sym,dso --kallsyms {}/missing", env(b), TPERF_BINARY,
                                     shell_quote(rec.path), shell_quote(b.dir)));

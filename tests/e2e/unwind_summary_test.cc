@@ -49,10 +49,10 @@ class UnwindSummary : public ::testing::Test {
   void SetUp() override {
     std::string err;
     binary_ = workload("forkexec", &err);
-    if (binary_.empty()) GTEST_SKIP() << err;
+    ASSERT_FALSE(binary_.empty()) << "set-up failed: " << err;
     syms_ = nm_symbols(binary_);
     for (const char* s : {"_start", "main", "burn", "leaf"}) {
-      if (!syms_.count(s)) GTEST_SKIP() << "nm did not list " << s << " in " << binary_;
+      ASSERT_TRUE(syms_.count(s)) << "set-up failed: nm did not list " << s << " in " << binary_;
     }
   }
 

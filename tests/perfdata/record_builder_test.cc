@@ -689,7 +689,7 @@ class TempFile {
 
 // Every kernel record type perf 6.1 prints, as it prints them.
 TEST(BuilderPerfTest, PerfDumpShowsTheValuesWritten) {
-  if (!test::have_program("perf")) GTEST_SKIP() << "perf not in PATH";
+  TPERF_REQUIRE_PROGRAM("perf");
   TempFile tmp;
   Writer w;
   w.open(tmp.path());
@@ -809,7 +809,7 @@ TEST(BuilderPerfTest, PerfDumpShowsTheValuesWritten) {
 
 // A sample with every field perf 6.1 knows, as perf decodes it.
 TEST(BuilderPerfTest, PerfDumpShowsEverySampleField) {
-  if (!test::have_program("perf")) GTEST_SKIP() << "perf not in PATH";
+  TPERF_REQUIRE_PROGRAM("perf");
   TempFile tmp;
   Writer w;
   w.open(tmp.path());
@@ -904,13 +904,13 @@ TEST(BuilderPerfTest, PerfDumpShowsEverySampleField) {
 
 // Records perf 6.1 wrote, decoded into their structs and rebuilt, are the same bytes.
 TEST(BuilderPerfTest, RebuildsRecordsPerfWrote) {
-  if (!test::have_program("perf")) GTEST_SKIP() << "perf not in PATH";
+  TPERF_REQUIRE_PROGRAM("perf");
   TempFile tmp;
   int status = 0;
   std::string out = run_command("perf record -q -g -e cpu-clock -c 100000 -o " + shell_quote(tmp.path()) +
                                     " -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done' 2>&1",
                                 &status);
-  if (status != 0) GTEST_SKIP() << "perf record failed: " << out;
+  ASSERT_EQ(status, 0) << "set-up failed: perf record failed: " << out;
   auto r = Reader::open(tmp.path());
   ASSERT_EQ(r->attrs().size(), 1u);
   const PerfEventAttr& attr = r->attrs()[0].attr;
