@@ -1,6 +1,7 @@
 // `tperf record`: perf record's options turned into record::RecordOptions; the recorder does the
 // rest. Exit status: the workload's, 128 + signal when stopped by one, 1 when recording failed,
-// 2 for bad options.
+// 2 for option values the recorder refuses, 129 for a command line that does not parse (an
+// unknown option before the workload, a missing or malformed value).
 #include <fmt/format.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -154,7 +155,13 @@ void add_record_command(CLI::App& app, int& status) {
   cmd->add_flag("-a,--all-cpus", opt->all_cpus, "system-wide on every CPU");
   cmd->add_option("-C,--cpu", opt->cpus, "system-wide on these CPUs (0-3,8)");
   cmd->add_option("-o,--output", opt->output, "output file (default perf.data; - for a pipe)");
-  cmd->add_option("-F,--freq", opt->freq, "samples per second (default 4000; max)");
+  cmd->add_option("-F,--freq", opt->freq, "samples per second (default 4000; max)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            const bool number = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+            return number || v == "max" ? std::string() : fmt::format("expects a number or 'max', not '{}'", v);
+          },
+          "NUMBER|max"));
   cmd->add_option("-c,--count", opt->count, "sample every N events");
   cmd->add_flag("-g", opt->g, "frame-pointer call graphs");
   cmd->add_option("--call-graph", opt->call_graph, "fp or dwarf[,stack size]");
@@ -171,10 +178,22 @@ void add_record_command(CLI::App& app, int& status) {
   cmd->add_flag("-q,--quiet", opt->quiet, "no summary lines");
   cmd->add_option("--num-thread-synthesize", opt->synth_threads, "threads reading /proc (default: CPUs)");
   cmd->add_option("command", opt->command, "the command to run and record (after --)");
+  // The first word that is not an option starts the workload: it and every word after it, options
+  // included, are the workload's. What CLI11 leaves over is what came before it that no option
+  // of record's took: a "--" (fine) or an unknown option (refused, as perf does).
   cmd->prefix_command();
+  cmd->positionals_at_end();
   cmd->callback([opt, cmd, &status] {
     opt->threads_given = cmd->count("--threads") > 0;
-    for (auto& extra : cmd->remaining()) opt->command.push_back(extra);
+    for (const auto& extra : cmd->remaining()) {
+      if (extra == "--") continue;
+      if (!extra.empty() && extra[0] == '-') {
+        fmt::print(stderr, "tperf record: unknown option '{}'\n", extra);
+        status = kUsageExitStatus;
+        return;
+      }
+      opt->command.push_back(extra);
+    }
     status = run_record_command(*opt);
   });
 }

@@ -19,6 +19,10 @@ void add_record_command(CLI::App& app, int& status);
 void add_report_command(CLI::App& app, int& status);
 void add_diff_command(CLI::App& app, int& status);
 
+// The exit status of a command line tperf cannot parse (an unknown option, an option without its
+// value or with a malformed one), as perf's usage errors (129).
+inline constexpr int kUsageExitStatus = 129;
+
 // Runs `body`, turning the errors every command can meet into a one-line message on stderr
 // ("tperf CMD: PATH: offset 0x..: what") and exit status 2.
 int run_guarded(const char* command, const std::string& path, const std::function<int()>& body);
