@@ -1,0 +1,320 @@
+// Every reading command in its main modes, on every file of ../shared/corpus, in every layout
+// the file can be put in: as it is, as a pipe-mode file, on standard input, zstd-compressed (file
+// and pipe), and as a `perf record --threads` directory (the layouts are written by
+// `tperf convert --pipe / -z / --directory`). Each run must end with exit 0, or exit 2 and a
+// message naming the file; never a signal, never a sanitizer report. Where perf 6.1 reads a
+// layout, tperf's script and report outputs on it equal perf's on the same bytes; where perf
+// cannot, they equal tperf's own on the original layout (the data are the same).
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "e2e/recording_util.h"
+#include "test_util.h"
+
+namespace tperf {
+namespace {
+
+namespace fs = std::filesystem;
+using test::corpus_dir;
+using test::shell_quote;
+using test::e2e::CommandResult;
+using test::e2e::run;
+
+std::string tperf() { return TPERF_BINARY; }
+
+// The files under ../shared/corpus (README files left out), relative to it.
+std::vector<std::string> corpus_files() {
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (!fs::is_directory(corpus_dir(), ec)) return files;
+  for (auto it = fs::recursive_directory_iterator(corpus_dir(), ec); it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (ec) break;
+    if (!it->is_regular_file() || it->path().extension() == ".md") continue;
+    files.push_back(fs::relative(it->path(), corpus_dir()).string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Files whose perf output tperf does not reproduce yet, with the reason; they still go through
+// every command and layout for the no-crash checks. Each is a class of issue 12.
+const std::map<std::string, std::string>& known_differences() {
+  static const std::map<std::string, std::string> known = {
+      {"quipper/testdata/perf.data.branch-4.14",
+       "branch stacks: perf report switches to its branch mode (from/to columns), tperf has none yet"},
+      {"quipper/testdata/perf.data.intel_pt-4.14",
+       "Intel PT: perf decodes the AUX trace into samples, tperf does not decode AUX data"},
+  };
+  return known;
+}
+
+// perf's lines that are not the report: the header hint, the random tip, lone '#' lines.
+std::string normalized(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    if (line.empty() || line == "#" || line.rfind("# To display the perf.data header", 0) == 0 ||
+        line.rfind("# (Tip:", 0) == 0 || line.rfind("# (Cannot load tips.txt", 0) == 0) {
+      continue;
+    }
+    out += line;
+    out += '\n';
+  }
+  return out;
+}
+
+// The first differing lines of two texts, for a failure message.
+std::string first_difference(const std::string& want, const std::string& got) {
+  std::istringstream a(want), b(got);
+  std::string la, lb;
+  for (size_t n = 1;; ++n) {
+    bool ha = static_cast<bool>(std::getline(a, la));
+    bool hb = static_cast<bool>(std::getline(b, lb));
+    if (!ha && !hb) return "";
+    if (!ha || !hb || la != lb) {
+      return fmt::format("line {}:\n  expected: {}\n  tperf:    {}", n, ha ? la : "<end>", hb ? lb : "<end>");
+    }
+  }
+}
+
+struct Layout {
+  std::string name;
+  std::string path;  // what -i gets; empty for standard input
+  std::string feed;  // for standard input: the pipe-mode file that is fed
+  bool pipe = false;
+};
+
+// A finished run is acceptable when it exited 0, or 2 with a message that names the input; the
+// sanitizer builds make any memory or undefined-behaviour error a failure here too.
+void expect_clean_end(const CommandResult& r, const std::string& what) {
+  EXPECT_TRUE(r.status == 0 || r.status == 2) << what << ": exit status " << r.status << "\n" << r.err.substr(0, 2000);
+  for (const char* bad : {"AddressSanitizer", "LeakSanitizer", "runtime error:", "Segmentation fault", "terminate called"}) {
+    EXPECT_EQ(r.err.find(bad), std::string::npos) << what << ": " << bad << "\n" << r.err.substr(0, 3000);
+  }
+  if (r.status == 2) {
+    static const std::regex kMessage(R"((^|\n)tperf [a-z]+: .+)");
+    EXPECT_TRUE(std::regex_search(r.err, kMessage)) << what << ": exit 2 without a 'tperf CMD: ...' message:\n" << r.err;
+  }
+}
+
+class Matrix : public ::testing::TestWithParam<std::string> {};
+
+// The commands and their main modes; `{}` is the input option.
+const std::vector<std::string>& reading_commands() {
+  static const std::vector<std::string> cmds = {
+      "dump {}",
+      "header {}",
+      "stats {}",
+      "script {}",
+      "script -F comm,pid,tid,cpu,time,event,ip,sym,dso {}",
+      "report {} --stdio",
+      "report {} --stdio --no-children -g folded -s dso,sym",
+      "report {} --stdio -s comm,pid,tid -n",
+      "report {} --tasks",
+      "report {} --mmaps",
+  };
+  return cmds;
+}
+
+// The other layouts hold the same records: the commands whose reading differs by layout.
+const std::vector<std::string>& layout_commands() {
+  static const std::vector<std::string> cmds = {
+      "dump {}",
+      "stats {}",
+      "script {}",
+      "report {} --stdio",
+  };
+  return cmds;
+}
+
+// The modes compared with perf, as perf's own command lines; tperf runs the same with
+// --no-unwind-summary (its quality block is its own).
+const std::vector<std::string>& compared_modes() {
+  static const std::vector<std::string> modes = {
+      "script", "report --stdio", "report --stdio --no-children", "report --stdio -g folded",
+      "report --stdio -s dso,sym",
+  };
+  return modes;
+}
+
+// ...and the ones compared on the layouts other than the original.
+const std::vector<std::string>& compared_layout_modes() {
+  static const std::vector<std::string> modes = {"script", "report --stdio"};
+  return modes;
+}
+
+std::string input_option(const Layout& l) { return l.path.empty() ? "-i -" : "-i " + shell_quote(l.path); }
+
+std::string tperf_command(const Layout& l, const std::string& args) {
+  std::string cmd = tperf() + " " + args;
+  return l.path.empty() ? "cat " + shell_quote(l.feed) + " | " + cmd : cmd;
+}
+
+std::string with_input(std::string pattern, const Layout& l) {
+  auto at = pattern.find("{}");
+  return pattern.replace(at, 2, input_option(l));
+}
+
+// perf 6.1 reads `path` when it ends with status 0, prints something, and says nothing of
+// records it failed on or a format it does not know.
+bool perf_reads(const CommandResult& r) {
+  if (r.status != 0 || r.out.empty()) return false;
+  for (const char* refusal : {"failed to process", "incompatible file format", "Error:", "not a perf-generated file",
+                              "Can't open", "failed to read"}) {
+    if (r.err.find(refusal) != std::string::npos) return false;
+  }
+  return true;
+}
+
+TEST_P(Matrix, EveryCommandInEveryLayout) {
+  TPERF_REQUIRE_PERF();
+  const std::string rel = GetParam();
+  const std::string original = corpus_dir() + "/" + rel;
+  test::TempDir dir;
+  const std::string base = dir.path();
+
+  // The original's mode decides which layouts feed standard input.
+  CommandResult head = run(tperf() + " header " + shell_quote(original));
+  const bool original_is_pipe = head.out.find("# data offset    : 0\n") != std::string::npos &&
+                                head.out.find("# header version : 1") != std::string::npos &&
+                                head.out.find("# feat offset    : 0\n") != std::string::npos;
+
+  std::vector<Layout> layouts;
+  layouts.push_back({"as is", original, "", original_is_pipe});
+  if (original_is_pipe) layouts.push_back({"as is, on standard input", "", original, true});
+  struct Conversion {
+    const char* name;
+    const char* options;
+    const char* file;
+    bool pipe;
+  };
+  const Conversion conversions[] = {
+      {"pipe-mode file", "--pipe", "pipe.data", true},
+      {"zstd pipe-mode file", "--pipe -z", "pipe-z.data", true},
+      {"zstd file", "-z", "z.data", false},
+      {"zstd --threads directory", "--directory 2 -z", "dir-z.data", false},
+  };
+  size_t converted = 0;
+  for (const Conversion& c : conversions) {
+    const std::string out = base + "/" + c.file;
+    CommandResult r = run(fmt::format("{} convert {} {} {}", tperf(), c.options, shell_quote(original), shell_quote(out)));
+    expect_clean_end(r, fmt::format("tperf convert {} {}", c.options, rel));
+    // A damaged file converts up to the damage (status 2); what was written is a layout too.
+    if (!fs::exists(out)) continue;
+    ++converted;
+    layouts.push_back({c.name, out, "", c.pipe});
+    if (c.pipe && std::string(c.options) == "--pipe") {
+      layouts.push_back({std::string(c.name) + " on standard input", "", out, true});
+    }
+  }
+
+  // 1. Nothing crashes: every command on the original, the layout-dependent ones on every layout,
+  // and diff of the file with itself.
+  size_t runs = 0;
+  for (const Layout& l : layouts) {
+    for (const std::string& cmd : &l == &layouts.front() ? reading_commands() : layout_commands()) {
+      const std::string args = with_input(cmd, l);
+      CommandResult r = run(tperf_command(l, args) + " >/dev/null");
+      expect_clean_end(r, fmt::format("{} [{}]: tperf {}", rel, l.name, args));
+      ++runs;
+    }
+    if (&l == &layouts.front()) {
+      CommandResult r = run(fmt::format("{} diff {} {} >/dev/null", tperf(), shell_quote(l.path), shell_quote(l.path)));
+      expect_clean_end(r, fmt::format("{} [{}]: tperf diff of the file with itself", rel, l.name));
+      ++runs;
+    }
+  }
+
+  // 2. The outputs: perf's where perf reads the layout, else tperf's on the original.
+  const bool compare = !known_differences().count(rel);
+  size_t compared_with_perf = 0, compared_with_original = 0;
+  if (compare) {
+    for (const std::string& mode : compared_modes()) {
+      const bool is_report = mode.rfind("report", 0) == 0;
+      const std::string tperf_mode = is_report ? mode + " --no-unwind-summary" : mode;
+      // tperf's own output on the original in each mode (the pipe and file families apart: perf
+      // shows no Children column for a pipe).
+      std::map<bool, std::string> reference;
+      const bool every_layout =
+          std::find(compared_layout_modes().begin(), compared_layout_modes().end(), mode) != compared_layout_modes().end();
+      for (const Layout& l : layouts) {
+        if (!every_layout && &l != &layouts.front()) continue;
+        if (!l.path.empty()) {
+          CommandResult p = run(fmt::format("perf {} -i {}", mode, shell_quote(l.path)));
+          if (perf_reads(p)) {
+            CommandResult t = run(tperf_command(l, tperf_mode + " " + input_option(l)));
+            const std::string diff = first_difference(normalized(p.out), normalized(t.out));
+            EXPECT_EQ(diff, "") << rel << " [" << l.name << "]: tperf " << tperf_mode << " differs from perf " << mode;
+            ++compared_with_perf;
+            if (!reference.count(l.pipe)) reference[l.pipe] = normalized(t.out);
+            continue;
+          }
+        }
+        // perf cannot read this layout (or it is standard input): the same data as another
+        // layout of its family, so the same output.
+        CommandResult t = run(tperf_command(l, tperf_mode + " " + input_option(l)));
+        if (t.status != 0) continue;  // a damaged file: part (1) checked its end
+        auto ref = reference.find(l.pipe);
+        if (ref == reference.end()) {
+          reference[l.pipe] = normalized(t.out);
+          continue;
+        }
+        const std::string diff = first_difference(ref->second, normalized(t.out));
+        EXPECT_EQ(diff, "") << rel << " [" << l.name << "]: tperf " << tperf_mode
+                            << " differs from tperf on another layout of the same data";
+        ++compared_with_original;
+      }
+    }
+  }
+  std::cout << fmt::format("[ matrix ] {}: {} layouts ({} converted), {} runs, {} outputs compared with perf, {} with "
+                           "another layout{}\n",
+                           rel, layouts.size(), converted, runs, compared_with_perf, compared_with_original,
+                           compare ? "" : fmt::format(" (not compared: {})", known_differences().at(rel)));
+  // A file perf reads must have been compared with it.
+  if (compare && perf_reads(run(fmt::format("perf script -i {}", shell_quote(original))))) {
+    EXPECT_GT(compared_with_perf, 0u) << rel << ": perf reads it, yet nothing was compared with perf";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, Matrix, ::testing::ValuesIn(corpus_files()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
+
+// The parameter list comes from the corpus: an empty one would make the matrix pass having run
+// nothing.
+TEST(MatrixCorpus, TheCorpusIsThere) {
+  const auto files = corpus_files();
+  EXPECT_GE(files.size(), 40u) << "expected the corpus of ../shared/corpus (21 recordings, 28 crashers) at "
+                               << corpus_dir();
+}
+
+// The files perf 6.1 reads as they are get compared with perf (guards the perf_reads rule: a
+// change that made every comparison fall back to tperf-against-tperf would show here).
+TEST(MatrixCorpus, PerfReadsTheUsualFiles) {
+  TPERF_REQUIRE_PERF();
+  for (const char* rel : {"quipper/testdata/perf.data.callgraph-3.8", "quipper/testdata/perf.data.forkexit-3.8",
+                          "quipper/testdata/perf.data.piped.target-3.8"}) {
+    CommandResult p = run(fmt::format("perf script -i {}", shell_quote(corpus_dir() + "/" + rel)));
+    EXPECT_TRUE(perf_reads(p)) << rel << ": perf status " << p.status << "\n" << p.err.substr(0, 500);
+  }
+}
+
+}  // namespace
+}  // namespace tperf
