@@ -532,6 +532,7 @@ int run_hist_report(const ReportCliOptions& cli) {
 
   output::ReportColumns columns;
   columns.children = children;
+  columns.callee_order = children && !cli.inverted && cli.callchain.find("callee") != std::string::npos;
   columns.show_samples = cli.show_samples;
   columns.show_period = cli.show_period;
   columns.percent_limit = cli.percent_limit;
