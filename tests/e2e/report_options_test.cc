@@ -67,12 +67,15 @@ const Recordings& recordings() {
         {"user-fp", {"-e cpu-clock:u -g", stripped}},
         {"symbols-fp", {"-e cpu-clock -g", with_symbols}},
         {"symbols", {"-e cpu-clock", with_symbols}},
-        {"symbols-cpu", {"-e cpu-clock -g --sample-cpu", with_symbols}},
+        // One copy pinned to each of CPUs 0 and 1, so that both filters find samples on a busy
+        // machine too (unpinned, the scheduler may keep the workload off CPU 0 for its run).
+        {"symbols-cpu", {"-e cpu-clock -g --sample-cpu", fmt::format("sh -c 'taskset -c 0 {0} & taskset -c 1 {0}; wait'", with_symbols)}},
     };
     for (const auto& [name, how_to] : how) {
       const auto& [args, program] = how_to;
       std::string path = dir + "/options-" + name + ".data";
-      CommandResult rec = run(fmt::format("timeout 60 perf record -q {} -o {} -- {}", args, shell_quote(path), shell_quote(program)));
+      const std::string command = program.rfind("sh -c", 0) == 0 ? program : shell_quote(program);
+      CommandResult rec = run(fmt::format("timeout 60 perf record -q {} -o {} -- {}", args, shell_quote(path), command));
       if (rec.status != 0) {
         out.error = fmt::format("perf record {} failed: {}", args, rec.err);
         return out;
