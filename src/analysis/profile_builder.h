@@ -1,0 +1,29 @@
+// Builds the stack table (analysis::Profile) of a perf.data file on the shared sample path:
+// reader -> ordered events -> Machine -> each distinct raw stack resolved once (maps, symbols,
+// inline frames of unwound frames, srclines on request) -> counts per (thread, event, stack).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/profile.h"
+#include "symbols/symbolizer.h"
+
+namespace tperf::analysis {
+
+struct ProfileOptions {
+  bool timed_samples = false;  // keep every sample with its time (Firefox Profiler, speedscope, timelines)
+  bool srclines = false;       // file and line of every frame from DWARF (costs lookups)
+  bool inline_frames = true;   // frames unwound from --call-graph dwarf stack copies expand into
+                               // the functions inlined there, as perf report shows them
+  std::vector<int32_t> pids;   // only these processes (empty: all)
+  std::vector<int32_t> tids;   // only these threads (empty: all)
+  symbols::SymbolizerOptions symbols;
+};
+
+// Reads the file at `path` ("-": standard input) and returns its stack table. Throws
+// perfdata::FormatError (with the file offset) when the file cannot be followed.
+Profile build_profile(const std::string& path, const ProfileOptions& options);
+
+}  // namespace tperf::analysis
