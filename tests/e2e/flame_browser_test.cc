@@ -1,0 +1,296 @@
+// The flame page in a real browser: headless Chromium (/usr/bin/chromium) driven by
+// tests/browser/flame_check.js (puppeteer-core), which clicks, types and reads the page as a
+// person would and prints what it saw. Here those observations are held against
+// `perf report` on the same recording, and against numbers written by hand for a synthetic
+// profile. A missing node, Chromium or puppeteer-core is a set-up failure (scripts/setup.sh
+// installs them), never a skip.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/profile.h"
+#include "e2e/recording_util.h"
+#include "output/flame_page.h"
+#include "test_util.h"
+
+namespace tperf {
+namespace {
+
+namespace fs = std::filesystem;
+using test::shell_quote;
+
+const std::string kBrowserDir = std::string(TPERF_SOURCE_DIR) + "/tests/browser";
+
+// Where screenshots and pages are kept for a person to look at: next to the test binary.
+std::string artifact_dir() {
+  const std::string dir = fs::path(TPERF_BINARY).parent_path().string() + "/flame-artifacts";
+  fs::create_directories(dir);
+  return dir;
+}
+
+#define REQUIRE_BROWSER()                                                                                     \
+  do {                                                                                                        \
+    TPERF_REQUIRE_PROGRAM("node");                                                                            \
+    ASSERT_TRUE(fs::exists("/usr/bin/chromium")) << "set-up failed: no /usr/bin/chromium (scripts/setup.sh)"; \
+    ASSERT_TRUE(fs::exists(kBrowserDir + "/node_modules/puppeteer-core/package.json"))                        \
+        << "set-up failed: no puppeteer-core in tests/browser (scripts/setup.sh runs npm ci there)";          \
+  } while (0)
+
+struct PageRun {
+  int status = -1;
+  std::string out;
+  std::string err;
+  std::map<std::string, std::string> facts;
+  std::vector<std::string> page_errors;
+  std::string get(const std::string& k) const {
+    auto it = facts.find(k);
+    return it == facts.end() ? "" : it->second;
+  }
+  double num(const std::string& k) const {
+    const std::string v = get(k);
+    return v.empty() ? -1 : std::stod(v);
+  }
+};
+
+PageRun drive_page(const std::string& page, const std::string& args) {
+  const test::e2e::CommandResult r = test::e2e::run(
+      fmt::format("timeout 300 node {} {} {}", shell_quote(kBrowserDir + "/flame_check.js"), shell_quote(page), args));
+  PageRun run;
+  run.status = r.status;
+  run.out = r.out;
+  run.err = r.err;
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = line.substr(0, eq);
+    if (key == "page_error") {
+      run.page_errors.push_back(line.substr(eq + 1));
+    } else {
+      run.facts[key] = line.substr(eq + 1);
+    }
+  }
+  return run;
+}
+
+std::vector<double> numbers(const std::string& csv) {
+  std::vector<double> out;
+  std::istringstream in(csv);
+  std::string v;
+  while (std::getline(in, v, ',')) {
+    if (!v.empty()) out.push_back(std::stod(v));
+  }
+  return out;
+}
+
+bool non_increasing(const std::vector<double>& v) { return std::is_sorted(v.rbegin(), v.rend()); }
+bool non_decreasing(const std::vector<double>& v) { return std::is_sorted(v.begin(), v.end()); }
+
+// `perf report -s sym -g none` lines "    97.52%     0.00%  [.] leaf": symbol -> the columns'
+// percentages (Children, Self with --children; Overhead alone with --no-children).
+std::map<std::string, std::vector<double>> perf_shares(const std::string& report) {
+  std::map<std::string, std::vector<double>> out;
+  static const std::regex line_re(R"(^\s+([0-9.]+)%(?:\s+([0-9.]+)%)?\s+\[[.k]\]\s+(.*\S)\s*$)");
+  std::istringstream in(report);
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (!std::regex_match(line, m, line_re)) continue;
+    std::vector<double> cols{std::stod(m[1])};
+    if (m[2].matched) cols.push_back(std::stod(m[2]));
+    out.emplace(m[3], cols);  // the first (heaviest) entry of a name
+  }
+  return out;
+}
+
+// The first symbol perf report lists (its heaviest entry).
+std::string perf_first_symbol(const std::string& report) {
+  static const std::regex line_re(R"(^\s+[0-9.]+%(?:\s+[0-9.]+%)?\s+\[[.k]\]\s+(.*\S)\s*$)");
+  std::istringstream in(report);
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] != '#' && std::regex_match(line, m, line_re)) return m[1];
+  }
+  return "";
+}
+
+const test::e2e::Recording& spin_recording() {
+  static const test::e2e::Recording rec = [] {
+    test::e2e::Recording r;
+    std::string err;
+    const std::string w = test::e2e::workload("spin", &err);
+    if (w.empty()) {
+      r.error = err;
+      return r;
+    }
+    const std::string path = test::e2e::scratch_dir() + "/flame-spin.data";
+    // 0.6 s on two threads at perf's default 4000 Hz: a few thousand samples, so the shares are
+    // stable to perf report's two decimals and leaf dominates.
+    return test::e2e::record_with_perf(
+        fmt::format("timeout 60 perf record -q -e cpu-clock -g -o {} -- {} 0.6", shell_quote(path), shell_quote(w)), path);
+  }();
+  return rec;
+}
+
+TEST(FlameBrowserE2E, RealRecordingRendersZoomsSearchesAndSorts) {
+  REQUIRE_BROWSER();
+  TPERF_REQUIRE_RECORDING(rec, spin_recording());
+  const std::string page = artifact_dir() + "/flame-spin.html";
+  const test::e2e::CommandResult made =
+      test::e2e::run(fmt::format("{} flame -i {} -o {}", TPERF_BINARY, shell_quote(rec.path), shell_quote(page)));
+  ASSERT_EQ(made.status, 0) << made.err;
+  EXPECT_NE(made.out.find("wrote " + page), std::string::npos) << made.out;
+  test::e2e::KeepOnFailure keep({rec.path, page});
+
+  // The oracle: perf's own shares on the same file.
+  const test::e2e::CommandResult self_report =
+      test::e2e::run(fmt::format("perf report -i {} --stdio --no-children -s sym -g none 2>/dev/null", shell_quote(rec.path)));
+  const test::e2e::CommandResult children_report =
+      test::e2e::run(fmt::format("perf report -i {} --stdio --children -s sym -g none 2>/dev/null", shell_quote(rec.path)));
+  ASSERT_EQ(self_report.status, 0);
+  ASSERT_EQ(children_report.status, 0);
+  const auto self_shares = perf_shares(self_report.out);
+  const auto children_shares = perf_shares(children_report.out);
+  ASSERT_TRUE(self_shares.count("leaf")) << self_report.out;
+  ASSERT_TRUE(children_shares.count("middle")) << children_report.out;
+  ASSERT_EQ(children_shares.at("middle").size(), 2u) << children_report.out;
+
+  const std::string shot = artifact_dir() + "/flame-spin.png";
+  fs::remove(shot);
+  const PageRun run = drive_page(page, "--zoom middle --sort --search '^leaf$' --screenshot " + shell_quote(shot));
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  for (const auto& e : run.page_errors) ADD_FAILURE() << "page error: " << e;
+
+  // Rendered: frames drawn and pixels painted.
+  EXPECT_GT(run.num("drawn"), 5) << run.out;
+  EXPECT_GT(run.num("painted"), 10000) << run.out;
+
+  // A click on middle zooms: it is the breadcrumb's last step and spans the canvas.
+  ASSERT_EQ(run.get("zoom_found"), "1") << run.out;
+  EXPECT_EQ(run.get("zoom_name"), "middle");
+  const std::string crumbs = run.get("breadcrumb");
+  EXPECT_EQ(crumbs.substr(0, 3), "all") << crumbs;
+  EXPECT_EQ(crumbs.substr(crumbs.size() - std::string(" > middle").size()), " > middle") << crumbs;
+  EXPECT_NEAR(run.num("zoom_after_w"), run.num("canvas_css_width"), 1.0) << run.out;
+  EXPECT_LT(run.num("zoom_before_w"), run.num("zoom_after_w") - 1) << run.out;
+  EXPECT_EQ(run.get("zoom_back"), "all");
+
+  // The search for leaf highlights it and gives perf's shares: Self of --no-children, and leaf
+  // calls nothing, so its total is that too.
+  EXPECT_GT(run.num("search_highlighted"), 100) << run.out;
+  EXPECT_NEAR(run.num("search_self"), self_shares.at("leaf")[0], 0.011) << run.out << self_report.out;
+  EXPECT_NEAR(run.num("search_total"), self_shares.at("leaf")[0], 0.011) << run.out;
+  EXPECT_NE(run.get("search_text").find(run.get("search_self") + "%"), std::string::npos) << run.get("search_text");
+  EXPECT_EQ(run.get("search_rows"), "leaf");
+
+  // The table sorts both ways by self, and by total; its heaviest self row is perf's first
+  // --no-children entry with perf's share, its heaviest total rows carry perf's Children shares.
+  const auto asc = numbers(run.get("self_asc"));
+  const auto desc = numbers(run.get("self_desc"));
+  const auto total = numbers(run.get("total_desc"));
+  ASSERT_GE(desc.size(), 4u) << run.out;
+  EXPECT_TRUE(non_decreasing(asc)) << run.get("self_asc");
+  EXPECT_TRUE(non_increasing(desc)) << run.get("self_desc");
+  EXPECT_TRUE(non_increasing(total)) << run.get("total_desc");
+  EXPECT_EQ(run.get("self_desc_names").substr(0, run.get("self_desc_names").find('|')), perf_first_symbol(self_report.out));
+  EXPECT_NEAR(std::stod(run.get("self_desc_shares")), self_shares.at("leaf")[0], 0.011);
+  // perf's Children share of the heaviest entry (the thread entry points, at ~100%).
+  const std::string top_children = perf_first_symbol(children_report.out);
+  EXPECT_NEAR(std::stod(run.get("total_desc_shares")), children_shares.at(top_children)[0], 0.011)
+      << run.get("total_desc_shares") << "\n" << children_report.out;
+
+  // Selecting leaf (the top self row) lists middle as its caller and nothing it calls.
+  EXPECT_EQ(run.get("selected"), "leaf");
+  EXPECT_EQ(run.get("callers").substr(0, 6), "middle") << run.get("callers");
+  EXPECT_EQ(run.get("callees"), "none");
+
+  ASSERT_TRUE(fs::exists(shot)) << "no screenshot at " << shot;
+  EXPECT_GT(fs::file_size(shot), 20000u);
+  std::printf("flame page: %s\nscreenshot: %s\n", page.c_str(), shot.c_str());
+}
+
+// ~100k distinct stacks and 10M samples, made up deterministically: the page must load, build its
+// tree and draw within a generous bound (a smoke check that nothing is quadratic, not a benchmark).
+analysis::Profile large_profile(size_t stacks, size_t functions) {
+  analysis::Profile p;
+  p.events = {{"cpu-clock", "nanoseconds"}};
+  for (int t = 0; t < 8; ++t) p.threads.push_back({1000 + t / 4, 1000 + t, fmt::format("worker-{}", t)});
+  p.mappings.push_back({"/usr/bin/big", "big", "", 0x400000, 0x800000, 0, false});
+  for (size_t f = 0; f < functions; ++f) {
+    p.functions.push_back({fmt::format("ns::module{}::function_{}(int, std::vector<int> const&)", f % 37, f), ""});
+    analysis::ProfileFrame fr;
+    fr.function = static_cast<uint32_t>(f);
+    fr.mapping = 0;
+    fr.address = 0x400000 + f * 16;
+    fr.kernel = f % 10 == 9;
+    fr.inlined = f % 10 == 3;
+    p.frames.push_back(fr);
+  }
+  uint64_t seed = 12345;
+  auto next = [&] {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return seed >> 33;
+  };
+  for (size_t s = 0; s < stacks; ++s) {
+    analysis::ProfileStackNode n;
+    // Mostly extend a recent stack (deep chains), sometimes start at a random one.
+    if (s < 16) {
+      n.parent = analysis::kNoIndex;
+    } else {
+      n.parent = static_cast<uint32_t>(next() % 4 == 0 ? next() % s : s - 1 - next() % std::min<size_t>(s, 64));
+    }
+    n.frame = static_cast<uint32_t>(next() % functions);
+    n.depth = n.parent == analysis::kNoIndex ? 0 : p.stacks[n.parent].depth + 1;
+    p.stacks.push_back(n);
+    const uint64_t samples = 1 + next() % 199;  // ~100 on average: ~10M in all
+    p.counts.push_back({static_cast<uint32_t>(next() % 8), 0, static_cast<uint32_t>(s), samples, samples * 250000});
+  }
+  return p;
+}
+
+TEST(FlameBrowserE2E, LargeProfileRendersInSeconds) {
+  REQUIRE_BROWSER();
+  const analysis::Profile p = large_profile(100000, 5000);
+  uint64_t samples = 0;
+  for (const auto& c : p.counts) samples += c.samples;
+  ASSERT_GT(samples, 9000000u);
+  const std::string page = artifact_dir() + "/flame-large.html";
+  {
+    output::FlamePageOptions options;
+    options.title = "large synthetic profile";
+    const std::string html = output::flame_page_html(p, options);
+    FILE* f = std::fopen(page.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(html.data(), 1, html.size(), f);
+    std::fclose(f);
+    // The stack table, not a record per sample: a few MB for 10M samples.
+    EXPECT_LT(html.size(), 12u << 20);
+  }
+  const std::string shot = artifact_dir() + "/flame-large.png";
+  const PageRun run = drive_page(page, "--search 'function_4[0-9]\\(' --sort --screenshot " + shell_quote(shot));
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  for (const auto& e : run.page_errors) ADD_FAILURE() << "page error: " << e;
+  EXPECT_GT(run.num("nodes"), 90000) << run.out;
+  EXPECT_GT(run.num("drawn"), 100) << run.out;
+  EXPECT_GT(run.num("painted"), 10000) << run.out;
+  // From navigation to the first drawing done; a few hundred ms on a laptop.
+  EXPECT_LT(run.num("load_ms"), 15000) << run.out;
+  EXPECT_TRUE(non_increasing(numbers(run.get("self_desc"))));
+  EXPECT_GT(run.num("search_highlighted"), 0) << run.out;
+  std::printf("large page: %s, load %s ms, %s merged nodes, %s drawn\n", page.c_str(), run.get("load_ms").c_str(),
+              run.get("nodes").c_str(), run.get("drawn").c_str());
+}
+
+}  // namespace
+}  // namespace tperf
