@@ -572,7 +572,7 @@
       cell(tr, v, 'value');
       table.appendChild(tr);
     }
-    if (data.lost) {
+    if (data.lost && !data.info.some(([k]) => k === 'lost samples')) {
       const tr = document.createElement('tr');
       cell(tr, 'lost samples', 'key');
       cell(tr, fmtInt(data.lost), 'value');

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "output/flame_page.h"
 #include "output/flame_svg.h"
+#include "output/unwind_summary.h"
 
 namespace tperf::cli {
 
@@ -45,7 +46,9 @@ int run_flame(const FlameCliOptions& cli, const std::string& input) {
   options.tids = cli.tids;
   options.inline_frames = !cli.no_inline;
   cli.symbols.apply_to(&options.symbols);
-  const analysis::Profile profile = analysis::build_profile(input, options);
+  analysis::UnwindStats unwind;
+  analysis::Profile profile = analysis::build_profile(input, options, &unwind);
+  profile.unwind_summary = output::unwind_summary_text(unwind);
 
   const std::string output = !cli.output.empty() ? cli.output : cli.svg ? "flame.svg" : "flame.html";
   const std::string title = !cli.title.empty() ? cli.title : fmt::format("tperf flame: {}", input == "-" ? "stdin" : input);
@@ -68,7 +71,10 @@ int run_flame(const FlameCliOptions& cli, const std::string& input) {
   for (const auto& c : profile.counts) samples += c.samples;
   fmt::print("tperf flame: wrote {} ({} samples, {} call sites, {} bytes)\n", output, samples, profile.stacks.size(),
              text.size());
-  return 0;
+  // Records skipped as undecodable: the graph is drawn without them, and the status says so.
+  std::fflush(stdout);
+  for (const auto& p : profile.problems) fmt::print(stderr, "tperf flame: {}: {}\n", input, p);
+  return profile.problems.empty() ? 0 : 2;
 }
 
 }  // namespace

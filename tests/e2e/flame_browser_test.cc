@@ -163,12 +163,16 @@ TEST(FlameBrowserE2E, RealRecordingRendersZoomsSearchesAndSorts) {
   const auto self_shares = perf_shares(self_report.out);
   const auto children_shares = perf_shares(children_report.out);
   ASSERT_TRUE(self_shares.count("leaf")) << self_report.out;
-  ASSERT_TRUE(children_shares.count("middle")) << children_report.out;
-  ASSERT_EQ(children_shares.at("middle").size(), 2u) << children_report.out;
+  ASSERT_TRUE(children_shares.count("leaf")) << children_report.out;
+  ASSERT_TRUE(children_shares.count("outer")) << children_report.out;
+  ASSERT_EQ(children_shares.at("leaf").size(), 2u) << children_report.out;
+  // leaf's caller: middle, unless the frame-pointer chains skip it (they do with some compilers:
+  // perf then lists no middle at all).
+  const std::string leaf_caller = children_shares.count("middle") ? "middle" : "outer";
 
   const std::string shot = artifact_dir() + "/flame-spin.png";
   fs::remove(shot);
-  const PageRun run = drive_page(page, "--zoom middle --sort --search '^leaf$' --screenshot " + shell_quote(shot));
+  const PageRun run = drive_page(page, "--zoom outer --sort --search '^leaf$' --screenshot " + shell_quote(shot));
   ASSERT_EQ(run.status, 0) << run.out << run.err;
   for (const auto& e : run.page_errors) ADD_FAILURE() << "page error: " << e;
 
@@ -176,21 +180,22 @@ TEST(FlameBrowserE2E, RealRecordingRendersZoomsSearchesAndSorts) {
   EXPECT_GT(run.num("drawn"), 5) << run.out;
   EXPECT_GT(run.num("painted"), 10000) << run.out;
 
-  // A click on middle zooms: it is the breadcrumb's last step and spans the canvas.
+  // A click on outer zooms: it is the breadcrumb's last step and spans the canvas.
   ASSERT_EQ(run.get("zoom_found"), "1") << run.out;
-  EXPECT_EQ(run.get("zoom_name"), "middle");
+  EXPECT_EQ(run.get("zoom_name"), "outer");
   const std::string crumbs = run.get("breadcrumb");
   EXPECT_EQ(crumbs.substr(0, 3), "all") << crumbs;
-  EXPECT_EQ(crumbs.substr(crumbs.size() - std::string(" > middle").size()), " > middle") << crumbs;
+  EXPECT_EQ(crumbs.substr(crumbs.size() - std::string(" > outer").size()), " > outer") << crumbs;
   EXPECT_NEAR(run.num("zoom_after_w"), run.num("canvas_css_width"), 1.0) << run.out;
   EXPECT_LT(run.num("zoom_before_w"), run.num("zoom_after_w") - 1) << run.out;
   EXPECT_EQ(run.get("zoom_back"), "all");
 
-  // The search for leaf highlights it and gives perf's shares: Self of --no-children, and leaf
-  // calls nothing, so its total is that too.
+  // The search for leaf highlights it and gives perf's shares: its self share is perf report
+  // --no-children's, its total share the Children column of perf report --children (the
+  // interrupts taken in leaf are above it).
   EXPECT_GT(run.num("search_highlighted"), 100) << run.out;
   EXPECT_NEAR(run.num("search_self"), self_shares.at("leaf")[0], 0.011) << run.out << self_report.out;
-  EXPECT_NEAR(run.num("search_total"), self_shares.at("leaf")[0], 0.011) << run.out;
+  EXPECT_NEAR(run.num("search_total"), children_shares.at("leaf")[0], 0.011) << run.out << children_report.out;
   EXPECT_NE(run.get("search_text").find(run.get("search_self") + "%"), std::string::npos) << run.get("search_text");
   EXPECT_EQ(run.get("search_rows"), "leaf");
 
@@ -210,10 +215,9 @@ TEST(FlameBrowserE2E, RealRecordingRendersZoomsSearchesAndSorts) {
   EXPECT_NEAR(std::stod(run.get("total_desc_shares")), children_shares.at(top_children)[0], 0.011)
       << run.get("total_desc_shares") << "\n" << children_report.out;
 
-  // Selecting leaf (the top self row) lists middle as its caller and nothing it calls.
+  // Selecting leaf (the top self row) lists its caller first.
   EXPECT_EQ(run.get("selected"), "leaf");
-  EXPECT_EQ(run.get("callers").substr(0, 6), "middle") << run.get("callers");
-  EXPECT_EQ(run.get("callees"), "none");
+  EXPECT_EQ(run.get("callers").substr(0, leaf_caller.size()), leaf_caller) << run.get("callers");
 
   ASSERT_TRUE(fs::exists(shot)) << "no screenshot at " << shot;
   EXPECT_GT(fs::file_size(shot), 20000u);
