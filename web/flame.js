@@ -609,6 +609,7 @@
     drawn: () => drawnNode.length,
     zoomName: () => nodeName(zoom),
     canvasWidth: () => cssWidth,
+    total: () => grandTotal,  // of the current filter and measure
     frameRect(name) {
       let best = -1;
       for (let i = 0; i < drawnNode.length; i++) {

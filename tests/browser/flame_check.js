@@ -3,7 +3,7 @@
 // table headers) and prints what it saw as "key=value" lines for the GoogleTest that runs it
 // (tests/e2e/flame_browser_test.cc), which holds them against perf/tperf report.
 //
-//   node flame_check.js PAGE [--zoom NAME] [--search REGEX] [--sort] [--screenshot PNG]
+//   node flame_check.js PAGE [--zoom NAME] [--search REGEX] [--sort] [--thread TID] [--screenshot PNG]
 //
 // Exit status 0 when the page could be driven (the checks are the caller's), 1 otherwise, with
 // "error=..." and any page errors printed.
@@ -14,12 +14,13 @@ const path = require('path');
 const puppeteer = require('puppeteer-core');
 
 function parseArgs(argv) {
-  const out = { page: null, zoom: null, search: null, sort: false, screenshot: null };
+  const out = { page: null, zoom: null, search: null, sort: false, thread: null, screenshot: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--zoom') out.zoom = argv[++i];
     else if (a === '--search') out.search = argv[++i];
     else if (a === '--sort') out.sort = true;
+    else if (a === '--thread') out.thread = argv[++i];
     else if (a === '--screenshot') out.screenshot = argv[++i];
     else if (!out.page) out.page = a;
     else throw new Error(`unexpected argument ${a}`);
@@ -89,6 +90,18 @@ async function main() {
     say('painted', px.painted);
     say('canvas', `${px.width}x${px.height}`);
     say('canvas_css_width', await page.evaluate(() => window.tperfFlame.canvasWidth()));
+
+    say('total', await page.evaluate(() => window.tperfFlame.total()));
+    if (args.thread) {
+      // The thread filter, picked from its list as a person would, then back to all threads.
+      const offered = await page.$$eval('#thread option', (os) => os.map((o) => o.value));
+      say('thread_offered', offered.includes(args.thread) ? 1 : 0);
+      await page.select('#thread', args.thread);
+      say('thread_total', await page.evaluate(() => window.tperfFlame.total()));
+      say('thread_painted', (await canvasPixels(page)).painted);
+      await page.select('#thread', 'all');
+      say('thread_back_total', await page.evaluate(() => window.tperfFlame.total()));
+    }
 
     if (args.zoom) {
       const r = await page.evaluate((n) => window.tperfFlame.frameRect(n), args.zoom);

@@ -170,15 +170,40 @@ TEST(FlameBrowserE2E, RealRecordingRendersZoomsSearchesAndSorts) {
   // perf then lists no middle at all).
   const std::string leaf_caller = children_shares.count("middle") ? "middle" : "outer";
 
+  // Periods per thread from perf script: the totals of the page's thread filter.
+  const test::e2e::CommandResult periods =
+      test::e2e::run(fmt::format("perf script -i {} -F tid,period 2>/dev/null", shell_quote(rec.path)));
+  ASSERT_EQ(periods.status, 0);
+  std::map<std::string, double> per_tid;
+  double all_periods = 0;
+  {
+    std::istringstream in(periods.out);
+    std::string tid;
+    double period = 0;
+    while (in >> tid >> period) {
+      per_tid[tid] += period;
+      all_periods += period;
+    }
+  }
+  ASSERT_EQ(per_tid.size(), 2u) << periods.out;  // the workload's two threads
+  const std::string tid = per_tid.begin()->first;
+
   const std::string shot = artifact_dir() + "/flame-spin.png";
   fs::remove(shot);
-  const PageRun run = drive_page(page, "--zoom outer --sort --search '^leaf$' --screenshot " + shell_quote(shot));
+  const PageRun run = drive_page(page, "--zoom outer --sort --thread " + tid + " --search '^leaf$' --screenshot " + shell_quote(shot));
   ASSERT_EQ(run.status, 0) << run.out << run.err;
   for (const auto& e : run.page_errors) ADD_FAILURE() << "page error: " << e;
 
   // Rendered: frames drawn and pixels painted.
   EXPECT_GT(run.num("drawn"), 5) << run.out;
   EXPECT_GT(run.num("painted"), 10000) << run.out;
+
+  // The whole and one thread's share: perf script's sums of the periods.
+  EXPECT_EQ(run.num("total"), all_periods) << run.out;
+  EXPECT_EQ(run.get("thread_offered"), "1") << run.out;
+  EXPECT_EQ(run.num("thread_total"), per_tid.at(tid)) << run.out;
+  EXPECT_GT(run.num("thread_painted"), 1000) << run.out;
+  EXPECT_EQ(run.num("thread_back_total"), all_periods) << run.out;
 
   // A click on outer zooms: it is the breadcrumb's last step and spans the canvas.
   ASSERT_EQ(run.get("zoom_found"), "1") << run.out;
