@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package that building, testing, fuzzing and the demo need, the npm
-# packages of the browser tests (tests/browser), and lets perf sample the kernel. Idempotent: when everything is there it changes nothing and needs no network.
+# packages of the browser tests (tests/browser), and lets perf sample the kernel. Idempotent:
+# when everything is there it changes nothing and needs no network.
 set -euo pipefail
 
 export DEBIAN_FRONTEND=noninteractive
