@@ -1,4 +1,6 @@
-// The flame page in a real browser: headless Chromium (/usr/bin/chromium) driven by
+// `tperf flame` end to end. FlameCommandE2E: the command's files and errors (the SVG read back with
+// python3's xml.etree, the page's data with its json). FlameBrowserE2E: the flame page in a real
+// browser: headless Chromium (/usr/bin/chromium) driven by
 // tests/browser/flame_check.js (puppeteer-core), which clicks, types and reads the page as a
 // person would and prints what it saw. Here those observations are held against
 // `perf report` on the same recording, and against numbers written by hand for a synthetic
@@ -267,6 +269,121 @@ TEST(FlameBrowserE2E, RealRecordingRendersZoomsSearchesAndSorts) {
   ASSERT_TRUE(fs::exists(shot)) << "no screenshot at " << shot;
   EXPECT_GT(fs::file_size(shot), 20000u);
   std::printf("flame page: %s\nscreenshot: %s\n", page.c_str(), shot.c_str());
+}
+
+// Runs python3 with `script` on `file`; its stdout.
+std::string python(const std::string& script, const std::string& file, int* status) {
+  return test::run_command("PYTHONIOENCODING=utf-8 python3 -c " + shell_quote(script) + " " + shell_quote(file) + " 2>&1",
+                           status);
+}
+
+TEST(FlameCommandE2E, ErrorsAreOneLineWithPerfsStatuses) {
+  test::TempDir dir;
+  // A file that is not there: one line naming it, status 2, nothing written.
+  auto r = test::e2e::run(fmt::format("cd {} && {} flame -i /nonexistent/in.data", dir.path(), TPERF_BINARY));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("tperf flame: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/in.data"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.file("flame.html")));
+  // Not a perf.data file.
+  const std::string junk = dir.file("junk.data");
+  {
+    FILE* f = std::fopen(junk.c_str(), "w");
+    std::fputs("this is not a perf.data file, only some text that is long enough\n", f);
+    std::fclose(f);
+  }
+  r = test::e2e::run(fmt::format("{} flame -i {} -o {}", TPERF_BINARY, junk, dir.file("o.html")));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(junk), std::string::npos) << r.err;
+  // Command lines it cannot parse: perf's usage status.
+  for (const char* args : {"--bogus", "--pid abc", "--tid 1,x", "-o"}) {
+    r = test::e2e::run(fmt::format("cd {} && {} flame {}", dir.path(), TPERF_BINARY, args));
+    EXPECT_EQ(r.status, 129) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+}
+
+TEST(FlameCommandE2E, WritesThePageWhereAskedAndSaysWhere) {
+  TPERF_REQUIRE_RECORDING(rec, spin_recording());
+  test::TempDir dir;
+  // Default name in the current directory.
+  auto r = test::e2e::run(fmt::format("cd {} && {} flame -i {}", dir.path(), TPERF_BINARY, shell_quote(rec.path)));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("tperf flame: wrote flame.html (", 0), 0u) << r.out;
+  EXPECT_TRUE(fs::exists(dir.file("flame.html")));
+  // An output that cannot be written: one line naming it, status 2.
+  r = test::e2e::run(fmt::format("{} flame -i {} -o /nonexistent-dir/f.html", TPERF_BINARY, shell_quote(rec.path)));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "tperf flame: /nonexistent-dir/f.html: No such file or directory\n");
+
+  // --tid: only that thread's samples, their periods as perf script sums them.
+  const auto periods = test::e2e::run(fmt::format("perf script -i {} -F tid,period 2>/dev/null", shell_quote(rec.path)));
+  std::map<std::string, uint64_t> per_tid;
+  {
+    std::istringstream in(periods.out);
+    std::string tid;
+    uint64_t period = 0;
+    while (in >> tid >> period) per_tid[tid] += period;
+  }
+  ASSERT_EQ(per_tid.size(), 2u) << periods.out;
+  const auto& [tid, sum] = *per_tid.rbegin();
+  const std::string page = dir.file("tid.html");
+  r = test::e2e::run(fmt::format("{} flame --tid {} -i {} -o {}", TPERF_BINARY, tid, shell_quote(rec.path), page));
+  ASSERT_EQ(r.status, 0) << r.err;
+  int status = -1;
+  const std::string out = python(
+      "import json,re,sys\n"
+      "h=open(sys.argv[1],encoding='utf-8').read()\n"
+      "d=json.loads(re.search(r'<script type=\"application/json\" id=\"tperf-profile\">(.*?)</script>',h,re.S).group(1))\n"
+      "print(sorted(set(d['threads']['tid'][t] for t in d['counts']['thread'])), sum(d['counts']['weight']))\n"
+      "print('unwind' if d['unwind'] else 'no unwind', len(d['info']))\n",
+      page, &status);
+  ASSERT_EQ(status, 0) << out;
+  std::istringstream lines(out);
+  std::string first, second;
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_EQ(first, fmt::format("[{}] {}", tid, sum));
+  EXPECT_EQ(second.substr(0, 7), "unwind ") << out;  // the unwinding block and header lines are there
+}
+
+TEST(FlameCommandE2E, SvgWidthsArePerfsShares) {
+  TPERF_REQUIRE_PROGRAM("python3");
+  TPERF_REQUIRE_RECORDING(rec, spin_recording());
+  test::TempDir dir;
+  const std::string svg = artifact_dir() + "/flame-spin.svg";
+  auto r = test::e2e::run(fmt::format("{} flame --svg -i {} -o {}", TPERF_BINARY, shell_quote(rec.path), svg));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("tperf flame: wrote " + svg + " (", 0), 0u) << r.out;
+  // Per name, the summed width of its outermost frames over the width of "all": its share.
+  int status = -1;
+  const std::string out = python(
+      "import sys, xml.etree.ElementTree as ET\n"
+      "S='{http://www.w3.org/2000/svg}'\n"
+      "root=ET.parse(sys.argv[1]).getroot()\n"
+      "w={}\n"
+      "for g in root.iter(S+'g'):\n"
+      "  name=g.find(S+'title').text.rsplit(' (',1)[0]\n"
+      "  w[name]=w.get(name,0)+float(g.find(S+'rect').get('width'))\n"
+      "for n in ('leaf','outer'): print(n, '%.4f' % (100*w.get(n,0)/w['all']))\n",
+      svg, &status);
+  ASSERT_EQ(status, 0) << out;
+  const auto children = test::e2e::run(
+      fmt::format("perf report -i {} --stdio --children -s sym -g none 2>/dev/null", shell_quote(rec.path)));
+  const auto shares = perf_shares(children.out);
+  ASSERT_TRUE(shares.count("leaf") && shares.count("outer")) << children.out;
+  std::istringstream in(out);
+  std::string name;
+  double share = 0;
+  int seen = 0;
+  while (in >> name >> share) {
+    // leaf and outer are not recursive: their frames' widths add up to perf's Children share.
+    EXPECT_NEAR(share, shares.at(name)[0], 0.011) << name << "\n" << out << children.out;
+    ++seen;
+  }
+  EXPECT_EQ(seen, 2) << out;
 }
 
 // ~100k distinct stacks and 10M samples, made up deterministically: the page must load, build its
