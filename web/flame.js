@@ -9,6 +9,7 @@
 
   const KIND_USER = 0, KIND_KERNEL = 1, KIND_INLINED = 2, KIND_UNKNOWN = 3;
   const ROW = 17;  // px per frame row
+  const MIN_WIDTH = 0.4;  // px: narrower frames are not drawn (nor their callees)
   const FONT = '11px ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace';
 
   // ---- the merged tree ----------------------------------------------------------------------
@@ -231,15 +232,18 @@
     }
   }
 
-  function maxDepthUnder(root) {
-    // Deepest visible level below the zoomed node (narrow frames are not drawn, but a stable
-    // height keeps the page from jumping).
+  // The deepest level drawn below the zoomed node: frames too narrow to draw do not count, so one
+  // deep sample does not leave the graph mostly empty.
+  function maxDepthUnder(root, scale) {
     let max = nodeDepth[root];
     const stack = [root];
     while (stack.length) {
       const n = stack.pop();
       if (nodeDepth[n] > max) max = nodeDepth[n];
-      for (let i = childStart[n]; i < childStart[n + 1]; i++) if (nodeTotal[children[i]] > 0) stack.push(children[i]);
+      for (let i = childStart[n]; i < childStart[n + 1]; i++) {
+        if (nodeTotal[children[i]] * scale < MIN_WIDTH) break;  // heaviest first
+        stack.push(children[i]);
+      }
     }
     return max;
   }
@@ -247,7 +251,7 @@
   function render() {
     const dpr = window.devicePixelRatio || 1;
     cssWidth = Math.max(200, canvas.parentElement.clientWidth);
-    levels = maxDepthUnder(zoom) + 1;
+    levels = maxDepthUnder(zoom, nodeTotal[zoom] > 0 ? cssWidth / nodeTotal[zoom] : 0) + 1;
     const cssHeight = levels * ROW + 4;
     canvas.style.height = cssHeight + 'px';
     canvas.width = Math.round(cssWidth * dpr);
@@ -296,7 +300,7 @@
         for (let i = childStart[n]; i < childStart[n + 1]; i++) {
           const c = children[i];
           const cw = nodeTotal[c] * scale;
-          if (cw < 0.4) break;  // sorted heaviest first: the rest are narrower still
+          if (cw < MIN_WIDTH) break;  // sorted heaviest first: the rest are narrower still
           stack.push(c, cx);
           cx += cw;
         }

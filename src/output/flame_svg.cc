@@ -178,11 +178,9 @@ std::string flame_svg(const analysis::Profile& p, const FlameSvgOptions& options
     nodes[n].value += options.by_samples ? c.samples : c.weight;
   }
   // Children were made after their parents: adding from the back makes the sums inclusive.
-  uint32_t max_depth = 0;
   for (size_t i = nodes.size(); i-- > 1;) {
     nodes[nodes[i].parent].samples += nodes[i].samples;
     nodes[nodes[i].parent].value += nodes[i].value;
-    max_depth = std::max(max_depth, nodes[i].depth);
   }
   auto name_of = [&](const Node& n) -> std::string_view {
     return n.function == kNoIndex ? std::string_view("[unknown]") : std::string_view(p.functions[n.function].name);
@@ -190,8 +188,36 @@ std::string flame_svg(const analysis::Profile& p, const FlameSvgOptions& options
 
   const double width = std::max(options.width, 2 * kPad + 100);
   const double inner = width - 2 * kPad;
-  const double height = kTop + (max_depth + 1) * kRow + kBottom;
   const uint64_t total = nodes[0].value;
+  const double scale = total > 0 ? inner / static_cast<double>(total) : 0;
+
+  // Place the frames wide enough to draw first: the image is as tall as the deepest of those,
+  // not as the deepest stack (one sample deep in the kernel would make it mostly empty).
+  std::vector<std::pair<uint32_t, double>> placed;  // (node, x), depth-first
+  uint32_t max_depth = 0;
+  if (total > 0) {
+    for (Node& n : nodes) {
+      std::sort(n.children.begin(), n.children.end(), [&](uint32_t a, uint32_t b) {
+        if (nodes[a].value != nodes[b].value) return nodes[a].value > nodes[b].value;
+        return name_of(nodes[a]) < name_of(nodes[b]);
+      });
+    }
+    std::vector<std::pair<uint32_t, double>> todo{{0, kPad}};
+    while (!todo.empty()) {
+      const auto [id, x] = todo.back();
+      todo.pop_back();
+      placed.emplace_back(id, x);
+      max_depth = std::max(max_depth, nodes[id].depth);
+      double cx = x;
+      for (uint32_t c : nodes[id].children) {
+        const double cw = static_cast<double>(nodes[c].value) * scale;
+        if (cw < kMinWidth) break;  // heaviest first: the rest are narrower still
+        todo.emplace_back(c, cx);
+        cx += cw;
+      }
+    }
+  }
+  const double height = kTop + (max_depth + 1) * kRow + kBottom;
   const std::string unit = options.by_samples ? "samples"
                            : event == kNoIndex ? "period"
                                                : (p.events[event].unit == "nanoseconds" ? "ns" : p.events[event].unit);
@@ -210,43 +236,23 @@ std::string flame_svg(const analysis::Profile& p, const FlameSvgOptions& options
                                       : fmt::format("{}: {} samples, {} {}", p.events[event].name, nodes[0].samples, total, unit);
   out += fmt::format("<text class=\"sub\" x=\"{}\" y=\"36\" text-anchor=\"middle\">{}</text>\n", width / 2, xml_text(sub));
 
-  if (total > 0) {
-    const double scale = inner / static_cast<double>(total);
-    for (Node& n : nodes) {
-      std::sort(n.children.begin(), n.children.end(), [&](uint32_t a, uint32_t b) {
-        if (nodes[a].value != nodes[b].value) return nodes[a].value > nodes[b].value;
-        return name_of(nodes[a]) < name_of(nodes[b]);
-      });
+  for (const auto& [id, x] : placed) {
+    const Node& n = nodes[id];
+    const double w = static_cast<double>(n.value) * scale;
+    const double y = kTop + (max_depth - n.depth) * kRow;
+    const std::string name = id == 0 ? std::string("all") : std::string(name_of(n));
+    const std::string fill = id == 0 ? std::string("rgb(200,196,214)") : fill_of(n.kind, name);
+    out += fmt::format(
+        "<g class=\"frame\"><title>{} ({} samples, {} {}, {:.2f}%)</title>"
+        "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.4f}\" height=\"{}\" fill=\"{}\" rx=\"2\" ry=\"2\"/>",
+        xml_text(name), n.samples, n.value, unit, 100.0 * static_cast<double>(n.value) / static_cast<double>(total), x,
+        y, w, kRow - 1, fill);
+    const double room = (w - 6) / kCharWidth;
+    if (room >= 3) {
+      out += fmt::format("<text x=\"{:.2f}\" y=\"{}\">{}</text>", x + 3, y + kRow - 4.5,
+                         xml_text(fit_label(name, static_cast<size_t>(room))));
     }
-    // Depth-first: (node, x).
-    std::vector<std::pair<uint32_t, double>> todo{{0, kPad}};
-    while (!todo.empty()) {
-      const auto [id, x] = todo.back();
-      todo.pop_back();
-      const Node& n = nodes[id];
-      const double w = static_cast<double>(n.value) * scale;
-      const double y = kTop + (max_depth - n.depth) * kRow;
-      const std::string name = id == 0 ? std::string("all") : std::string(name_of(n));
-      const std::string fill = id == 0 ? std::string("rgb(200,196,214)") : fill_of(n.kind, name);
-      out += fmt::format(
-          "<g class=\"frame\"><title>{} ({} samples, {} {}, {:.2f}%)</title>"
-          "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.4f}\" height=\"{}\" fill=\"{}\" rx=\"2\" ry=\"2\"/>",
-          xml_text(name), n.samples, n.value, unit, 100.0 * static_cast<double>(n.value) / static_cast<double>(total), x,
-          y, w, kRow - 1, fill);
-      const double room = (w - 6) / kCharWidth;
-      if (room >= 3) {
-        out += fmt::format("<text x=\"{:.2f}\" y=\"{}\">{}</text>", x + 3, y + kRow - 4.5,
-                           xml_text(fit_label(name, static_cast<size_t>(room))));
-      }
-      out += "</g>\n";
-      double cx = x;
-      for (uint32_t c : n.children) {
-        const double cw = static_cast<double>(nodes[c].value) * scale;
-        if (cw < kMinWidth) break;  // heaviest first: the rest are narrower still
-        todo.emplace_back(c, cx);
-        cx += cw;
-      }
-    }
+    out += "</g>\n";
   }
   out += "</svg>\n";
   return out;
