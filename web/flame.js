@@ -253,6 +253,10 @@
     cssWidth = Math.max(200, canvas.parentElement.clientWidth);
     levels = maxDepthUnder(zoom, nodeTotal[zoom] > 0 ? cssWidth / nodeTotal[zoom] : 0) + 1;
     const cssHeight = levels * ROW + 4;
+    // A redraw (search, filter, resize) keeps the view where it was relative to the roots: the
+    // bottom of a flame graph, the top of an icicle.
+    const box = canvas.parentElement;
+    const fromBottom = box.scrollHeight - box.scrollTop;
     canvas.style.height = cssHeight + 'px';
     canvas.width = Math.round(cssWidth * dpr);
     canvas.height = Math.round(cssHeight * dpr);
@@ -308,10 +312,10 @@
     }
     canvas.dataset.drawn = String(drawnNode.length);
     if (scrollToRoots) {
-      // The roots are at the bottom of a flame graph and at the top of an icicle.
-      const box = canvas.parentElement;
       box.scrollTop = icicle ? 0 : box.scrollHeight;
       scrollToRoots = false;
+    } else if (!icicle) {
+      box.scrollTop = box.scrollHeight - fromBottom;
     }
     renderBreadcrumb();
   }

@@ -156,7 +156,10 @@ async function main() {
     }
 
     if (args.screenshot) {
-      await page.screenshot({ path: args.screenshot, fullPage: true });
+      // The viewport as a person sees it (a full-page capture resizes the window and with it the
+      // graph's scrolling box).
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.screenshot({ path: args.screenshot });
       say('screenshot', args.screenshot);
     }
     say('page_errors', errors.length);
