@@ -3,7 +3,7 @@
 // table headers) and prints what it saw as "key=value" lines for the GoogleTest that runs it
 // (tests/e2e/flame_browser_test.cc), which holds them against perf/tperf report.
 //
-//   node flame_check.js PAGE [--zoom NAME] [--search REGEX] [--sort] [--thread TID] [--screenshot PNG]
+//   node flame_check.js PAGE [--zoom NAME] [--search REGEX] [--sort] [--thread TID] [--event NAME] [--screenshot PNG]
 //
 // Exit status 0 when the page could be driven (the checks are the caller's), 1 otherwise, with
 // "error=..." and any page errors printed.
@@ -14,13 +14,14 @@ const path = require('path');
 const puppeteer = require('puppeteer-core');
 
 function parseArgs(argv) {
-  const out = { page: null, zoom: null, search: null, sort: false, thread: null, screenshot: null };
+  const out = { page: null, zoom: null, search: null, sort: false, thread: null, event: null, screenshot: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--zoom') out.zoom = argv[++i];
     else if (a === '--search') out.search = argv[++i];
     else if (a === '--sort') out.sort = true;
     else if (a === '--thread') out.thread = argv[++i];
+    else if (a === '--event') out.event = argv[++i];
     else if (a === '--screenshot') out.screenshot = argv[++i];
     else if (!out.page) out.page = a;
     else throw new Error(`unexpected argument ${a}`);
@@ -101,6 +102,23 @@ async function main() {
       say('thread_painted', (await canvasPixels(page)).painted);
       await page.select('#thread', 'all');
       say('thread_back_total', await page.evaluate(() => window.tperfFlame.total()));
+    }
+
+    if (args.event) {
+      // The event whose list entry starts with NAME (they read "NAME (N samples)").
+      const value = await page.$$eval('#event option', (os, name) => {
+        const o = os.find((x) => x.textContent.startsWith(name + ' ('));
+        return o ? o.value : null;
+      }, args.event);
+      say('event_offered', value === null ? 0 : 1);
+      if (value !== null) {
+        await page.select('#event', value);
+        say('event_total', await page.evaluate(() => window.tperfFlame.total()));
+        say('event_painted', (await canvasPixels(page)).painted);
+        await page.select('#metric', 'samples');
+        say('event_samples', await page.evaluate(() => window.tperfFlame.total()));
+        await page.select('#metric', 'weight');
+      }
     }
 
     if (args.zoom) {

@@ -386,6 +386,53 @@ TEST(FlameCommandE2E, SvgWidthsArePerfsShares) {
   EXPECT_EQ(seen, 2) << out;
 }
 
+// Two events in one file: the page offers both and, with the other one picked, totals its
+// periods and samples as perf script lists them.
+TEST(FlameBrowserE2E, EventFilterTotalsTheOtherEvent) {
+  REQUIRE_BROWSER();
+  static const test::e2e::Recording two = [] {
+    test::e2e::Recording r;
+    std::string err;
+    const std::string w = test::e2e::workload("spin", &err);
+    if (w.empty()) {
+      r.error = err;
+      return r;
+    }
+    const std::string path = test::e2e::scratch_dir() + "/flame-two-events.data";
+    return test::e2e::record_with_perf(fmt::format("timeout 60 perf record -q -e cpu-clock -e page-faults -g -o {} -- {} 0.3",
+                                                   shell_quote(path), shell_quote(w)),
+                                       path);
+  }();
+  TPERF_REQUIRE_RECORDING(rec, two);
+  const std::string page = artifact_dir() + "/flame-two-events.html";
+  const auto made = test::e2e::run(fmt::format("{} flame -i {} -o {}", TPERF_BINARY, shell_quote(rec.path), page));
+  ASSERT_EQ(made.status, 0) << made.err;
+  // "         1 page-faults: " per sample: period and event.
+  const auto listed = test::e2e::run(fmt::format("perf script -i {} -F event,period 2>/dev/null", shell_quote(rec.path)));
+  ASSERT_EQ(listed.status, 0);
+  std::map<std::string, std::pair<double, double>> per_event;  // name -> (periods, samples)
+  {
+    std::istringstream in(listed.out);
+    double period = 0;
+    std::string event;
+    while (in >> period >> event) {
+      if (!event.empty() && event.back() == ':') event.pop_back();
+      per_event[event].first += period;
+      per_event[event].second += 1;
+    }
+  }
+  ASSERT_TRUE(per_event.count("page-faults") && per_event.count("cpu-clock")) << listed.out.substr(0, 500);
+  const PageRun run = drive_page(page, "--event page-faults");
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  for (const auto& e : run.page_errors) ADD_FAILURE() << "page error: " << e;
+  // cpu-clock has the most samples, so the page opens on it.
+  EXPECT_EQ(run.num("total"), per_event.at("cpu-clock").first) << run.out;
+  ASSERT_EQ(run.get("event_offered"), "1") << run.out;
+  EXPECT_EQ(run.num("event_total"), per_event.at("page-faults").first) << run.out;
+  EXPECT_EQ(run.num("event_samples"), per_event.at("page-faults").second) << run.out;
+  EXPECT_GT(run.num("event_painted"), 1000) << run.out;
+}
+
 // ~100k distinct stacks and 10M samples, made up deterministically: the page must load, build its
 // tree and draw within a generous bound (a smoke check that nothing is quadratic, not a benchmark).
 analysis::Profile large_profile(size_t stacks, size_t functions) {
