@@ -129,6 +129,9 @@ async function main() {
         say('zoom_found', 1);
         say('zoom_before_w', r.w.toFixed(2));
         const box = await (await page.$('#graph')).boundingBox();
+        // Hovering shows the tooltip.
+        await page.mouse.move(box.x + r.x + Math.min(r.w / 2, 20), box.y + r.y + r.h / 2);
+        say('tooltip', await page.$eval('#tooltip', (t) => (t.hidden ? '' : t.textContent)));
         // A real mouse click in the middle of the frame.
         await page.mouse.click(box.x + r.x + Math.min(r.w / 2, 20), box.y + r.y + r.h / 2);
         const after = await page.evaluate((n) => window.tperfFlame.frameRect(n), args.zoom);
@@ -139,6 +142,11 @@ async function main() {
         // Back to the whole graph through the breadcrumb's first button.
         await page.click('#breadcrumb button');
         say('zoom_back', await page.evaluate(() => window.tperfFlame.zoomName()));
+        // The icicle view puts the root on top; the flame view at the bottom.
+        say('flame_root_y', (await page.evaluate(() => window.tperfFlame.frameRect('all'))).y);
+        await page.click('#toggle-view');
+        say('icicle_root_y', (await page.evaluate(() => window.tperfFlame.frameRect('all'))).y);
+        await page.click('#toggle-view');
       }
     }
 

@@ -236,6 +236,13 @@ TEST(FlameBrowserE2E, RealRecordingRendersZoomsSearchesAndSorts) {
   EXPECT_NEAR(run.num("zoom_after_w"), run.num("canvas_css_width"), 1.0) << run.out;
   EXPECT_LT(run.num("zoom_before_w"), run.num("zoom_after_w") - 1) << run.out;
   EXPECT_EQ(run.get("zoom_back"), "all");
+  // The tooltip of outer: its name, samples and share.
+  EXPECT_EQ(run.get("tooltip").substr(0, 7), "outer\\n") << run.get("tooltip");
+  EXPECT_NE(run.get("tooltip").find(" samples"), std::string::npos) << run.get("tooltip");
+  EXPECT_TRUE(std::regex_search(run.get("tooltip"), std::regex("[0-9]+\\.[0-9]{2}% of all"))) << run.get("tooltip");
+  // Flame: the root is the lowest row; icicle: the top one.
+  EXPECT_GT(run.num("flame_root_y"), 50) << run.out;
+  EXPECT_LT(run.num("icicle_root_y"), 5) << run.out;
 
   // The search for leaf highlights it and gives perf's shares: its self share is perf report
   // --no-children's, its total share the Children column of perf report --children (the
