@@ -75,6 +75,11 @@
     for (let n = 1; n < nNodes; n++) children[fill[nodeParent[n]]++] = n;
   }
   function nodeName(n) { return n === 0 ? 'all' : fnNames[nodeFn[n]]; }
+  // A function's kind for the table: that of its first call site (a name is kernel or user code
+  // wherever it is called from).
+  const fnKind = new Int8Array(fnCount).fill(-1);
+  for (let n = nNodes - 1; n > 0; n--) fnKind[nodeFn[n]] = nodeKind[n];
+  const KIND_CLASS = ['', 'kind-kernel', 'kind-inlined', 'kind-unknown'];
 
   // ---- filters and weights ------------------------------------------------------------------
   const threads = data.threads, events = data.events, counts = data.counts;
@@ -472,7 +477,7 @@
       const tr = document.createElement('tr');
       tr.dataset.fn = String(f);
       if (f === selectedFn) tr.className = 'selected';
-      cell(tr, fnNames[f], 'name', null, fnFiles[f] || '');
+      cell(tr, fnNames[f], `name ${KIND_CLASS[fnKind[f]] || ''}`, null, fnFiles[f] || '');
       cell(tr, fmtInt(fnSelf[f]), 'num', fnSelf[f]);
       cell(tr, pct(fnSelf[f]), 'num', grandTotal > 0 ? 100 * fnSelf[f] / grandTotal : 0);
       cell(tr, fmtInt(fnTotal[f]), 'num', fnTotal[f]);
