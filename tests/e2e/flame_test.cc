@@ -21,6 +21,7 @@
 #include "analysis/profile.h"
 #include "e2e/recording_util.h"
 #include "output/flame_page.h"
+#include "output/flame_test_profile.h"
 #include "test_util.h"
 
 namespace tperf {
@@ -391,6 +392,63 @@ TEST(FlameCommandE2E, SvgWidthsArePerfsShares) {
     ++seen;
   }
   EXPECT_EQ(seen, 2) << out;
+}
+
+void write_page(const analysis::Profile& p, const std::string& path) {
+  output::FlamePageOptions options;
+  options.title = "hand-built";
+  const std::string html = output::flame_page_html(p, options);
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fwrite(html.data(), 1, html.size(), f);
+  std::fclose(f);
+}
+
+// The page's own arithmetic on the hand-built profile of the writer tests, whose shares are
+// written there by hand: event 0 weighs 1000; self main 0, work 200, spin<int> 300, evil 300,
+// do_syscall_64 100, [unknown] 100; total main 1000, work 600 (spin and do_syscall_64 below it).
+TEST(FlameBrowserE2E, HandBuiltProfileShares) {
+  REQUIRE_BROWSER();
+  const std::string page = artifact_dir() + "/flame-hand-built.html";
+  write_page(test::flame_test_profile(), page);
+  PageRun run = drive_page(page, "--sort --search '^(work|spin<int>)$'");
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  for (const auto& e : run.page_errors) ADD_FAILURE() << "page error: " << e;
+  EXPECT_EQ(run.num("total"), 1000);
+  EXPECT_EQ(run.get("self_desc_shares"), "30.00|30.00|20.00|10.00|10.00") << run.out;
+  EXPECT_EQ(run.get("total_desc_shares"), "100.00|60.00|30.00|30.00|10.00") << run.out;
+  // spin<int> is inside work: the two together are work's 60%, their self 20% + 30%.
+  EXPECT_EQ(run.get("search_total"), "60.00") << run.out;
+  EXPECT_EQ(run.get("search_self"), "50.00") << run.out;
+  // Names go through the page as they are, markup and all.
+  run = drive_page(page, "--search evil");
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_EQ(run.page_errors.size(), 0u);
+  EXPECT_EQ(run.get("search_rows"), "evil</script><!--\"&'\xe2\x80\xa8") << run.out;
+  EXPECT_EQ(run.get("search_total"), "30.00") << run.out;
+}
+
+// A recursive function counts once in its total: a > b > a > b (100) and a alone (100) make a's
+// total 200 (100%), not 300; b's 100 (50%).
+TEST(FlameBrowserE2E, RecursionCountsOnce) {
+  REQUIRE_BROWSER();
+  analysis::Profile p;
+  p.functions = {{"a", ""}, {"b", ""}};
+  p.frames.resize(2);
+  p.frames[0].function = 0;
+  p.frames[1].function = 1;
+  p.stacks = {{analysis::kNoIndex, 0, 0}, {0, 1, 1}, {1, 0, 2}, {2, 1, 3}};
+  p.threads = {{1, 1, "t"}};
+  p.events = {{"cpu-clock", "nanoseconds"}};
+  p.counts = {{0, 0, 3, 1, 100}, {0, 0, 0, 1, 100}};
+  const std::string page = artifact_dir() + "/flame-recursion.html";
+  write_page(p, page);
+  const PageRun run = drive_page(page, "--sort --search '^a$'");
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_EQ(run.get("total_desc_shares"), "100.00|50.00") << run.out;
+  EXPECT_EQ(run.get("self_desc_shares"), "50.00|50.00") << run.out;
+  EXPECT_EQ(run.get("search_total"), "100.00") << run.out;
+  EXPECT_EQ(run.get("search_self"), "50.00") << run.out;
 }
 
 // Two events in one file: the page offers both and, with the other one picked, totals its
