@@ -293,6 +293,14 @@
       }
     };
 
+    if (nodeTotal[0] === 0) {
+      ctx.fillStyle = '#666';
+      ctx.fillText('no samples' + (nCounts ? ' for this event, process and thread' : ' in this recording'), 8, ROW / 2 + 2);
+      drawnX = []; drawnY = []; drawnW = []; drawnNode = [];
+      canvas.dataset.drawn = '0';
+      renderBreadcrumb();
+      return;
+    }
     // The zoomed node's callers keep the full width, as a path back.
     for (let a = nodeParent[zoom]; a >= 0; a = nodeParent[a]) drawFrame(a, 0, cssWidth);
     const total = nodeTotal[zoom];
