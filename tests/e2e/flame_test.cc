@@ -306,11 +306,20 @@ TEST(FlameCommandE2E, ErrorsAreOneLineWithPerfsStatuses) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_NE(r.err.find(junk), std::string::npos) << r.err;
   // Command lines it cannot parse: perf's usage status.
-  for (const char* args : {"--bogus", "--pid abc", "--tid 1,x", "-o"}) {
-    r = test::e2e::run(fmt::format("cd {} && {} flame {}", dir.path(), TPERF_BINARY, args));
+  const std::string refused_dir = dir.file("refused");
+  fs::create_directories(refused_dir);
+  for (const char* args : {"--bogus", "-Y", "--pid abc", "--tid 1,x", "-o"}) {
+    r = test::e2e::run(fmt::format("cd {} && {} flame {}", refused_dir, TPERF_BINARY, args));
     EXPECT_EQ(r.status, 129) << args << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("tperf flame: ", 0), 0u) << args << ": " << r.err;
   }
+  EXPECT_TRUE(fs::is_empty(refused_dir)) << "a refused command line wrote a file";
+  r = test::e2e::run(fmt::format("{} flame --help", TPERF_BINARY));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("--svg"), std::string::npos) << r.out;
+  r = test::e2e::run(fmt::format("{} --help", TPERF_BINARY));
+  EXPECT_NE(r.out.find("flame"), std::string::npos) << r.out;
 }
 
 TEST(FlameCommandE2E, WritesThePageWhereAskedAndSaysWhere) {
