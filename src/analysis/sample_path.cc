@@ -118,7 +118,11 @@ void SymbolPreloader::on_new_maps() {
 std::vector<std::string> replay(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
                                 SymbolPreloader* preloader, const ReplayHandlers& handlers) {
   std::vector<std::string> problems;
+  uint64_t last_time = 0;    // the newest timestamp delivered
+  uint64_t retire_time = 0;  // the newest one before the previous FINISHED_ROUND
   session::OrderedEvents ordered(reader, [&](const perfdata::Record& rec, uint64_t time) {
+    if (handlers.stop && handlers.stop()) return;
+    if (time > last_time) last_time = time;
     try {
       if (rec.type == perfdata::kRecordSample) {
         if (handlers.on_sample) handlers.on_sample(rec, time);
@@ -126,7 +130,23 @@ std::vector<std::string> replay(perfdata::Reader& reader, session::Machine& mach
       }
       if (handlers.on_other) handlers.on_other(rec, time);
       process_non_sample(reader, rec, time, machine, symbolizer);
-      if (preloader && (rec.type == perfdata::kRecordMmap || rec.type == perfdata::kRecordMmap2)) preloader->on_new_maps();
+      switch (rec.type) {
+        case perfdata::kRecordMmap:
+        case perfdata::kRecordMmap2:
+          if (preloader) preloader->on_new_maps();
+          break;
+        case perfdata::kRecordKsymbol:
+          machine.kernel_maps().touch();
+          break;
+        case perfdata::kRecordFinishedRound:
+          // Threads that exited before the previous round can no longer be named by a record.
+          machine.retire_exited(retire_time);
+          retire_time = last_time;
+          break;
+        default:
+          break;
+      }
+      if (handlers.on_applied) handlers.on_applied(rec, time);
     } catch (const perfdata::FormatError& e) {
       problems.push_back(e.what());
     }
@@ -135,10 +155,11 @@ std::vector<std::string> replay(perfdata::Reader& reader, session::Machine& mach
   perfdata::Record rec;
   uint64_t n = 0;
   while (reader.next(rec)) {
+    if (handlers.stop && handlers.stop()) break;
     ordered.push(rec);
     if (handlers.on_progress && (++n & 1023) == 0) handlers.on_progress(rec.offset > data_start ? rec.offset - data_start : 0);
   }
-  ordered.flush_all();
+  if (!handlers.stop || !handlers.stop()) ordered.flush_all();
   return problems;
 }
 

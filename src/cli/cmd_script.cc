@@ -1,6 +1,6 @@
 // `tperf script`: the samples (and with --show-*-events the side-band records) of a perf.data
 // file as text, in perf's time order, byte for byte as `perf script` (6.1) prints them, symbols
-// included. Reader -> OrderedEvents -> Machine + Symbolizer + ScriptWriter.
+// included. The shared replay driver (analysis/sample_path.h) feeds ScriptWriter, a formatter.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -13,7 +13,6 @@
 #include "perfdata/abi.h"
 #include "perfdata/reader.h"
 #include "session/machine.h"
-#include "session/ordered_events.h"
 #include "symbols/dwarf_unwind.h"
 #include "symbols/symbolizer.h"
 
@@ -96,20 +95,19 @@ int run_script(const ScriptCliOptions& cli) {
   // Symbol tables load ahead on a worker, when some field shows symbols.
   std::optional<analysis::SymbolPreloader> preloader;
   if (writer.needs_symbols()) preloader.emplace(machine, symbolizer);
-  session::OrderedEvents ordered(*reader, [&](const perfdata::Record& rec, uint64_t time) {
-    if (!writer.fatal().empty()) return;
-    writer.on_record(rec, time);
-    if (preloader && (rec.type == perfdata::kRecordMmap || rec.type == perfdata::kRecordMmap2)) preloader->on_new_maps();
-  });
-  perfdata::Record rec;
-  while (reader->next(rec) && writer.fatal().empty()) ordered.push(rec);
-  if (writer.fatal().empty()) ordered.flush_all();
+  analysis::ReplayHandlers handlers;
+  handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) { writer.sample(rec); };
+  handlers.on_other = [&](const perfdata::Record& rec, uint64_t time) { writer.before_machine(rec, time); };
+  handlers.on_applied = [&](const perfdata::Record& rec, uint64_t time) { writer.after_machine(rec, time); };
+  handlers.stop = [&] { return !writer.fatal().empty(); };
+  const std::vector<std::string> problems =
+      analysis::replay(*reader, machine, symbolizer, preloader ? &*preloader : nullptr, handlers);
   writer.finish();
   for (const auto& w : symbolizer.take_warnings()) fmt::print(stderr, "tperf script: warning: {}\n", w);
   if (!writer.fatal().empty()) return fail(writer.fatal());
   if (cli.mem_stats) print_mem_stats("script", machine);
   int status = report_reader_problems("script", *reader);
-  for (const auto& p : writer.problems()) {
+  for (const auto& p : problems) {
     fmt::print(stderr, "tperf script: {}: {}\n", reader->path(), p);
     status = 2;
   }
