@@ -574,7 +574,7 @@
     }
     for (const [g, w] of rows) {
       const tr = document.createElement('tr');
-      cell(tr, g < 0 ? '(thread start)' : fnNames[g], 'name');
+      cell(tr, g < 0 ? '(outermost frame: no caller)' : fnNames[g], 'name');
       cell(tr, pct(w), 'num', grandTotal > 0 ? 100 * w / grandTotal : 0);
       if (g >= 0) {
         tr.style.cursor = 'pointer';

@@ -152,6 +152,20 @@ TEST(FlameSvg, ChoosesTheEventAndMeasure) {
   EXPECT_NEAR(frames.at("work").width, frames.at("all").width * 5 / 8, 0.01);
 }
 
+// Symbol names are bytes from the recorded binaries: neither invalid UTF-8 nor control
+// characters (not allowed in XML 1.0) may make the file unreadable.
+TEST(FlameSvg, AnyBytesInNamesStayWellFormed) {
+  TPERF_REQUIRE_PROGRAM("python3");
+  analysis::Profile p = test::flame_test_profile();
+  p.functions[1].name = std::string("w\xff\x01k\xed\xa0\x80|\xc3", 9);
+  std::string error;
+  const auto frames = parse_svg(flame_svg(p, FlameSvgOptions{}), &error);
+  ASSERT_TRUE(error.empty()) << error;
+  // Each bad byte became '?'; the frame keeps its place and width (600 of 1000).
+  ASSERT_TRUE(frames.count("w??k???|?")) << frames.size();
+  EXPECT_NEAR(frames.at("w??k???|?").width, frames.at("all").width * 0.6, 0.01);
+}
+
 TEST(FlameSvg, EmptyProfileIsAValidImage) {
   TPERF_REQUIRE_PROGRAM("python3");
   std::string error;
