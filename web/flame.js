@@ -530,7 +530,7 @@
   }
   function renderRelations() {
     const f = selectedFn;
-    $('selected-name').textContent = f >= 0 ? fnNames[f] : '(click a row of the table)';
+    $('selected-name').textContent = f >= 0 ? fnNames[f] : '(click a frame or a row)';
     const callers = new Map(), callees = new Map();
     if (f >= 0) {
       // Each call of f counted once: nodes of f with no f among their callers (the recursion
