@@ -128,6 +128,7 @@ std::vector<std::string> replay(perfdata::Reader& reader, session::Machine& mach
         if (handlers.on_sample) handlers.on_sample(rec, time);
         return;
       }
+      if (handlers.applies && !handlers.applies(rec)) return;
       if (handlers.on_other) handlers.on_other(rec, time);
       process_non_sample(reader, rec, time, machine, symbolizer);
       switch (rec.type) {

@@ -93,6 +93,9 @@ struct ReplayHandlers {
   std::function<void(const perfdata::Record& rec, uint64_t time)> on_applied;
   // Checked before each record: true ends the replay (a fatal error of the caller).
   std::function<bool()> stop;
+  // When set, only the side-band records it accepts reach the machine and the two hooks above
+  // (a task listing builds its model from the task records alone).
+  std::function<bool(const perfdata::Record& rec)> applies;
   // Called now and then with the bytes of the data read so far (a progress bar).
   std::function<void(uint64_t bytes)> on_progress;
 };

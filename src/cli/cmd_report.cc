@@ -27,7 +27,6 @@
 #include "perfdata/sample.h"
 #include "session/callchain.h"
 #include "session/machine.h"
-#include "session/ordered_events.h"
 #include "symbols/dwarf_unwind.h"
 #include "symbols/symbolizer.h"
 #include "util/progress.h"
@@ -81,27 +80,30 @@ int run_tasks(const ReportCliOptions& cli) {
   analysis::register_idle_task(machine);
   // Like perf's task mode: only the task records (and with --mmaps the map records) build the
   // model; samples do not create threads.
-  session::OrderedEvents ordered(*reader, [&](const perfdata::Record& rec, uint64_t time) {
+  symbols::Symbolizer symbolizer(machine, {});
+  analysis::ReplayHandlers handlers;
+  handlers.applies = [&](const perfdata::Record& rec) {
     switch (rec.type) {
       case perfdata::kRecordComm:
       case perfdata::kRecordFork:
       case perfdata::kRecordExit:
-        machine.process(*reader, rec, time);
-        break;
+        return true;
       case perfdata::kRecordMmap:
       case perfdata::kRecordMmap2:
-        if (cli.mmaps) machine.process(*reader, rec, time);
-        break;
+        return cli.mmaps;
       default:
-        break;
+        return false;
     }
-  });
-  perfdata::Record rec;
-  while (reader->next(rec)) ordered.push(rec);
-  ordered.flush_all();
+  };
+  const std::vector<std::string> problems = analysis::replay(*reader, machine, symbolizer, nullptr, handlers);
   output::print_task_list(stdout, machine, cli.mmaps);
   if (cli.mem_stats) print_mem_stats("report", machine);
-  return report_reader_problems("report", *reader);
+  int status = report_reader_problems("report", *reader);
+  for (const auto& p : problems) {
+    fmt::print(stderr, "tperf report: {}: {}\n", reader->path(), p);
+    status = 2;
+  }
+  return status;
 }
 
 int fail(const std::string& message) {
