@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs every Debian package that building, testing, fuzzing and the demo need, and lets perf
-# sample the kernel. Idempotent: when everything is there it changes nothing and needs no network.
+# Installs every Debian package that building, testing, fuzzing and the demo need, the npm
+# packages of the browser tests (tests/browser), and lets perf sample the kernel. Idempotent:
+# when everything is there it changes nothing and needs no network.
 set -euo pipefail
 
 export DEBIAN_FRONTEND=noninteractive
@@ -16,7 +17,15 @@ PACKAGES=(
   linux-perf binutils elfutils zstd procps
   # glibc's debug files: real DWARF 5 line tables for the srcline tests (valgrind pulls it in too)
   libc6-dbg
+  # the flame page's browser tests: headless Chromium (driven by puppeteer-core, from npm below)
+  # and python3, whose json and xml parsers judge the page's data and the SVG
+  chromium python3
 )
+# node and npm for the browser tests, from Debian unless a node is already installed (a
+# NodeSource nodejs carries its own npm and conflicts with Debian's npm package).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  PACKAGES+=(nodejs npm)
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -33,6 +42,16 @@ if ((${#missing[@]})); then
   fi
   "${SUDO[@]}" apt-get update -q
   "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# puppeteer-core, pinned by tests/browser/package-lock.json. It drives the system's Chromium and
+# downloads no browser. Skipped when the tree was installed from this very lock file (the stamp).
+BROWSER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/browser" && pwd)
+if ! cmp -s "$BROWSER_DIR/package-lock.json" "$BROWSER_DIR/node_modules/.tperf-installed-lock" 2>/dev/null ||
+   [[ ! -f "$BROWSER_DIR/node_modules/puppeteer-core/package.json" ]]; then
+  echo "setup: npm ci in tests/browser"
+  (cd "$BROWSER_DIR" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error &&
+    cp package-lock.json node_modules/.tperf-installed-lock)
 fi
 
 # perf (the oracle) and later `tperf record` want kernel samples and kernel symbols. Containers
