@@ -587,7 +587,11 @@ int run_hist_report(const ReportCliOptions& cli) {
     fmt::print(stderr, "Error:\nThe {} data has no samples!\n", cli.path);
   } else {
     if (!cli.quiet) output::print_report_preamble(stdout, lost_samples, filter_lines);
-    if (summary) output::print_unwind_summary(stdout, unwind.finish(), /*dwarf_unwound=*/true);
+    if (summary) {
+      analysis::UnwindStats stats = unwind.finish();
+      stats.deferred = ordered.deferred_stats();
+      output::print_unwind_summary(stdout, stats, /*dwarf_unwound=*/true);
+    }
   }
   columns.quiet = cli.quiet;
   setup_events();
@@ -624,7 +628,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     if (!cli.quiet) fmt::print(stderr, "tperf report: warning: {}\n", w);
   }
   if (cli.mem_stats) print_mem_stats("report", machine);
-  int status = report_reader_problems("report", *reader);
+  int status = report_reader_problems("report", *reader, ordered);
   for (const auto& p : problems) {
     fmt::print(stderr, "tperf report: {}: {}\n", reader->path(), p);
     status = 2;

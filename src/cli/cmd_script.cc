@@ -32,6 +32,7 @@ struct ScriptCliOptions {
   bool show_mmap_events = false;
   bool show_switch_events = false;
   bool show_lost_events = false;
+  bool merge_callchains = true;  // join deferred user callchains to their samples (perf 6.19's default)
   std::string time;
   std::string cpu;
   std::string comms;
@@ -96,11 +97,18 @@ int run_script(const ScriptCliOptions& cli) {
   // Symbol tables load ahead on a worker, when some field shows symbols.
   std::optional<SymbolPreloader> preloader;
   if (writer.needs_symbols()) preloader.emplace(machine, symbolizer);
-  session::OrderedEvents ordered(*reader, [&](const perfdata::Record& rec, uint64_t time) {
-    if (!writer.fatal().empty()) return;
-    writer.on_record(rec, time);
-    if (preloader && (rec.type == perfdata::kRecordMmap || rec.type == perfdata::kRecordMmap2)) preloader->on_new_maps();
-  });
+  session::OrderedEvents::Options ordered_options;
+  ordered_options.merge_deferred_callchains = cli.merge_callchains;
+  session::OrderedEvents ordered(
+      *reader,
+      [&](const perfdata::Record& rec, uint64_t time) {
+        if (!writer.fatal().empty()) return;
+        writer.on_record(rec, time);
+        if (preloader && (rec.type == perfdata::kRecordMmap || rec.type == perfdata::kRecordMmap2)) {
+          preloader->on_new_maps();
+        }
+      },
+      ordered_options);
   perfdata::Record rec;
   while (reader->next(rec) && writer.fatal().empty()) ordered.push(rec);
   if (writer.fatal().empty()) ordered.flush_all();
@@ -108,7 +116,7 @@ int run_script(const ScriptCliOptions& cli) {
   for (const auto& w : symbolizer.take_warnings()) fmt::print(stderr, "tperf script: warning: {}\n", w);
   if (!writer.fatal().empty()) return fail(writer.fatal());
   if (cli.mem_stats) print_mem_stats("script", machine);
-  int status = report_reader_problems("script", *reader);
+  int status = report_reader_problems("script", *reader, ordered);
   for (const auto& p : writer.problems()) {
     fmt::print(stderr, "tperf script: {}: {}\n", reader->path(), p);
     status = 2;
@@ -132,6 +140,9 @@ void add_script_command(CLI::App& app, int& status) {
   cmd->add_flag("--show-mmap-events", opt->show_mmap_events, "print MMAP/MMAP2 records");
   cmd->add_flag("--show-switch-events", opt->show_switch_events, "print context switch records");
   cmd->add_flag("--show-lost-events", opt->show_lost_events, "print LOST records");
+  cmd->add_flag("--merge-callchains,!--no-merge-callchains", opt->merge_callchains,
+                "join deferred user callchains (kernel 6.19+) to their samples (default); --no-merge-callchains "
+                "prints the raw samples (kernel part, cookie) and CALLCHAIN_DEFERRED records");
   cmd->add_option(
       "--time", opt->time,
       "time span(s) of interest: start,stop (seconds) [start,stop ...], or percentages: 10%/2, 0%-10%,30%-40%");

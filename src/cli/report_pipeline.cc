@@ -158,6 +158,7 @@ EventHists load_event_hists(const std::string& path, const std::vector<analysis:
   perfdata::Record rec;
   while (reader.next(rec)) ordered.push(rec);
   ordered.flush_all();
+  for (const auto& e : ordered.deferred_errors()) out.problems.push_back(e.what());
   while (out.hists.size() < reader.attrs().size()) out.hists.emplace_back(keys);
   return out;
 }
