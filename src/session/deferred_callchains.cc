@@ -140,6 +140,7 @@ void DeferredCallchains::push(const Record& rec, uint64_t time) {
   stats_.peak_waiting = std::max(stats_.peak_waiting, waiting_);
   stats_.peak_waiting_bytes = std::max(stats_.peak_waiting_bytes, waiting_bytes_);
   enforce_bounds(at.tid);
+  compact_order();
 }
 
 // perf delivers the waiting samples when the record arrives, in the order they came: samples of
