@@ -11,9 +11,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -128,7 +128,6 @@ int convert(const ConvertOptions& opt) {
   };
 
   bool attrs_added = false;
-  bool merge_checked = false;
   auto add_attrs = [&] {
     if (attrs_added) return;
     attrs_added = true;
@@ -198,6 +197,7 @@ int convert(const ConvertOptions& opt) {
   // a FINISHED_ROUND only when no sample is held back, so that nothing written after a round is
   // older than what perf flushed at it.
   std::optional<session::OrderedEvents> ordered;
+  bool merge_checked = false;
   auto deliver = [&](const Record& rec, uint64_t) {
     if (rec.type == kRecordFinishedRound && ordered->deferred_waiting() > 0) return;
     convert_record(rec);
