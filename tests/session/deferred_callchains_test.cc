@@ -308,6 +308,28 @@ TEST(DeferredCallchains, TotalBoundDeliversTheOldestOfAnyTid) {
   EXPECT_EQ(r.stats.merged, 3u);
 }
 
+TEST(DeferredCallchains, ByteBoundDeliversTheOldestEarly) {
+  TempDir dir;
+  File f(dir);
+  // Each of these samples is 8 (header) + 32 (identifier, ip, pid/tid, time) + 16 (cpu, period)
+  // + 8 (nr) + 4 * 8 (chain) = 96 bytes: a 200-byte bound holds two.
+  f.sample(10, 100, {K, 0xffffffff81000010, D, 0x1});
+  f.sample(20, 110, {K, 0xffffffff81000020, D, 0x2});
+  f.sample(30, 120, {K, 0xffffffff81000030, D, 0x3});
+  f.deferred(20, 130, 0x2, {0x402000});
+  f.deferred(30, 140, 0x3, {0x403000});
+  OrderedEvents::Options o;
+  o.deferred.max_waiting_bytes = 200;
+  Result r = read_all(f.finish(), o);
+  EXPECT_EQ(r.lines, (Lines{
+                         "10@100: K ffffffff81000010",
+                         "20@110: K ffffffff81000020 U 402000",
+                         "30@120: K ffffffff81000030 U 403000",
+                     }));
+  EXPECT_EQ(r.stats.delivered_early, 1u);
+  EXPECT_EQ(r.stats.peak_waiting_bytes, 3u * 96);
+}
+
 TEST(DeferredCallchains, MergeOffPassesEverythingThroughRaw) {
   TempDir dir;
   File f(dir);
