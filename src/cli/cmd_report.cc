@@ -95,7 +95,7 @@ int run_tasks(const ReportCliOptions& cli) {
         return false;
     }
   };
-  const std::vector<std::string> problems = analysis::replay(*reader, machine, symbolizer, nullptr, handlers);
+  const std::vector<std::string> problems = analysis::replay(*reader, machine, symbolizer, nullptr, handlers).problems;
   output::print_task_list(stdout, machine, cli.mmaps);
   if (cli.mem_stats) print_mem_stats("report", machine);
   int status = report_reader_problems("report", *reader);
@@ -308,6 +308,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   std::vector<analysis::HistEntry> callers;
   std::vector<analysis::CallFrame> chain;
   std::vector<std::string> problems;
+  session::DeferredCallchains::Stats deferred;
   // The srcline key's texts, interned, by (dso, pid, address, callchain entry or not).
   struct SrclineKey {
     const void* dso;
@@ -598,7 +599,9 @@ int run_hist_report(const ReportCliOptions& cli) {
     util::ProgressBar progress("tperf report: reading", sized ? reader->data_size() : 0);
     handlers.on_progress = [&](uint64_t bytes) { progress.update(bytes); };
     flush_pending = flush_combos;
-    problems = analysis::replay(*reader, machine, symbolizer, &preloader, handlers);
+    analysis::ReplayResult replayed = analysis::replay(*reader, machine, symbolizer, &preloader, handlers);
+    problems = std::move(replayed.problems);
+    deferred = replayed.deferred;
     flush_combos();
   }
 
@@ -659,7 +662,11 @@ int run_hist_report(const ReportCliOptions& cli) {
     fmt::print(stderr, "Error:\nThe {} data has no samples!\n", cli.path);
   } else {
     if (!cli.quiet) output::print_report_preamble(stdout, lost_samples, filter_lines);
-    if (summary) output::print_unwind_summary(stdout, unwind.finish(), /*dwarf_unwound=*/true);
+    if (summary) {
+      analysis::UnwindStats stats = unwind.finish();
+      stats.deferred = deferred;
+      output::print_unwind_summary(stdout, stats, /*dwarf_unwound=*/true);
+    }
   }
   columns.quiet = cli.quiet;
   setup_events();

@@ -31,6 +31,7 @@ struct ScriptCliOptions {
   bool show_mmap_events = false;
   bool show_switch_events = false;
   bool show_lost_events = false;
+  bool merge_callchains = true;  // join deferred user callchains to their samples (perf 6.19's default)
   std::string time;
   std::string cpu;
   std::string comms;
@@ -100,8 +101,9 @@ int run_script(const ScriptCliOptions& cli) {
   handlers.on_other = [&](const perfdata::Record& rec, uint64_t time) { writer.before_machine(rec, time); };
   handlers.on_applied = [&](const perfdata::Record& rec, uint64_t time) { writer.after_machine(rec, time); };
   handlers.stop = [&] { return !writer.fatal().empty(); };
+  handlers.merge_deferred_callchains = cli.merge_callchains;
   const std::vector<std::string> problems =
-      analysis::replay(*reader, machine, symbolizer, preloader ? &*preloader : nullptr, handlers);
+      analysis::replay(*reader, machine, symbolizer, preloader ? &*preloader : nullptr, handlers).problems;
   writer.finish();
   for (const auto& w : symbolizer.take_warnings()) fmt::print(stderr, "tperf script: warning: {}\n", w);
   if (!writer.fatal().empty()) return fail(writer.fatal());
@@ -130,6 +132,9 @@ void add_script_command(CLI::App& app, int& status) {
   cmd->add_flag("--show-mmap-events", opt->show_mmap_events, "print MMAP/MMAP2 records");
   cmd->add_flag("--show-switch-events", opt->show_switch_events, "print context switch records");
   cmd->add_flag("--show-lost-events", opt->show_lost_events, "print LOST records");
+  cmd->add_flag("--merge-callchains,!--no-merge-callchains", opt->merge_callchains,
+                "join deferred user callchains (kernel 6.19+) to their samples (default); --no-merge-callchains "
+                "prints the raw samples (kernel part, cookie) and CALLCHAIN_DEFERRED records");
   cmd->add_option(
       "--time", opt->time,
       "time span(s) of interest: start,stop (seconds) [start,stop ...], or percentages: 10%/2, 0%-10%,30%-40%");

@@ -35,6 +35,7 @@ class Reader;
 }
 namespace tperf::session {
 class Machine;
+class OrderedEvents;
 }
 namespace tperf::symbols {
 struct SymbolizerOptions;
@@ -46,6 +47,8 @@ namespace tperf::cli {
 // stepped over (errors, malformed feature sections) as "tperf CMD: PATH: offset 0x..: what".
 // Returns 2 when the file was damaged, else 0.
 int report_reader_problems(const char* command, const perfdata::Reader& reader);
+// The same, plus the malformed deferred-callchain records the ordering stage met.
+int report_reader_problems(const char* command, const perfdata::Reader& reader, const session::OrderedEvents& ordered);
 
 // Input-file option shared by the commands that read perf.data: positional FILE or -i FILE,
 // default "perf.data", "-" for standard input.

@@ -1170,7 +1170,7 @@ void ScriptWriter::before_machine(const Record& rec, uint64_t) {
   }
 }
 
-void ScriptWriter::after_machine(const Record& rec, uint64_t) {
+void ScriptWriter::after_machine(const Record& rec, uint64_t time) {
   using namespace perfdata;
   const bool swap = reader_.swapped();
   const uint64_t boff = rec.offset + 8;
@@ -1227,6 +1227,9 @@ void ScriptWriter::after_machine(const Record& rec, uint64_t) {
         id_task(&pid, &tid);
         if (print_sideband(rec, pid, tid, 0, false)) append_lost_event(out_, e);
       }
+      break;
+    case kRecordCallchainDeferred:
+      on_callchain_deferred(rec, time);  // reaches here only unmerged (--no-merge-callchains)
       break;
     case kRecordHeaderAttr:
       on_attr();
@@ -1374,14 +1377,27 @@ void ScriptWriter::on_sample(const Record& rec) {
       unsigned entries = 0;
       size_t mark = out_.size();
       bool chain_ok = true;
-      for (uint64_t ip : s.callchain) {
+      for (size_t i = 0; i < s.callchain.size(); ++i) {
+        const uint64_t ip = s.callchain[i];
         if (entries >= options_.max_stack) break;
+        if (s.deferred_callchain && i + 1 == s.callchain.size()) {
+          // A deferred chain not merged (--no-merge-callchains): its last word is the cookie
+          // that names the CALLCHAIN_DEFERRED record, shown as perf 6.19 shows it.
+          ++entries;
+          ScriptLocation loc = locate(&thread, kMiscUser, ip, true);
+          loc.has_sym = true;
+          loc.sym = "(cookie)";
+          ScriptIpOptions cookie_ipo = ipo;
+          cookie_ipo.symoff = false;
+          append_frame(out_, loc, cookie_ipo);
+          break;
+        }
         if (ip >= kContextMax) {
           if (ip == kContextHv) {
             mode = kMiscHypervisor;
           } else if (ip == kContextKernel) {
             mode = kMiscKernel;
-          } else if (ip == kContextUser) {
+          } else if (ip == kContextUser || ip == kContextUserDeferred) {
             mode = kMiscUser;
           } else {
             out_.resize(mark);  // perf drops a chain with a context it does not know
@@ -1415,6 +1431,54 @@ void ScriptWriter::on_sample(const Record& rec) {
   if (fields & kFieldPhysAddr) util::append_format(out_, "{:16x}", s.phys_addr);
   if (fields & kFieldDataPageSize) append_page_size(out_, s.data_page_size);
   if (fields & kFieldCodePageSize) append_page_size(out_, s.code_page_size);
+  out_ += '\n';
+}
+
+// perf 6.19's line for a CALLCHAIN_DEFERRED record: the line start of its sample_id, the
+// cookie, then the user frames (plain user addresses, no context marker).
+void ScriptWriter::on_callchain_deferred(const Record& rec, uint64_t time) {
+  using namespace perfdata;
+  if (analysis::time_skipped(options_.time_ranges, time)) return;
+  const bool swap = reader_.swapped();
+  Sample id;
+  bool have = false;
+  int ai = sideband_attr(rec, id, &have);
+  if (ai < 0) return;
+  const EventAttr& ea = reader_.attrs()[static_cast<size_t>(ai)];
+  std::span<const uint8_t> body = rec.body();
+  if (ea.attr.sample_id_all()) {
+    const size_t trailer = sample_id_trailer_size(ea.attr);
+    if (trailer > body.size()) throw FormatError(rec.offset, "CALLCHAIN_DEFERRED shorter than its sample_id");
+    body = body.first(body.size() - trailer);
+  }
+  CallchainDeferredEvent e = decode_callchain_deferred(body, rec.misc, swap, rec.offset + 8);
+  const uint64_t fields = options_.fields.sets[script_output_type(ea.attr.type)].fields;
+  if (!fields) return;
+  int32_t pid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.pid) : -1;
+  int32_t tid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.tid) : -1;
+  if (tid != -1 && thread_filtered(machine_.findnew_thread(pid, tid))) return;
+  if (!print_sideband(rec, pid, tid, 0, false)) return;
+  util::append_format(out_, "DEFERRED CALLCHAIN [cookie: {:x}]", e.cookie);
+  if (fields & kFieldIp) {
+    ScriptIpOptions ipo;
+    ipo.ip = true;
+    ipo.sym = fields & kFieldSym;
+    ipo.symoff = fields & kFieldSymoff;
+    ipo.dso = fields & kFieldDso;
+    const session::Thread* thread = tid != -1 ? &machine_.findnew_thread(pid, tid) : nullptr;
+    if (use_callchain_ && thread) {
+      out_ += '\n';
+      unsigned entries = 0;
+      for (uint64_t ip : e.ips) {
+        if (entries++ >= options_.max_stack) break;
+        append_callchain_frame(*thread, kMiscUser, ip, ipo, false);
+      }
+    } else {
+      out_ += ' ';
+      ScriptLocation loc;
+      append_ip(out_, loc, ipo);
+    }
+  }
   out_ += '\n';
 }
 

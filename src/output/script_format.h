@@ -286,6 +286,7 @@ class ScriptWriter {
 
  private:
   void on_sample(const perfdata::Record& rec);
+  void on_callchain_deferred(const perfdata::Record& rec, uint64_t time);
   void on_attr();
   // The line start of a side-band record; false when the record is filtered out (--cpu).
   bool print_sideband(const perfdata::Record& rec, int32_t pid, int32_t tid, uint64_t event_time, bool have_event_time);
