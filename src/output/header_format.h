@@ -1,0 +1,25 @@
+// `tperf header`'s text: what `perf report --header-only` (perf 6.1) prints for a file, line
+// for line, then tperf's own section: records by type, unknown record types and feature bits, and
+// every warning the reader raised.
+#pragma once
+
+#include <string>
+
+namespace tperf::perfdata {
+class Reader;
+}
+
+namespace tperf::output {
+
+struct HeaderFormatOptions {
+  bool full = false;       // -I: also the features perf prints only with --header-only -I
+  bool no_extras = false;  // only perf's block, without tperf's section
+};
+
+// Prints the header block of `reader`'s file to standard output, reading every record (pipe-mode
+// features arrive as records; the record counts need them all). `input`: the path the user gave
+// ("-" for standard input), whose mtime perf shows as "captured on". Returns the message of the
+// damage that stopped the reading, "" when the file was read to its end.
+std::string print_header(perfdata::Reader& reader, const std::string& input, const HeaderFormatOptions& opt);
+
+}  // namespace tperf::output
