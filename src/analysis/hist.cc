@@ -11,6 +11,7 @@
 #include "analysis/tree_replay.h"
 #include "session/machine.h"
 #include "symbols/symbol_table.h"
+#include "util/text.h"
 
 namespace tperf::analysis {
 
@@ -45,19 +46,12 @@ int cmp_num(T a, T b) {
 
 std::string parse_sort_keys(std::string_view spec, std::vector<SortKey>* out) {
   out->clear();
-  size_t pos = 0;
-  while (pos <= spec.size()) {
-    size_t comma = spec.find(',', pos);
-    std::string_view tok = spec.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
-    if (!tok.empty()) {
-      auto it = std::find_if(std::begin(kKeyNames), std::end(kKeyNames), [&](const KeyName& k) { return tok == k.name; });
-      if (it == std::end(kKeyNames)) {
-        return fmt::format("unknown --sort key '{}' (known: comm, pid, tid, dso, sym, symoff, cpu, srcline, parent)", tok);
-      }
-      if (std::find(out->begin(), out->end(), it->key) == out->end()) out->push_back(it->key);
+  for (const std::string& tok : util::split_commas(spec)) {
+    auto it = std::find_if(std::begin(kKeyNames), std::end(kKeyNames), [&](const KeyName& k) { return tok == k.name; });
+    if (it == std::end(kKeyNames)) {
+      return fmt::format("unknown --sort key '{}' (known: comm, pid, tid, dso, sym, symoff, cpu, srcline, parent)", tok);
     }
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
+    if (std::find(out->begin(), out->end(), it->key) == out->end()) out->push_back(it->key);
   }
   if (out->empty()) return "--sort: no keys given";
   return "";
@@ -65,29 +59,22 @@ std::string parse_sort_keys(std::string_view spec, std::vector<SortKey>* out) {
 
 std::string parse_report_fields(std::string_view spec, std::vector<ReportField>* out) {
   out->clear();
-  size_t pos = 0;
-  while (pos <= spec.size()) {
-    size_t comma = spec.find(',', pos);
-    std::string_view tok = spec.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
-    if (!tok.empty()) {
-      ReportField f;
-      if (tok == "overhead") {
-        f.kind = ReportField::Kind::kOverhead;
-      } else if (tok == "overhead_children") {
-        f.kind = ReportField::Kind::kOverheadChildren;
-      } else if (tok == "sample") {
-        f.kind = ReportField::Kind::kSamples;
-      } else if (tok == "period") {
-        f.kind = ReportField::Kind::kPeriod;
-      } else {
-        auto it = std::find_if(std::begin(kKeyNames), std::end(kKeyNames), [&](const KeyName& k) { return tok == k.name; });
-        if (it == std::end(kKeyNames)) return fmt::format("Unknown --fields key: `{}'", tok);
-        f.key = it->key;
-      }
-      if (std::find(out->begin(), out->end(), f) == out->end()) out->push_back(f);
+  for (const std::string& tok : util::split_commas(spec)) {
+    ReportField f;
+    if (tok == "overhead") {
+      f.kind = ReportField::Kind::kOverhead;
+    } else if (tok == "overhead_children") {
+      f.kind = ReportField::Kind::kOverheadChildren;
+    } else if (tok == "sample") {
+      f.kind = ReportField::Kind::kSamples;
+    } else if (tok == "period") {
+      f.kind = ReportField::Kind::kPeriod;
+    } else {
+      auto it = std::find_if(std::begin(kKeyNames), std::end(kKeyNames), [&](const KeyName& k) { return tok == k.name; });
+      if (it == std::end(kKeyNames)) return fmt::format("Unknown --fields key: `{}'", tok);
+      f.key = it->key;
     }
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
+    if (std::find(out->begin(), out->end(), f) == out->end()) out->push_back(f);
   }
   if (out->empty()) return "-F: no fields given";
   return "";

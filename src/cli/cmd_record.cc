@@ -15,6 +15,7 @@
 #include "record/event_spec.h"
 #include "record/perf_event.h"
 #include "record/recorder.h"
+#include "util/text.h"
 
 namespace tperf::cli {
 
@@ -46,15 +47,7 @@ struct RecordCliOptions {
 
 std::vector<int32_t> parse_id_list(const std::string& text, const char* what) {
   std::vector<int32_t> out;
-  std::stringstream ss(text);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
-    if (part.empty()) continue;
-    if (part.find_first_not_of("0123456789") != std::string::npos || part.size() > 9) {
-      throw std::invalid_argument(fmt::format("bad {} '{}'", what, part));
-    }
-    out.push_back(std::stoi(part));
-  }
+  if (!util::parse_number_list(text, false, &out)) throw std::invalid_argument(fmt::format("bad {} list '{}'", what, text));
   if (out.empty()) throw std::invalid_argument(fmt::format("no {} in '{}'", what, text));
   return out;
 }

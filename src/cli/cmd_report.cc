@@ -17,6 +17,7 @@
 #include "analysis/unwind_stats.h"
 #include "analysis/time_filter.h"
 #include "cli/commands.h"
+#include "util/text.h"
 #include "analysis/sample_path.h"
 #include "output/report_format.h"
 #include "output/task_list.h"
@@ -187,16 +188,16 @@ int run_hist_report(const ReportCliOptions& cli) {
 
   // Filters: samples outside them go into the histogram as hidden entries (analysis::HistEntry::
   // filtered) and count in the totals the percentages are taken of, unless --percentage relative.
-  const std::vector<std::string> comm_filter = split_commas(cli.comms);
-  const std::vector<std::string> dso_filter = split_commas(cli.dsos);
-  const std::vector<std::string> symbol_filter = split_commas(cli.symbol_names);
+  const std::vector<std::string> comm_filter = util::split_commas(cli.comms);
+  const std::vector<std::string> dso_filter = util::split_commas(cli.dsos);
+  const std::vector<std::string> symbol_filter = util::split_commas(cli.symbol_names);
   if (cli.percentage != "absolute" && cli.percentage != "relative") {
     return fail(fmt::format("--percentage {}: absolute or relative expected", cli.percentage));
   }
   std::vector<int32_t> pid_filter, tid_filter, cpu_filter;
-  if (!parse_int_list(cli.pids, false, &pid_filter)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
-  if (!parse_int_list(cli.tids, false, &tid_filter)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
-  if (!parse_int_list(cli.cpus, true, &cpu_filter)) return fail(fmt::format("--cpu {}: not a cpu list", cli.cpus));
+  if (!util::parse_number_list(cli.pids, false, &pid_filter)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
+  if (!util::parse_number_list(cli.tids, false, &tid_filter)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
+  if (!util::parse_number_list(cli.cpus, true, &cpu_filter)) return fail(fmt::format("--cpu {}: not a cpu list", cli.cpus));
   auto listed = [](const auto& list, const auto& v) { return list.empty() || std::find(list.begin(), list.end(), v) != list.end(); };
 
   // perf's --percent-limit also sets the callchain threshold.

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "util/text.h"
 #include "analysis/sample_path.h"
 #include "output/script_format.h"
 #include "perfdata/abi.h"
@@ -70,9 +71,9 @@ int run_script(const ScriptCliOptions& cli) {
     opt.cpu_filter = true;
     if (auto err = output::parse_cpu_list(cli.cpu, &opt.cpus); !err.empty()) return fail(err);
   }
-  opt.comms = split_commas(cli.comms);
-  if (!parse_int_list(cli.pids, false, &opt.pids)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
-  if (!parse_int_list(cli.tids, false, &opt.tids)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
+  opt.comms = util::split_commas(cli.comms);
+  if (!util::parse_number_list(cli.pids, false, &opt.pids)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
+  if (!util::parse_number_list(cli.tids, false, &opt.tids)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
 
   auto reader = perfdata::Reader::open(cli.path);
   // perf 6.1 keeps the maps of a process across exec; frames that point into them resolve.

@@ -72,10 +72,6 @@ struct SymbolCliOptions {
   void apply_to(symbols::SymbolizerOptions* options) const;
 };
 
-// "a,b,,c" -> {"a", "b", "c"}.
-std::vector<std::string> split_commas(const std::string& s);
-// A comma-separated list of numbers ("1,5"; with `ranges` also "0-3"); false when malformed.
-bool parse_int_list(const std::string& s, bool ranges, std::vector<int32_t>* out);
 
 // The --mem-stats lines: what the machine model holds and held at most (stderr).
 void print_mem_stats(const char* command, const session::Machine& machine);

@@ -42,31 +42,6 @@ void SymbolCliOptions::apply_to(symbols::SymbolizerOptions* options) const {
   options->demangle_kernel = demangle_kernel;
 }
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t c = s.find(',', pos);
-    std::string tok = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
-    if (!tok.empty()) out.push_back(tok);
-    if (c == std::string::npos) break;
-    pos = c + 1;
-  }
-  return out;
-}
-
-bool parse_int_list(const std::string& s, bool ranges, std::vector<int32_t>* out) {
-  for (const auto& tok : split_commas(s)) {
-    char* end = nullptr;
-    long a = std::strtol(tok.c_str(), &end, 10);
-    long b = a;
-    if (ranges && end && *end == '-') b = std::strtol(end + 1, &end, 10);
-    if (!end || *end || b < a || b - a > (1L << 20)) return false;
-    for (long v = a; v <= b; ++v) out->push_back(static_cast<int32_t>(v));
-  }
-  return true;
-}
-
 void print_mem_stats(const char* command, const session::Machine& machine) {
   auto s = machine.mem_stats();
   std::fflush(stdout);

@@ -835,32 +835,12 @@ void append_lost_event(std::string& out, const perfdata::LostEvent& e) {
 
 std::string parse_cpu_list(std::string_view text, std::vector<bool>* cpus) {
   cpus->clear();
-  size_t pos = 0;
-  auto number = [&](uint64_t* v) {
-    size_t start = pos;
-    *v = 0;
-    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-      *v = *v * 10 + static_cast<uint64_t>(text[pos] - '0');
-      if (*v > 1 << 20) return false;
-      ++pos;
-    }
-    return pos > start;
-  };
   if (text.empty()) return "empty cpu list";
-  while (pos < text.size()) {
-    uint64_t a = 0, b = 0;
-    if (!number(&a)) return fmt::format("invalid cpu list '{}'", text);
-    b = a;
-    if (pos < text.size() && text[pos] == '-') {
-      ++pos;
-      if (!number(&b) || b < a) return fmt::format("invalid cpu list '{}'", text);
-    }
-    if (cpus->size() <= b) cpus->resize(b + 1, false);
-    for (uint64_t c = a; c <= b; ++c) (*cpus)[c] = true;
-    if (pos < text.size()) {
-      if (text[pos] != ',') return fmt::format("invalid cpu list '{}'", text);
-      ++pos;
-    }
+  std::vector<int32_t> list;
+  if (!util::parse_number_list(text, true, &list)) return fmt::format("invalid cpu list '{}'", text);
+  for (int32_t c : list) {
+    if (cpus->size() <= static_cast<size_t>(c)) cpus->resize(static_cast<size_t>(c) + 1, false);
+    (*cpus)[static_cast<size_t>(c)] = true;
   }
   return "";
 }

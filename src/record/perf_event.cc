@@ -1,4 +1,5 @@
 #include "record/perf_event.h"
+#include "util/text.h"
 
 #include <fmt/format.h>
 #include <linux/perf_event.h>
@@ -113,27 +114,9 @@ std::string explain_open_error(int err, const std::string& event_name, const per
 }
 
 std::vector<int> parse_cpu_list(const std::string& text) {
-  std::vector<int> cpus;
-  std::stringstream ss(text);
-  std::string part;
-  auto number = [&](const std::string& s) {
-    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 6) {
-      throw std::invalid_argument(fmt::format("bad CPU list '{}'", text));
-    }
-    return std::stoi(s);
-  };
-  while (std::getline(ss, part, ',')) {
-    while (!part.empty() && (part.back() == '\n' || part.back() == ' ')) part.pop_back();
-    if (part.empty()) continue;
-    auto dash = part.find('-');
-    if (dash == std::string::npos) {
-      cpus.push_back(number(part));
-    } else {
-      int a = number(part.substr(0, dash)), b = number(part.substr(dash + 1));
-      if (b < a) throw std::invalid_argument(fmt::format("bad CPU list '{}'", text));
-      for (int c = a; c <= b; ++c) cpus.push_back(c);
-    }
-  }
+  std::vector<int32_t> list;
+  if (!util::parse_number_list(text, true, &list)) throw std::invalid_argument(fmt::format("bad CPU list '{}'", text));
+  std::vector<int> cpus(list.begin(), list.end());
   std::sort(cpus.begin(), cpus.end());
   cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
   return cpus;

@@ -1,7 +1,8 @@
 // Small text helpers. append_format: formatted text onto a std::string quickly (fmt's
 // back_insert_iterator path pushes one character at a time into the string; it was a quarter of
 // `tperf script`'s time), through fmt's stack buffer and one append. parse_hex_prefix: the
-// addresses of kallsyms and JIT map lines.
+// addresses of kallsyms and JIT map lines. split_commas and parse_number_list: every comma list
+// of the command lines (sort keys, fields, comms, pids, tids, CPU lists) and of sysfs CPU files.
 #pragma once
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace tperf::util {
 
@@ -44,6 +46,52 @@ void append_format(std::string& out, fmt::format_string<Args...> format, Args&&.
   fmt::memory_buffer buf;
   fmt::format_to(fmt::appender(buf), format, std::forward<Args>(args)...);
   out.append(buf.data(), buf.size());
+}
+
+// "a,b,,c" -> {"a", "b", "c"}: the items of a comma list, empty ones left out.
+inline std::vector<std::string> split_commas(std::string_view s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    const size_t comma = s.find(',', pos);
+    const std::string_view item = s.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    if (!item.empty()) out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+// A comma list of non-negative decimal numbers, with `ranges` also "A-B" items ("0-3,8"; a CPU
+// list as sysfs and perf write them), appended to *out in the order given. Trailing white space
+// (a sysfs file's newline) is ignored. False for anything else, a number above 2^24 or a range
+// that runs backwards; *out may then hold part of the list.
+inline bool parse_number_list(std::string_view s, bool ranges, std::vector<int32_t>* out) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  constexpr int64_t kMax = int64_t{1} << 24;
+  for (const std::string& item : split_commas(s)) {
+    size_t pos = 0;
+    auto number = [&](int64_t* v) {
+      const size_t start = pos;
+      *v = 0;
+      while (pos < item.size() && item[pos] >= '0' && item[pos] <= '9') {
+        *v = *v * 10 + (item[pos] - '0');
+        if (*v > kMax) return false;
+        ++pos;
+      }
+      return pos > start;
+    };
+    int64_t a = 0, b = 0;
+    if (!number(&a)) return false;
+    b = a;
+    if (ranges && pos < item.size() && item[pos] == '-') {
+      ++pos;
+      if (!number(&b) || b < a) return false;
+    }
+    if (pos != item.size()) return false;
+    for (int64_t v = a; v <= b; ++v) out->push_back(static_cast<int32_t>(v));
+  }
+  return true;
 }
 
 }  // namespace tperf::util
