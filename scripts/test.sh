@@ -4,7 +4,8 @@
 #   asan       g++ AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/) and its tests
 #   clang      clang-14 build of everything with -Werror (build-fuzz/) and its tests
 #   fuzz       the perf.data reader fuzzer over the shared corpus, then a bounded mutation run;
-#              the same for the ELF symbols fuzzer over fuzz/corpus-elf (half the mutation time)
+#              the same for the ELF symbols fuzzer over fuzz/corpus-elf and for the whole reading
+#              path (report_path_fuzzer: reader, machine, symbols, report, script; half the time each)
 # Ends with one line "N passed, N failed, N skipped" (ctest results of all suites plus the fuzz
 # steps; a skipped test is not counted as passed) and exits 1 when anything failed or did not
 # build. The skipped tests, with the suite and the reason the test gave, are written one per line
@@ -252,6 +253,56 @@ if [[ -f build-fuzz/build.ninja ]] && ninja -C build-fuzz elf_symbols_fuzzer >/d
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 else
   note "elf fuzz" "not run: the fuzzer did not build"
+fi
+
+# The whole reading path (reader, machine, symbols, report and script): the corpus replayed, then
+# a short mutation run seeded with it (its own work and artifact directories).
+path_fuzz_replay() {
+  local fuzzer=$1
+  local -a inputs=()
+  mapfile -t inputs < <(find "$SHARED/corpus" "$ROOT/fuzz/corpus" -type f ! -name '*.md' 2>/dev/null | sort)
+  ((${#inputs[@]} > 0)) || { echo "   no corpus found under $SHARED/corpus"; return 1; }
+  "$fuzzer" -rss_limit_mb=4096 -timeout=120 "${inputs[@]}" >"$ROOT/build-fuzz/path-fuzz-replay.log" 2>&1
+  local rc=$?
+  ((rc == 0)) || tail -n 80 "$ROOT/build-fuzz/path-fuzz-replay.log"
+  return $rc
+}
+
+path_fuzz_mutate() {
+  local fuzzer=$1 seconds=$2 work="$ROOT/build-fuzz/path-fuzz-work" artifacts="$ROOT/build-fuzz/path-fuzz-artifacts"
+  mkdir -p "$work" "$artifacts"
+  local -a seeds=()
+  for d in "$SHARED/corpus/linux-perf-data" "$SHARED/corpus/quipper/testdata" "$ROOT/fuzz/corpus"; do
+    [[ -d "$d" ]] && seeds+=("$d")
+  done
+  echo "   mutating for ${seconds}s (new inputs in $work, crashes in $artifacts)"
+  "$fuzzer" -max_total_time="$seconds" -max_len=262144 -timeout=60 -rss_limit_mb=4096 \
+      -dict="$ROOT/fuzz/perfdata.dict" -artifact_prefix="$artifacts/" -print_final_stats=1 \
+      "$work" "${seeds[@]}" </dev/null >"$ROOT/build-fuzz/path-fuzz-mutate.log" 2>&1
+  local rc=$?
+  if ((rc == 0)); then
+    grep -E '^(stat::number_of_executed_units|stat::new_units_added|Done )' "$ROOT/build-fuzz/path-fuzz-mutate.log"
+  else
+    tail -n 80 "$ROOT/build-fuzz/path-fuzz-mutate.log"
+    ls "$artifacts"
+  fi
+  return $rc
+}
+
+if [[ -f build-fuzz/build.ninja ]] && ninja -C build-fuzz report_path_fuzzer >/dev/null 2>&1; then
+  PATH_FUZZER=$ROOT/build-fuzz/report_path_fuzzer
+  PATH_FUZZ_SECONDS=$(((FUZZ_SECONDS + 1) / 2))
+  export "${SANITIZER_ENV[@]}"
+  export ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0"
+  export LSAN_OPTIONS="$LSAN_OPTIONS:suppressions=$ROOT/fuzz/elf_lsan.supp"
+  echo "== report path fuzz: corpus replay"
+  check "path fuzz corpus replay" path_fuzz_replay "$PATH_FUZZER"
+  echo "== report path fuzz: mutation"
+  check "path fuzz mutation ${PATH_FUZZ_SECONDS}s" path_fuzz_mutate "$PATH_FUZZER" "$PATH_FUZZ_SECONDS"
+  unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
+else
+  failed=$((failed + 1))
+  note "report path fuzz" "FAILED: the fuzzer did not build"
 fi
 
 # check_skips: every skipped test must match a pattern of the allow-list (a line "PATTERN REASON";

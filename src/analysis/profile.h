@@ -101,6 +101,8 @@ struct Profile {
   // the unwinding quality block, as tperf report prints them.
   std::vector<std::pair<std::string, std::string>> info;
   std::string unwind_summary;
+  // Records that could not be decoded (the file offset and why), skipped while building.
+  std::vector<std::string> problems;
 
   // The frames of a stack from the outermost to the innermost.
   std::vector<uint32_t> frames_root_first(uint32_t stack) const {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/profile.h"
+#include "analysis/unwind_stats.h"
 #include "symbols/symbolizer.h"
 
 namespace tperf::analysis {
@@ -23,7 +24,10 @@ struct ProfileOptions {
 };
 
 // Reads the file at `path` ("-": standard input) and returns its stack table. Throws
-// perfdata::FormatError (with the file offset) when the file cannot be followed.
-Profile build_profile(const std::string& path, const ProfileOptions& options);
+// perfdata::FormatError (with the file offset) when the file cannot be opened or followed; a
+// record that cannot be decoded is skipped and named in Profile::problems. `unwind_stats`, when
+// given, receives what tperf report's unwinding quality block is printed from
+// (output::print_unwind_summary); the caller may put that text into Profile::unwind_summary.
+Profile build_profile(const std::string& path, const ProfileOptions& options, UnwindStats* unwind_stats = nullptr);
 
 }  // namespace tperf::analysis

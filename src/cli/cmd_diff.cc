@@ -10,7 +10,7 @@
 #include "analysis/diff.h"
 #include "analysis/hist.h"
 #include "cli/commands.h"
-#include "cli/report_pipeline.h"
+#include "analysis/sample_path.h"
 #include "output/diff_format.h"
 #include "perfdata/reader.h"
 #include "session/machine.h"
@@ -83,10 +83,10 @@ int run_diff(const DiffCliOptions& cli) {
 
   symbols::SymbolizerOptions so;
   cli.symbols.apply_to(&so);
-  std::vector<EventHists> files;
+  std::vector<analysis::EventHists> files;
   for (const std::string& path : paths) {
     int status = run_guarded("diff", path, [&] {
-      files.push_back(load_event_hists(path, keys, so));
+      files.push_back(analysis::load_event_hists(path, keys, so));
       return 0;
     });
     if (status) return status;
@@ -125,7 +125,7 @@ int run_diff(const DiffCliOptions& cli) {
   std::fflush(stdout);
 
   int status = 0;
-  for (EventHists& f : files) {
+  for (analysis::EventHists& f : files) {
     for (const auto& w : f.symbolizer->take_warnings()) fmt::print(stderr, "tperf diff: warning: {}\n", w);
     status = std::max(status, report_reader_problems("diff", *f.reader));
     for (const auto& p : f.problems) {

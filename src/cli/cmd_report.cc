@@ -15,7 +15,7 @@
 #include "analysis/unwind_stats.h"
 #include "analysis/time_filter.h"
 #include "cli/commands.h"
-#include "cli/report_pipeline.h"
+#include "analysis/sample_path.h"
 #include "output/report_format.h"
 #include "output/task_list.h"
 #include "output/unwind_summary.h"
@@ -76,7 +76,7 @@ int run_tasks(const ReportCliOptions& cli) {
   mo.keep_exited = true;        // a task listing shows every task
   mo.keep_maps_on_exec = true;  // perf 6.1 keeps the old maps under the new ones
   session::Machine machine(mo);
-  register_idle_task(machine);
+  analysis::register_idle_task(machine);
   // Like perf's task mode: only the task records (and with --mmaps the map records) build the
   // model; samples do not create threads.
   session::OrderedEvents ordered(*reader, [&](const perfdata::Record& rec, uint64_t time) {
@@ -210,16 +210,16 @@ int run_hist_report(const ReportCliOptions& cli) {
       return fail(fmt::format("--time {}: {}", cli.time, e));
     }
   }
-  const std::unique_ptr<session::Machine> machine_owner = make_report_machine(*reader);
+  const std::unique_ptr<session::Machine> machine_owner = analysis::make_report_machine(*reader);
   session::Machine& machine = *machine_owner;
   symbols::SymbolizerOptions so;
   cli.symbols.apply_to(&so);
   symbols::Symbolizer symbolizer(machine, so);
   symbols::DwarfUnwinder unwinder(machine, {so.symfs, so.buildid_dir});
-  SymbolPreloader preloader(machine, symbolizer);
+  analysis::SymbolPreloader preloader(machine, symbolizer);
   // perf widens the kernel map to the kernel's symbols once it has them.
   auto find_map = [&](const session::Thread* t, uint8_t cpumode, uint64_t addr) {
-    return find_sample_map(machine, symbolizer, t, cpumode, addr);
+    return analysis::find_sample_map(machine, symbolizer, t, cpumode, addr);
   };
 
   // Event groups (GROUP_DESC): shown side by side unless --no-group, as perf 6.1 does by default.
@@ -335,199 +335,186 @@ int run_hist_report(const ReportCliOptions& cli) {
     }
     return it->second;
   };
-  session::OrderedEvents ordered(*reader, [&](const perfdata::Record& rec, uint64_t time) {
-    try {
-      if (rec.type == perfdata::kRecordLostSamples) {
-        uint64_t n = perfdata::decode_lost_samples(rec.body(), reader->swapped(), rec.offset + 8);
-        lost_samples += n;
-        unwind.add_lost_samples(n);
-        return;
-      }
-      if (rec.type == perfdata::kRecordLost && summary) {
-        unwind.add_lost(perfdata::decode_lost(rec.body(), reader->swapped(), rec.offset + 8).lost);
-      }
-      if (rec.type != perfdata::kRecordSample) {
-        process_non_sample(*reader, rec, time, machine, symbolizer);
-        if (rec.type == perfdata::kRecordMmap || rec.type == perfdata::kRecordMmap2) preloader.on_new_maps();
-        return;
-      }
-      int ai = reader->attr_index_of(rec);
-      if (ai < 0) return;
-      if (!decided) decide_children();
-      reader->decode_sample(rec, sample);
-      if (analysis::time_skipped(time_ranges, sample.time)) return;
-      // --cpu too drops samples before anything counts them, as perf does.
-      if (!listed(cpu_filter, sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1)) return;
-      // Pipe files announce their events as they go.
-      setup_events();
-      EventHist& ev = events[static_cast<size_t>(ai)];
-      // A group member's samples go into its leader's hist, in the member's column.
-      const GroupSlot slot = group_slots[static_cast<size_t>(ai)];
-      analysis::Hist& hist = events[slot.leader].hist;
-      session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
-      const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
-      const session::Map* sample_map = find_map(&thread, cpumode, sample.ip);
-      analysis::HistEntry self = sample_entry(machine, symbolizer, thread, sample, cpumode, sample_map);
-      if (use_srcline) self.srcline = srcline_of(sample_map, thread.pid(), sample.ip, false);
-      // --call-graph dwarf: the user frames unwound from the stack copy, after the kernel's.
-      user_frames.clear();
-      if ((summary || children || graph || folded) && sample.has(perfdata::kSampleCallchain)) {
-        unwinder.append_user_frames(reader->attrs()[static_cast<size_t>(ai)].attr, thread, sample, 4096, &user_frames);
-      }
-      bool all_frames_ok = false;
-      if (summary) {
-        // The quality block covers every sample of the file, the filtered-out ones too, and
-        // whole chains whatever --max-stack says.
-        const perfdata::PerfEventAttr& attr = reader->attrs()[static_cast<size_t>(ai)].attr;
-        const bool has_chain = sample.has(perfdata::kSampleCallchain);
-        if (has_chain) {
-          all_frames_ok = session::resolve_callchain(machine, &thread, sample, ~0u, &all_frames);
-          // The histogram below needs the machine's maps as they are; here kernel frames past
-          // the recorded kernel map count as the kernel's too.
-          stats_frames = all_frames;
-          for (auto& f : stats_frames) {
-            if (!f.map) f.map = find_map(&thread, f.cpumode, f.ip);
-          }
-          if (all_frames_ok) stats_frames.insert(stats_frames.end(), user_frames.begin(), user_frames.end());
-        } else {
-          stats_frames.assign(1, {sample.ip, cpumode, sample_map});
-        }
-        unwind.add_sample(sample, has_chain, thread.pid(), attr.sample_max_stack, attr.sample_stack_user, stats_frames);
-      }
-      // Without --children, perf draws chains from the sample up (callee order) by default;
-      // perf 6.1's -G/--inverted asks for caller order whatever -g says.
-      const bool cumulate_order = children || (reader->is_pipe() && !cli.no_children);
-      const bool caller_order = cli.inverted || (cumulate_order ? cli.callchain.find("callee") == std::string::npos
-                                                                : cli.callchain.find("caller") != std::string::npos);
-      // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
-      const uint64_t period =
-          sample.has(perfdata::kSamplePeriod) ? sample.period : reader->attrs()[static_cast<size_t>(ai)].attr.sample_period;
-      ++ev.samples;
-      ev.period += period;
-      // perf matches -S against the sample's symbol by name or by its start address in the
-      // process ("0x4011d6"); a sample without a symbol never matches.
-      auto symbol_listed = [&] {
-        if (symbol_filter.empty()) return true;
-        if (!self.loc.sym) return false;
-        if (listed(symbol_filter, std::string(self.loc.sym->name()))) return true;
-        const session::Map* m = find_map(&thread, cpumode, sample.ip);
-        uint64_t start = self.loc.sym_start;
-        if (m && !(m->dso && m->dso->kernel)) start = start - m->pgoff + m->start;
-        return listed(symbol_filter, fmt::format("{:#x}", start));
-      };
-      self.filtered = !listed(comm_filter, std::string_view(*self.comm)) || !listed(pid_filter, self.pid) ||
-                      !listed(tid_filter, self.tid) || !listed(dso_filter, analysis::dso_column_name(self.loc.dso)) ||
-                      !symbol_listed();
-      callers.clear();
-      chain.clear();
-      size_t unwound = 0;  // frames at the chain's end (before the caller-order reversal) from the stack copy
-      const bool want_chain = children || graph || folded || flat || use_parent;
-      bool have_frames = false;
-      if (want_chain && sample.has(perfdata::kSampleCallchain)) {
-        // perf walks the chain in the display order and stops after --max-stack frames: the
-        // innermost ones for callee order, the outermost for caller order.
-        if (all_frames_ok) {
-          // The whole chain was resolved for the quality block.
-          frames = all_frames;
-          have_frames = true;
-        } else {
-          have_frames = session::resolve_callchain(machine, &thread, sample, caller_order ? ~0u : cli.max_stack, &frames);
-        }
-        if (frames.size() > cli.max_stack) {
-          if (caller_order) {
-            frames.erase(frames.begin(), frames.end() - cli.max_stack);
-          } else {
-            frames.resize(cli.max_stack);
-          }
-        }
-        if (have_frames) {
-          unwound = std::min<size_t>(cli.max_stack, user_frames.size());
-          frames.insert(frames.end(), user_frames.begin(), user_frames.begin() + static_cast<ptrdiff_t>(unwound));
-        }
-      }
-      // -x: an entry without a parent is hidden (perf looks for one only with the parent key).
-      if (cli.exclude_other && (!use_parent || !have_frames)) self.filtered = true;
-      if (have_frames) {
-        // perf takes a frame's level from the space its map is in; a frame without a map keeps
-        // the level of the frame walked before it (the sample's for the first). It walks the
-        // chain in the display order: from the root for caller graphs (the default).
-        if (caller_order) std::reverse(frames.begin(), frames.end());
-        const bool chain_entries = children || graph || folded || flat;  // else walked for the parent alone
-        char level = self.loc.level;
-        for (size_t i = 0; i < frames.size(); ++i) {
-          const session::CallchainFrame& f = frames[i];
-          analysis::HistEntry c = self;
-          const session::Map* fmap = f.map ? f.map : find_map(&thread, f.cpumode, f.ip);
-          c.loc = locate(symbolizer, fmap, thread.pid(), f.cpumode, f.ip, true);
-          if (use_srcline && chain_entries) c.srcline = srcline_of(fmap, thread.pid(), f.ip, true);
-          if (f.map) {
-            level = c.loc.level;
-          } else {
-            c.loc.level = level;
-          }
-          auto push = [&](const symbols::Symbol* sym) {
-            c.loc.sym = sym;
-            callers.push_back(c);
-            analysis::CallFrame cf;
-            cf.ip = f.ip;
-            cf.dso = c.loc.dso;
-            cf.sym = c.loc.sym;
-            cf.sym_start = c.loc.sym_start;
-            chain.push_back(cf);
-          };
-          // perf 6.1 expands the frames it unwound from the stack copy (not the kernel's
-          // callchain) into the functions inlined there, innermost first in callee order.
-          const bool from_stack = caller_order ? i < unwound : i >= frames.size() - unwound;
-          std::span<const symbols::Symbol* const> inlined;
-          if (expand_inline && from_stack && fmap && c.loc.sym) inlined = symbolizer.inline_symbols(*fmap, thread.pid(), f.ip);
-          if (inlined.empty()) {
-            push(c.loc.sym);
-          } else if (caller_order) {
-            for (auto it = inlined.rbegin(); it != inlined.rend(); ++it) push(*it);
-          } else {
-            for (const symbols::Symbol* sym : inlined) push(sym);
-          }
-        }
-        // The parent: the first symbol on that walk the pattern matches; every entry of the
-        // sample (its own and, with --children, its callers') carries it.
-        if (use_parent) {
-          for (const analysis::HistEntry& c : callers) {
-            if (c.loc.sym && is_parent(c.loc.sym)) {
-              self.parent = c.loc.sym->name();
-              break;
-            }
-          }
-          self.filtered = self.filtered || (cli.exclude_other && self.parent.empty());
-          for (analysis::HistEntry& c : callers) {
-            c.parent = self.parent;
-            c.filtered = self.filtered;
-          }
-        }
-        if (!chain_entries) {
-          callers.clear();
-          chain.clear();
-        }
-      }
-      if ((graph || folded || flat) && !chain.empty()) {
-        hist.add_with_chain(self, period, children, callers, chain, slot.member);
-      } else {
-        hist.add(self, period, children, callers, slot.member);
-      }
-    } catch (const perfdata::FormatError& e) {
-      problems.push_back(e.what());
+  analysis::ReplayHandlers handlers;
+  handlers.on_other = [&](const perfdata::Record& rec, uint64_t) {
+    if (rec.type == perfdata::kRecordLostSamples) {
+      uint64_t n = perfdata::decode_lost_samples(rec.body(), reader->swapped(), rec.offset + 8);
+      lost_samples += n;
+      unwind.add_lost_samples(n);
+    } else if (rec.type == perfdata::kRecordLost && summary) {
+      unwind.add_lost(perfdata::decode_lost(rec.body(), reader->swapped(), rec.offset + 8).lost);
     }
-  });
-  perfdata::Record rec;
+  };
+  handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
+    int ai = reader->attr_index_of(rec);
+    if (ai < 0) return;
+    if (!decided) decide_children();
+    reader->decode_sample(rec, sample);
+    if (analysis::time_skipped(time_ranges, sample.time)) return;
+    // --cpu too drops samples before anything counts them, as perf does.
+    if (!listed(cpu_filter, sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1)) return;
+    // Pipe files announce their events as they go.
+    setup_events();
+    EventHist& ev = events[static_cast<size_t>(ai)];
+    // A group member's samples go into its leader's hist, in the member's column.
+    const GroupSlot slot = group_slots[static_cast<size_t>(ai)];
+    analysis::Hist& hist = events[slot.leader].hist;
+    session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
+    const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
+    const session::Map* sample_map = find_map(&thread, cpumode, sample.ip);
+    analysis::HistEntry self = analysis::sample_entry(machine, symbolizer, thread, sample, cpumode, sample_map);
+    if (use_srcline) self.srcline = srcline_of(sample_map, thread.pid(), sample.ip, false);
+    // --call-graph dwarf: the user frames unwound from the stack copy, after the kernel's.
+    user_frames.clear();
+    if ((summary || children || graph || folded) && sample.has(perfdata::kSampleCallchain)) {
+      unwinder.append_user_frames(reader->attrs()[static_cast<size_t>(ai)].attr, thread, sample, 4096, &user_frames);
+    }
+    bool all_frames_ok = false;
+    if (summary) {
+      // The quality block covers every sample of the file, the filtered-out ones too, and
+      // whole chains whatever --max-stack says.
+      const perfdata::PerfEventAttr& attr = reader->attrs()[static_cast<size_t>(ai)].attr;
+      const bool has_chain = sample.has(perfdata::kSampleCallchain);
+      if (has_chain) {
+        all_frames_ok = session::resolve_callchain(machine, &thread, sample, ~0u, &all_frames);
+        // The histogram below needs the machine's maps as they are; here kernel frames past
+        // the recorded kernel map count as the kernel's too.
+        stats_frames = all_frames;
+        for (auto& f : stats_frames) {
+          if (!f.map) f.map = find_map(&thread, f.cpumode, f.ip);
+        }
+        if (all_frames_ok) stats_frames.insert(stats_frames.end(), user_frames.begin(), user_frames.end());
+      } else {
+        stats_frames.assign(1, {sample.ip, cpumode, sample_map});
+      }
+      unwind.add_sample(sample, has_chain, thread.pid(), attr.sample_max_stack, attr.sample_stack_user, stats_frames);
+    }
+    // Without --children, perf draws chains from the sample up (callee order) by default;
+    // perf 6.1's -G/--inverted asks for caller order whatever -g says.
+    const bool cumulate_order = children || (reader->is_pipe() && !cli.no_children);
+    const bool caller_order = cli.inverted || (cumulate_order ? cli.callchain.find("callee") == std::string::npos
+                                                              : cli.callchain.find("caller") != std::string::npos);
+    // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
+    const uint64_t period =
+        sample.has(perfdata::kSamplePeriod) ? sample.period : reader->attrs()[static_cast<size_t>(ai)].attr.sample_period;
+    ++ev.samples;
+    ev.period += period;
+    // perf matches -S against the sample's symbol by name or by its start address in the
+    // process ("0x4011d6"); a sample without a symbol never matches.
+    auto symbol_listed = [&] {
+      if (symbol_filter.empty()) return true;
+      if (!self.loc.sym) return false;
+      if (listed(symbol_filter, std::string(self.loc.sym->name()))) return true;
+      const session::Map* m = find_map(&thread, cpumode, sample.ip);
+      uint64_t start = self.loc.sym_start;
+      if (m && !(m->dso && m->dso->kernel)) start = start - m->pgoff + m->start;
+      return listed(symbol_filter, fmt::format("{:#x}", start));
+    };
+    self.filtered = !listed(comm_filter, std::string_view(*self.comm)) || !listed(pid_filter, self.pid) ||
+                    !listed(tid_filter, self.tid) || !listed(dso_filter, analysis::dso_column_name(self.loc.dso)) ||
+                    !symbol_listed();
+    callers.clear();
+    chain.clear();
+    size_t unwound = 0;  // frames at the chain's end (before the caller-order reversal) from the stack copy
+    const bool want_chain = children || graph || folded || flat || use_parent;
+    bool have_frames = false;
+    if (want_chain && sample.has(perfdata::kSampleCallchain)) {
+      // perf walks the chain in the display order and stops after --max-stack frames: the
+      // innermost ones for callee order, the outermost for caller order.
+      if (all_frames_ok) {
+        // The whole chain was resolved for the quality block.
+        frames = all_frames;
+        have_frames = true;
+      } else {
+        have_frames = session::resolve_callchain(machine, &thread, sample, caller_order ? ~0u : cli.max_stack, &frames);
+      }
+      if (frames.size() > cli.max_stack) {
+        if (caller_order) {
+          frames.erase(frames.begin(), frames.end() - cli.max_stack);
+        } else {
+          frames.resize(cli.max_stack);
+        }
+      }
+      if (have_frames) {
+        unwound = std::min<size_t>(cli.max_stack, user_frames.size());
+        frames.insert(frames.end(), user_frames.begin(), user_frames.begin() + static_cast<ptrdiff_t>(unwound));
+      }
+    }
+    // -x: an entry without a parent is hidden (perf looks for one only with the parent key).
+    if (cli.exclude_other && (!use_parent || !have_frames)) self.filtered = true;
+    if (have_frames) {
+      // perf takes a frame's level from the space its map is in; a frame without a map keeps
+      // the level of the frame walked before it (the sample's for the first). It walks the
+      // chain in the display order: from the root for caller graphs (the default).
+      if (caller_order) std::reverse(frames.begin(), frames.end());
+      const bool chain_entries = children || graph || folded || flat;  // else walked for the parent alone
+      char level = self.loc.level;
+      for (size_t i = 0; i < frames.size(); ++i) {
+        const session::CallchainFrame& f = frames[i];
+        analysis::HistEntry c = self;
+        const session::Map* fmap = f.map ? f.map : find_map(&thread, f.cpumode, f.ip);
+        c.loc = analysis::locate(symbolizer, fmap, thread.pid(), f.cpumode, f.ip, true);
+        if (use_srcline && chain_entries) c.srcline = srcline_of(fmap, thread.pid(), f.ip, true);
+        if (f.map) {
+          level = c.loc.level;
+        } else {
+          c.loc.level = level;
+        }
+        auto push = [&](const symbols::Symbol* sym) {
+          c.loc.sym = sym;
+          callers.push_back(c);
+          analysis::CallFrame cf;
+          cf.ip = f.ip;
+          cf.dso = c.loc.dso;
+          cf.sym = c.loc.sym;
+          cf.sym_start = c.loc.sym_start;
+          chain.push_back(cf);
+        };
+        // perf 6.1 expands the frames it unwound from the stack copy (not the kernel's
+        // callchain) into the functions inlined there, innermost first in callee order.
+        const bool from_stack = caller_order ? i < unwound : i >= frames.size() - unwound;
+        std::span<const symbols::Symbol* const> inlined;
+        if (expand_inline && from_stack && fmap && c.loc.sym) inlined = symbolizer.inline_symbols(*fmap, thread.pid(), f.ip);
+        if (inlined.empty()) {
+          push(c.loc.sym);
+        } else if (caller_order) {
+          for (auto it = inlined.rbegin(); it != inlined.rend(); ++it) push(*it);
+        } else {
+          for (const symbols::Symbol* sym : inlined) push(sym);
+        }
+      }
+      // The parent: the first symbol on that walk the pattern matches; every entry of the
+      // sample (its own and, with --children, its callers') carries it.
+      if (use_parent) {
+        for (const analysis::HistEntry& c : callers) {
+          if (c.loc.sym && is_parent(c.loc.sym)) {
+            self.parent = c.loc.sym->name();
+            break;
+          }
+        }
+        self.filtered = self.filtered || (cli.exclude_other && self.parent.empty());
+        for (analysis::HistEntry& c : callers) {
+          c.parent = self.parent;
+          c.filtered = self.filtered;
+        }
+      }
+      if (!chain_entries) {
+        callers.clear();
+        chain.clear();
+      }
+    }
+    if ((graph || folded || flat) && !chain.empty()) {
+      hist.add_with_chain(self, period, children, callers, chain, slot.member);
+    } else {
+      hist.add(self, period, children, callers, slot.member);
+    }
+  };
   {
     // Like perf's "Processing events..." bar: only on a terminal, only for a large file.
     const bool sized = !reader->is_pipe() && !reader->is_directory() && !cli.quiet;
-    const uint64_t data_start = reader->header().data.offset;
     util::ProgressBar progress("tperf report: reading", sized ? reader->data_size() : 0);
-    while (reader->next(rec)) {
-      ordered.push(rec);
-      progress.update(rec.offset > data_start ? rec.offset - data_start : 0);
-    }
-    ordered.flush_all();
+    handlers.on_progress = [&](uint64_t bytes) { progress.update(bytes); };
+    problems = analysis::replay(*reader, machine, symbolizer, &preloader, handlers);
   }
 
   output::ReportColumns columns;

@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "cli/commands.h"
-#include "cli/report_pipeline.h"
+#include "analysis/sample_path.h"
 #include "output/script_format.h"
 #include "perfdata/abi.h"
 #include "perfdata/reader.h"
@@ -94,7 +94,7 @@ int run_script(const ScriptCliOptions& cli) {
   if (auto err = writer.start(); !err.empty()) return fail(err);
 
   // Symbol tables load ahead on a worker, when some field shows symbols.
-  std::optional<SymbolPreloader> preloader;
+  std::optional<analysis::SymbolPreloader> preloader;
   if (writer.needs_symbols()) preloader.emplace(machine, symbolizer);
   session::OrderedEvents ordered(*reader, [&](const perfdata::Record& rec, uint64_t time) {
     if (!writer.fatal().empty()) return;

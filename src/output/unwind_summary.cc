@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,18 @@ void print_unwind_summary(std::FILE* out, const analysis::UnwindStats& s, bool d
   for (const auto& h : hints) line("  hint: {}", h);
   b.append(std::string_view("#\n"));
   std::fwrite(b.data(), 1, b.size(), out);
+}
+
+std::string unwind_summary_text(const analysis::UnwindStats& stats, bool dwarf_unwound) {
+  char* buf = nullptr;
+  size_t len = 0;
+  std::FILE* f = ::open_memstream(&buf, &len);
+  if (!f) return {};
+  print_unwind_summary(f, stats, dwarf_unwound);
+  std::fclose(f);
+  std::string text(buf, len);
+  std::free(buf);
+  return text;
 }
 
 }  // namespace tperf::output

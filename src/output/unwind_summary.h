@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdio>
+#include <string>
 
 #include "analysis/unwind_stats.h"
 
@@ -12,5 +13,7 @@ namespace tperf::output {
 // `dwarf_unwound`: whether the report unwound the user stack copies (tperf does not yet; the
 // block then says that their user frames are missing).
 void print_unwind_summary(std::FILE* out, const analysis::UnwindStats& stats, bool dwarf_unwound = false);
+// The same block as text (for the exports and the flame page: Profile::unwind_summary).
+std::string unwind_summary_text(const analysis::UnwindStats& stats, bool dwarf_unwound = true);
 
 }  // namespace tperf::output

@@ -318,3 +318,43 @@ TEST(MatrixCorpus, PerfReadsTheUsualFiles) {
 
 }  // namespace
 }  // namespace tperf
+
+namespace tperf {
+namespace {
+
+// perf's random tip and the blank lines around it.
+constexpr const char* kStripTip =
+    "awk '/^# \\(Tip/ {tip=NR} {l[NR]=$0} END {for (i=1;i<=NR;i++) if (!(tip && i>=tip-1 && i<=tip+1)) print l[i]}'";
+
+// The pipe of every day: `perf record -o - -- CMD | tperf report -i -` shows what
+// `perf record -o - -- CMD | perf report -i -` shows (tperf report used to crash on any pipe).
+TEST(PipeE2E, PerfRecordPipedIntoReportAndScript) {
+  TPERF_REQUIRE_PERF();
+  std::string error;
+  const std::string spin = test::e2e::workload("spin", &error);
+  ASSERT_FALSE(spin.empty()) << "set-up failed: " << error;
+  const std::string stream = test::e2e::scratch_dir() + "/piped.data";
+  for (const char* how : {"-e cpu-clock -g", "-e cpu-clock"}) {
+    SCOPED_TRACE(how);
+    CommandResult rec = run(fmt::format("perf record -q {} -o - -- {} 0.3 > {}", how, shell_quote(spin), shell_quote(stream)));
+    ASSERT_EQ(rec.status, 0) << "set-up failed: perf record into a pipe: " << rec.err;
+    for (const char* args : {"", "--no-children", "-g folded", "-s comm,dso,sym -n", "-G", "-g callee"}) {
+      if (std::string(how).find("-g") == std::string::npos && std::string(args).find('g') != std::string::npos) continue;
+      SCOPED_TRACE(args);
+      auto c = test::e2e::compare_outputs(
+          fmt::format("cat {} | perf report --stdio -i - {} | {}", shell_quote(stream), args, kStripTip),
+          fmt::format("cat {} | {} report -i - --no-unwind-summary {}", shell_quote(stream), tperf(), args), stream);
+      EXPECT_EQ(c.diff, "");
+      EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+      EXPECT_GE(c.perf_lines, 12u) << "perf printed too little";
+    }
+    auto s = test::e2e::compare_outputs(fmt::format("cat {} | perf script -i -", shell_quote(stream)),
+                                        fmt::format("cat {} | {} script -i -", shell_quote(stream), tperf()), stream);
+    EXPECT_EQ(s.diff, "");
+    EXPECT_EQ(s.tperf_status, 0) << s.tperf_err;
+    EXPECT_GE(s.perf_lines, 20u) << "perf printed too little";
+  }
+}
+
+}  // namespace
+}  // namespace tperf

@@ -2,12 +2,12 @@
 // them; a DSO known only from the BUILD_ID list waits until a process maps it.
 #include <gtest/gtest.h>
 
-#include "cli/report_pipeline.h"
+#include "analysis/sample_path.h"
 #include "perfdata/records.h"
 #include "session/machine.h"
 #include "symbols/symbolizer.h"
 
-namespace tperf::cli {
+namespace tperf::analysis {
 namespace {
 
 // A file with a real symbol table: this test program.
@@ -27,7 +27,7 @@ TEST(SymbolPreloader, LoadsMappedDsosWithoutALookup) {
   symbols::Symbolizer symbolizer(machine, {});
   const size_t empty = symbolizer.memory_bytes();
   {
-    SymbolPreloader preloader(machine, symbolizer);
+    analysis::SymbolPreloader preloader(machine, symbolizer);
     map_file(machine, 4242, 0x100000);
     preloader.on_new_maps();
   }  // the preloader's worker has finished
@@ -37,7 +37,7 @@ TEST(SymbolPreloader, LoadsMappedDsosWithoutALookup) {
 TEST(SymbolPreloader, WaitsForTheFirstMapOfABuildIdOnlyDso) {
   session::Machine machine;
   symbols::Symbolizer symbolizer(machine, {});
-  SymbolPreloader preloader(machine, symbolizer);
+  analysis::SymbolPreloader preloader(machine, symbolizer);
   perfdata::BuildIdEntry entry;
   entry.filename = kFile;
   entry.build_id.assign(20, 0xab);
@@ -50,4 +50,4 @@ TEST(SymbolPreloader, WaitsForTheFirstMapOfABuildIdOnlyDso) {
 }
 
 }  // namespace
-}  // namespace tperf::cli
+}  // namespace tperf::analysis

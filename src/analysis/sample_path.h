@@ -1,9 +1,11 @@
-// The steps `report` and `diff` share to turn a perf.data file into histograms: the machine model
-// as perf sets it up, where a sample's address is (dso, symbol), the keys of a sample's entry,
-// and, for diff, one plain histogram per event (self periods, no callchains).
+// The sample path every reading command shares: the machine model as perf sets it up, the replay
+// driver (records in time order into the machine, with the symbol hooks: KSYMBOL, preloading on
+// MMAP), where a sample's address is (dso, symbol), the keys of a sample's entry, and, for diff,
+// one plain histogram per event (self periods, no callchains).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,7 +33,7 @@ class Symbolizer;
 struct SymbolizerOptions;
 }  // namespace tperf::symbols
 
-namespace tperf::cli {
+namespace tperf::analysis {
 
 // perf names the idle task of the host before reading anything.
 void register_idle_task(session::Machine& machine);
@@ -80,6 +82,24 @@ class SymbolPreloader {
   std::vector<const session::Dso*> unmapped_;     // known (BUILD_ID feature) but not mapped yet
 };
 
+// What the replay driver hands to its caller. Both are optional.
+struct ReplayHandlers {
+  // A sample record, in time order, after every record before it went into the machine.
+  std::function<void(const perfdata::Record& rec, uint64_t time)> on_sample;
+  // Any other record, before the machine applies it (lost counts, headers the caller tracks).
+  std::function<void(const perfdata::Record& rec, uint64_t time)> on_other;
+  // Called now and then with the bytes of the data read so far (a progress bar).
+  std::function<void(uint64_t bytes)> on_progress;
+};
+
+// The replay driver: reads every record of `reader`, orders them by time (FINISHED_ROUND rounds),
+// applies the side-band records to `machine` (a KSYMBOL's symbol goes to `symbolizer` first; after
+// an MMAP, `preloader` starts loading the new DSOs' symbols when given) and hands the samples to
+// `handlers`. A record that cannot be decoded (FormatError from the machine or a handler) does
+// not stop the replay: its message is returned, one per record.
+std::vector<std::string> replay(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
+                                SymbolPreloader* preloader, const ReplayHandlers& handlers);
+
 // A file read into one histogram per event, with what its entries point into.
 struct EventHists {
   EventHists();
@@ -98,4 +118,4 @@ struct EventHists {
 EventHists load_event_hists(const std::string& path, const std::vector<analysis::SortKey>& keys,
                             const symbols::SymbolizerOptions& options);
 
-}  // namespace tperf::cli
+}  // namespace tperf::analysis

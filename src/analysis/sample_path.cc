@@ -1,4 +1,4 @@
-#include "cli/report_pipeline.h"
+#include "analysis/sample_path.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 #include "symbols/symbolizer.h"
 #include "util/workqueue.h"
 
-namespace tperf::cli {
+namespace tperf::analysis {
 
 namespace {
 
@@ -115,6 +115,33 @@ void SymbolPreloader::on_new_maps() {
   symbolizer_.preload_async(ready, *loaders_);
 }
 
+std::vector<std::string> replay(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
+                                SymbolPreloader* preloader, const ReplayHandlers& handlers) {
+  std::vector<std::string> problems;
+  session::OrderedEvents ordered(reader, [&](const perfdata::Record& rec, uint64_t time) {
+    try {
+      if (rec.type == perfdata::kRecordSample) {
+        if (handlers.on_sample) handlers.on_sample(rec, time);
+        return;
+      }
+      if (handlers.on_other) handlers.on_other(rec, time);
+      process_non_sample(reader, rec, time, machine, symbolizer);
+      if (preloader && (rec.type == perfdata::kRecordMmap || rec.type == perfdata::kRecordMmap2)) preloader->on_new_maps();
+    } catch (const perfdata::FormatError& e) {
+      problems.push_back(e.what());
+    }
+  });
+  const uint64_t data_start = reader.is_pipe() ? 0 : reader.header().data.offset;
+  perfdata::Record rec;
+  uint64_t n = 0;
+  while (reader.next(rec)) {
+    ordered.push(rec);
+    if (handlers.on_progress && (++n & 1023) == 0) handlers.on_progress(rec.offset > data_start ? rec.offset - data_start : 0);
+  }
+  ordered.flush_all();
+  return problems;
+}
+
 EventHists::EventHists() = default;
 EventHists::~EventHists() = default;
 EventHists::EventHists(EventHists&&) noexcept = default;
@@ -131,35 +158,26 @@ EventHists load_event_hists(const std::string& path, const std::vector<analysis:
   symbols::Symbolizer& symbolizer = *out.symbolizer;
 
   perfdata::Sample sample;
-  session::OrderedEvents ordered(reader, [&](const perfdata::Record& rec, uint64_t time) {
-    try {
-      if (rec.type != perfdata::kRecordSample) {
-        process_non_sample(reader, rec, time, machine, symbolizer);
-        return;
-      }
-      int ai = reader.attr_index_of(rec);
-      if (ai < 0) return;
-      reader.decode_sample(rec, sample);
-      // Pipe files announce their events as they go.
-      while (out.hists.size() <= static_cast<size_t>(ai)) out.hists.emplace_back(keys);
-      session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
-      const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
-      // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
-      const uint64_t period =
-          sample.has(perfdata::kSamplePeriod) ? sample.period : reader.attrs()[static_cast<size_t>(ai)].attr.sample_period;
-      out.hists[static_cast<size_t>(ai)].add(
-          sample_entry(machine, symbolizer, thread, sample, cpumode,
-                       find_sample_map(machine, symbolizer, &thread, cpumode, sample.ip)),
-          period);
-    } catch (const perfdata::FormatError& e) {
-      out.problems.push_back(e.what());
-    }
-  });
-  perfdata::Record rec;
-  while (reader.next(rec)) ordered.push(rec);
-  ordered.flush_all();
+  ReplayHandlers handlers;
+  handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
+    int ai = reader.attr_index_of(rec);
+    if (ai < 0) return;
+    reader.decode_sample(rec, sample);
+    // Pipe files announce their events as they go.
+    while (out.hists.size() <= static_cast<size_t>(ai)) out.hists.emplace_back(keys);
+    session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
+    const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
+    // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
+    const uint64_t period =
+        sample.has(perfdata::kSamplePeriod) ? sample.period : reader.attrs()[static_cast<size_t>(ai)].attr.sample_period;
+    out.hists[static_cast<size_t>(ai)].add(
+        sample_entry(machine, symbolizer, thread, sample, cpumode,
+                     find_sample_map(machine, symbolizer, &thread, cpumode, sample.ip)),
+        period);
+  };
+  out.problems = replay(reader, machine, symbolizer, nullptr, handlers);
   while (out.hists.size() < reader.attrs().size()) out.hists.emplace_back(keys);
   return out;
 }
 
-}  // namespace tperf::cli
+}  // namespace tperf::analysis

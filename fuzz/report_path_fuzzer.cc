@@ -1,0 +1,80 @@
+// libFuzzer target for the whole reading path: the bytes go through the reader, the ordered
+// events, the Machine, the Symbolizer and DWARF unwinder, the report's aggregation and its
+// formatter (`tperf report --stdio`, default Children mode, then `--no-children -g folded`) and
+// `tperf script`. A damaged file must end in the command's one-line error and exit status 2;
+// any crash, sanitizer report, hang or runaway allocation is a bug.
+#include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+
+namespace {
+
+int g_memfd = -1;
+
+// Runs one tperf command line the way main() does, on the current input.
+int run_tperf(std::vector<std::string> args) {
+  CLI::App app{"tperf"};
+  app.require_subcommand(1);
+  int status = 0;
+  tperf::cli::add_report_command(app, status);
+  tperf::cli::add_script_command(app, status);
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "report_path_fuzzer: bad command line: %s\n", e.what());
+    std::abort();
+  }
+  return status;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  // The reports go nowhere; the commands' one-line errors and the fuzzer's own messages stay on
+  // stderr (where a sanitizer report goes too).
+  int null = ::open("/dev/null", O_WRONLY);
+  if (null < 0) std::abort();
+  ::dup2(null, STDOUT_FILENO);
+  g_memfd = ::memfd_create("report-path-fuzz", 0);
+  if (g_memfd < 0) std::abort();
+  // No symbol files of this machine's home: the inputs' paths are resolved against an empty
+  // build-id cache, as in the tests.
+  ::setenv("HOME", "/nonexistent", 1);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (::ftruncate(g_memfd, 0) != 0 || ::lseek(g_memfd, 0, SEEK_SET) != 0) std::abort();
+  for (size_t done = 0; done < size;) {
+    ssize_t n = ::write(g_memfd, data + done, size - done);
+    if (n <= 0) std::abort();
+    done += static_cast<size_t>(n);
+  }
+  const std::string path = "/proc/self/fd/" + std::to_string(g_memfd);
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"report", "--stdio", "-i", path},
+           {"report", "--stdio", "--no-children", "-g", "folded", "-s", "comm,dso,sym", "-i", path},
+           {"script", "-i", path},
+       }) {
+    int status = run_tperf(args);
+    // 0 or the one-line error's 2; anything else means the command failed in a way no input
+    // should cause.
+    if (status != 0 && status != 2) {
+      std::fprintf(stderr, "report_path_fuzzer: %s ended with status %d\n", args[0].c_str(), status);
+      std::abort();
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,328 @@
+#include "analysis/profile_builder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <span>
+#include <unordered_map>
+
+#include "analysis/sample_path.h"
+#include "analysis/unwind_stats.h"
+#include "perfdata/abi.h"
+#include "perfdata/error.h"
+#include "perfdata/reader.h"
+#include "perfdata/records.h"
+#include "perfdata/sample.h"
+#include "session/callchain.h"
+#include "session/machine.h"
+#include "symbols/dwarf_unwind.h"
+#include "symbols/symbolizer.h"
+
+namespace tperf::analysis {
+
+namespace {
+
+// perf's software clocks count nanoseconds; every other event counts occurrences.
+std::string unit_of(const perfdata::PerfEventAttr& attr) {
+  constexpr uint32_t kTypeSoftware = 1;
+  constexpr uint64_t kCpuClock = 0, kTaskClock = 1;
+  if (attr.type == kTypeSoftware && (attr.config == kCpuClock || attr.config == kTaskClock)) return "nanoseconds";
+  return "count";
+}
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+// A raw stack as the stack table keys it: the versions of the two address spaces its ips were
+// looked up in (a map change renews them, so a key never outlives what it resolved to), the
+// pid (symbols of JIT maps and mount namespaces depend on it), and the ips with their cpumodes.
+struct RawKeyHash {
+  size_t operator()(std::span<const uint64_t> k) const {
+    uint64_t h = k.size();
+    for (uint64_t v : k) h = mix(h, v);
+    return static_cast<size_t>(h);
+  }
+};
+struct RawKeyEq {
+  bool operator()(std::span<const uint64_t> a, std::span<const uint64_t> b) const {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+};
+
+struct FrameKey {
+  const void* dso;
+  const void* sym;
+  uint64_t addr;
+  bool kernel;
+  bool operator==(const FrameKey&) const = default;
+};
+struct FrameKeyHash {
+  size_t operator()(const FrameKey& k) const {
+    uint64_t h = mix(reinterpret_cast<uintptr_t>(k.dso), reinterpret_cast<uintptr_t>(k.sym));
+    return static_cast<size_t>(mix(mix(h, k.addr), k.kernel));
+  }
+};
+
+struct CountKeyHash {
+  size_t operator()(const std::pair<uint64_t, uint32_t>& k) const { return static_cast<size_t>(mix(k.first, k.second)); }
+};
+
+class Builder {
+ public:
+  Builder(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
+          symbols::DwarfUnwinder& unwinder, const ProfileOptions& options, Profile& out)
+      : reader_(reader), machine_(machine), symbolizer_(symbolizer), unwinder_(unwinder), options_(options),
+        out_(out), unwind_(symbolizer) {}
+
+  void on_other(const perfdata::Record& rec) {
+    if (rec.type == perfdata::kRecordLostSamples) {
+      uint64_t n = perfdata::decode_lost_samples(rec.body(), reader_.swapped(), rec.offset + 8);
+      out_.lost_samples += n;
+      unwind_.add_lost_samples(n);
+    } else if (rec.type == perfdata::kRecordLost) {
+      unwind_.add_lost(perfdata::decode_lost(rec.body(), reader_.swapped(), rec.offset + 8).lost);
+    }
+  }
+
+  void on_sample(const perfdata::Record& rec) {
+    const int ai = reader_.attr_index_of(rec);
+    if (ai < 0) return;
+    reader_.decode_sample(rec, sample_);
+    const auto listed = [](const std::vector<int32_t>& list, int32_t v) {
+      return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
+    };
+    if (!listed(options_.pids, static_cast<int32_t>(sample_.pid)) ||
+        !listed(options_.tids, static_cast<int32_t>(sample_.tid))) {
+      return;
+    }
+    const perfdata::PerfEventAttr& attr = reader_.attrs()[static_cast<size_t>(ai)].attr;
+    while (out_.events.size() <= static_cast<size_t>(ai)) {
+      const auto& a = reader_.attrs()[out_.events.size()];
+      out_.events.push_back({a.name, unit_of(a.attr)});
+    }
+    session::Thread& thread = machine_.findnew_thread(static_cast<int32_t>(sample_.pid), static_cast<int32_t>(sample_.tid));
+    const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
+    const uint64_t weight = sample_.has(perfdata::kSamplePeriod) ? sample_.period : attr.sample_period;
+
+    // The raw stack: the kernel's callchain (leaf first), then what DWARF unwinding of a stack
+    // copy adds; a sample without a usable chain is its own ip.
+    const bool has_chain = sample_.has(perfdata::kSampleCallchain);
+    frames_.clear();
+    user_frames_.clear();
+    bool chain_ok = false;
+    if (has_chain) {
+      chain_ok = session::resolve_callchain(machine_, &thread, sample_, ~0u, &frames_);
+      unwinder_.append_user_frames(attr, thread, sample_, 4096, &user_frames_);
+    }
+    if (!chain_ok) frames_.assign(1, {sample_.ip, cpumode, nullptr});
+    for (auto& f : frames_) {
+      if (!f.map) f.map = find_sample_map(machine_, symbolizer_, &thread, f.cpumode, f.ip);
+    }
+    if (chain_ok) {
+      unwound_ = user_frames_.size();
+      frames_.insert(frames_.end(), user_frames_.begin(), user_frames_.end());
+    } else {
+      unwound_ = 0;
+    }
+    // The quality block counts every sample with its whole chain, as tperf report's does.
+    unwind_.add_sample(sample_, has_chain, thread.pid(), attr.sample_max_stack, attr.sample_stack_user, frames_);
+
+    key_.clear();
+    key_.push_back(thread.maps() ? thread.maps()->version() : 0);
+    key_.push_back(machine_.kernel_maps().version());
+    key_.push_back(static_cast<uint64_t>(static_cast<uint32_t>(thread.pid())) | uint64_t{cpumode} << 32);
+    key_.push_back(unwound_);
+    for (const auto& f : frames_) {
+      key_.push_back(f.ip);
+      key_.push_back(f.cpumode);
+    }
+    uint32_t stack;
+    if (auto it = raw_stacks_.find(std::span<const uint64_t>(key_)); it != raw_stacks_.end()) {
+      stack = it->second;
+    } else {
+      stack = resolve_stack(thread.pid(), cpumode);
+      auto& stored = stored_keys_.emplace_back(std::make_unique<uint64_t[]>(key_.size()));
+      std::copy(key_.begin(), key_.end(), stored.get());
+      raw_stacks_.emplace(std::span<const uint64_t>(stored.get(), key_.size()), stack);
+    }
+
+    const uint32_t thread_index = thread_of(thread);
+    const uint32_t event = static_cast<uint32_t>(ai);
+    const std::pair<uint64_t, uint32_t> ck{uint64_t{thread_index} << 32 | event, stack};
+    auto [it, fresh] = count_index_.try_emplace(ck, static_cast<uint32_t>(out_.counts.size()));
+    if (fresh) out_.counts.push_back({thread_index, event, stack, 0, 0});
+    ProfileCount& c = out_.counts[it->second];
+    ++c.samples;
+    c.weight += weight;
+    if (sample_.has(perfdata::kSampleTime)) {
+      if (out_.first_time == 0 || sample_.time < out_.first_time) out_.first_time = sample_.time;
+      out_.last_time = std::max(out_.last_time, sample_.time);
+    }
+    if (options_.timed_samples) out_.samples.push_back({sample_.time, thread_index, event, stack, weight});
+  }
+
+  UnwindStats unwind_stats() const { return unwind_.finish(); }
+
+ private:
+  // Resolves frames_ (leaf first) into stack nodes; returns the innermost node.
+  uint32_t resolve_stack(int32_t pid, uint8_t cpumode) {
+    // Walked leaf first: a frame without a map takes the level of the frame walked before it.
+    resolved_.clear();
+    bool kernel = (cpumode & perfdata::kMiscCpumodeMask) == perfdata::kMiscKernel;
+    for (size_t i = 0; i < frames_.size(); ++i) {
+      const session::CallchainFrame& f = frames_[i];
+      if (f.map) kernel = (f.cpumode & perfdata::kMiscCpumodeMask) == perfdata::kMiscKernel;
+      const Location loc = locate(symbolizer_, f.map, pid, f.cpumode, f.ip, true);
+      // Frames unwound from a stack copy expand into the functions inlined there, innermost
+      // first, as perf report shows them.
+      const bool from_stack = i >= frames_.size() - unwound_;
+      std::span<const symbols::Symbol* const> inlined;
+      if (options_.inline_frames && from_stack && f.map && loc.sym) inlined = symbolizer_.inline_symbols(*f.map, pid, f.ip);
+      if (inlined.empty()) {
+        resolved_.push_back(frame_of(f, loc.sym, kernel, pid));
+      } else {
+        for (const symbols::Symbol* sym : inlined) resolved_.push_back(frame_of(f, sym, kernel, pid));
+      }
+    }
+    uint32_t node = kNoIndex;
+    for (auto it = resolved_.rbegin(); it != resolved_.rend(); ++it) node = node_of(node, *it);
+    return node;
+  }
+
+  uint32_t node_of(uint32_t parent, uint32_t frame) {
+    auto [it, fresh] = nodes_.try_emplace(uint64_t{parent} << 32 | frame, static_cast<uint32_t>(out_.stacks.size()));
+    if (fresh) {
+      const uint32_t depth = parent == kNoIndex ? 0 : out_.stacks[parent].depth + 1;
+      out_.stacks.push_back({parent, frame, depth});
+    }
+    return it->second;
+  }
+
+  uint32_t frame_of(const session::CallchainFrame& f, const symbols::Symbol* sym, bool kernel, int32_t pid) {
+    const session::Dso* dso = f.map ? f.map->dso : nullptr;
+    auto [it, fresh] = frame_index_.try_emplace(FrameKey{dso, sym, f.ip, kernel}, static_cast<uint32_t>(out_.frames.size()));
+    if (!fresh) return it->second;
+    ProfileFrame pf;
+    pf.address = f.ip;
+    pf.kernel = kernel;
+    pf.inlined = sym && sym->inlined;
+    pf.rel_address = f.map && !(dso && dso->kernel) ? f.map->map_ip(f.ip) : f.ip;
+    if (f.map) pf.mapping = mapping_of(*f.map);
+    if (options_.srclines && f.map && sym && !sym->inlined) {
+      std::string line = symbolizer_.srcline(*f.map, dso && dso->kernel ? -1 : pid, f.ip);
+      const size_t colon = line.rfind(':');
+      if (colon != std::string::npos && colon + 1 < line.size() &&
+          std::all_of(line.begin() + static_cast<ptrdiff_t>(colon) + 1, line.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        pf.file = line.substr(0, colon);
+        pf.line = static_cast<uint32_t>(std::strtoul(line.c_str() + colon + 1, nullptr, 10));
+      }
+    }
+    pf.function = function_of(sym ? std::string(sym->name()) : std::string("[unknown]"), pf.file);
+    out_.frames.push_back(std::move(pf));
+    return it->second;
+  }
+
+  uint32_t function_of(const std::string& name, const std::string& file) {
+    auto [it, fresh] = function_index_.try_emplace(name + '\0' + file, static_cast<uint32_t>(out_.functions.size()));
+    if (fresh) out_.functions.push_back({name, file});
+    return it->second;
+  }
+
+  uint32_t mapping_of(const session::Map& map) {
+    auto [it, fresh] = mapping_index_.try_emplace(map.dso, static_cast<uint32_t>(out_.mappings.size()));
+    if (fresh) {
+      ProfileMapping m;
+      if (map.dso) {
+        m.path = map.dso->name ? *map.dso->name : std::string();
+        m.short_name = std::string(map.dso->short_name());
+        m.build_id = map.dso->build_id.hex();
+        m.kernel = map.dso->kernel;
+      }
+      m.start = map.start;
+      m.limit = map.end;
+      m.offset = map.pgoff;
+      out_.mappings.push_back(std::move(m));
+    }
+    return it->second;
+  }
+
+  uint32_t thread_of(const session::Thread& t) {
+    const std::string* comm = t.comm_at(sample_.time);
+    const std::tuple<int32_t, int32_t, const std::string*> key{t.pid(), t.tid(), comm};
+    auto [it, fresh] = thread_index_.try_emplace(key, static_cast<uint32_t>(out_.threads.size()));
+    if (fresh) out_.threads.push_back({t.pid(), t.tid(), comm ? *comm : fmt::format(":{}", t.tid())});
+    return it->second;
+  }
+
+  struct ThreadKeyHash {
+    size_t operator()(const std::tuple<int32_t, int32_t, const std::string*>& k) const {
+      return static_cast<size_t>(mix(mix(static_cast<uint32_t>(std::get<0>(k)), static_cast<uint32_t>(std::get<1>(k))),
+                                     reinterpret_cast<uintptr_t>(std::get<2>(k))));
+    }
+  };
+
+  perfdata::Reader& reader_;
+  session::Machine& machine_;
+  symbols::Symbolizer& symbolizer_;
+  symbols::DwarfUnwinder& unwinder_;
+  const ProfileOptions& options_;
+  Profile& out_;
+  UnwindStatsCollector unwind_;
+
+  perfdata::Sample sample_;
+  std::vector<session::CallchainFrame> frames_, user_frames_;
+  size_t unwound_ = 0;
+  std::vector<uint64_t> key_;
+  std::vector<uint32_t> resolved_;
+  std::vector<std::unique_ptr<uint64_t[]>> stored_keys_;
+  std::unordered_map<std::span<const uint64_t>, uint32_t, RawKeyHash, RawKeyEq> raw_stacks_;
+  std::unordered_map<uint64_t, uint32_t> nodes_;
+  std::unordered_map<FrameKey, uint32_t, FrameKeyHash> frame_index_;
+  std::unordered_map<std::string, uint32_t> function_index_;
+  std::unordered_map<const void*, uint32_t> mapping_index_;
+  std::unordered_map<std::tuple<int32_t, int32_t, const std::string*>, uint32_t, ThreadKeyHash> thread_index_;
+  std::unordered_map<std::pair<uint64_t, uint32_t>, uint32_t, CountKeyHash> count_index_;
+};
+
+}  // namespace
+
+Profile build_profile(const std::string& path, const ProfileOptions& options, UnwindStats* unwind_stats) {
+  auto reader = perfdata::Reader::open(path);
+  std::unique_ptr<session::Machine> machine = make_report_machine(*reader);
+  symbols::Symbolizer symbolizer(*machine, options.symbols);
+  symbols::DwarfUnwinder unwinder(*machine, {options.symbols.symfs, options.symbols.buildid_dir});
+  Profile out;
+  {
+    SymbolPreloader preloader(*machine, symbolizer);
+    Builder builder(*reader, *machine, symbolizer, unwinder, options, out);
+    ReplayHandlers handlers;
+    handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) { builder.on_sample(rec); };
+    handlers.on_other = [&](const perfdata::Record& rec, uint64_t) { builder.on_other(rec); };
+    out.problems = replay(*reader, *machine, symbolizer, &preloader, handlers);
+    if (unwind_stats) *unwind_stats = builder.unwind_stats();
+  }
+  // Events no sample named (pipe files announce theirs as they go).
+  for (size_t i = out.events.size(); i < reader->attrs().size(); ++i) {
+    out.events.push_back({reader->attrs()[i].name, unit_of(reader->attrs()[i].attr)});
+  }
+  const auto& f = reader->features();
+  auto info = [&](const char* key, const std::string& value) {
+    if (!value.empty()) out.info.emplace_back(key, value);
+  };
+  info("file", reader->path());
+  info("hostname", f.hostname);
+  info("os release", f.osrelease);
+  info("perf version", f.version);
+  info("arch", f.arch);
+  info("cpu", f.cpudesc);
+  std::string cmdline;
+  for (const auto& a : f.cmdline) cmdline += (cmdline.empty() ? "" : " ") + a;
+  info("cmdline", cmdline);
+  if (out.lost_samples) info("lost samples", std::to_string(out.lost_samples));
+  return out;
+}
+
+}  // namespace tperf::analysis
