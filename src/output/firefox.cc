@@ -144,6 +144,7 @@ std::string encode_firefox(const analysis::Profile& p) {
          "\"categories\":[{\"name\":\"User\",\"color\":\"yellow\",\"subcategories\":[\"Other\"]},"
          "{\"name\":\"Kernel\",\"color\":\"orange\",\"subcategories\":[\"Other\"]}]},";
 
+  const std::string arch = info_value(p, "arch");
   out += "\"libs\":[";
   for (size_t i = 0; i < p.mappings.size(); ++i) {
     const analysis::ProfileMapping& m = p.mappings[i];
@@ -164,7 +165,9 @@ std::string encode_firefox(const analysis::Profile& p) {
     } else {
       append_json_string(out, m.build_id);
     }
-    out += ",\"arch\":\"\"}";
+    out += ",\"arch\":";
+    append_json_string(out, arch);
+    out += '}';
   }
   out += "],\"threads\":[";
 
