@@ -276,6 +276,124 @@ TEST(PprofE2E, SelfValuesPerFunctionEqualPerfReport) {
   }
 }
 
+// perf report --no-children -s pid,sym -n --show-total-period (perf's "pid" key is the thread:
+// "  TID:comm"): tid -> symbol -> (samples, period), entries without a symbol (keyed by address
+// in perf) left out.
+std::map<std::string, std::map<std::string, std::pair<uint64_t, uint64_t>>> perf_self_by_thread(const std::string& data) {
+  CommandResult report = run(fmt::format(
+      "perf report -i {} --stdio --no-children -s pid,sym -g none -n --show-total-period -q", shell_quote(data)));
+  EXPECT_EQ(report.status, 0) << report.err;
+  std::map<std::string, std::map<std::string, std::pair<uint64_t, uint64_t>>> out;
+  std::istringstream in(report.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string pct, thread, level;
+    uint64_t samples = 0, period = 0;
+    if (!(f >> pct >> samples >> period >> thread >> level)) continue;
+    std::string name;
+    std::getline(f, name);
+    name = trim(name);
+    if (name.starts_with("0x")) continue;
+    auto& entry = out[thread.substr(0, thread.find(':'))][name];
+    entry.first += samples;
+    entry.second += period;
+  }
+  return out;
+}
+
+TEST(SpeedscopeE2E, SpeedscopeAppShowsPerfsSelfTimes) {
+  TPERF_REQUIRE_PERF();
+  TPERF_REQUIRE_PROGRAM("node");
+  TPERF_REQUIRE_PROGRAM("chromium");
+  const Recorded& r = spin_recording();
+  ASSERT_TRUE(r.error.empty()) << "set-up failed: " << r.error;
+  const std::string json = r.data + ".speedscope.json";
+  KeepOnFailure keep({r.data, json});
+  CommandResult ex = run(fmt::format("{} export --format speedscope -i {} -o {}", kTperf, shell_quote(r.data), shell_quote(json)));
+  ASSERT_EQ(ex.status, 0) << ex.err;
+  CommandResult app = run("node " + js("speedscope_check.js") + " " + shell_quote(json));
+  ASSERT_EQ(app.status, 0) << app.err;
+  // The first profile is the first thread; speedscope counts one profile per thread.
+  static const std::regex title_re(R"(^title (\S+) \((\d+)/(\d+)\) \(1/(\d+)\)$)");
+  std::istringstream in(app.out);
+  std::string line;
+  std::getline(in, line);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(line, m, title_re)) << app.out;
+  EXPECT_EQ(m[1], "spin");
+  const std::string tid = m[3];
+  CommandResult tids = run(fmt::format("perf script -i {} -F tid | sort -u | wc -l", shell_quote(r.data)));
+  EXPECT_EQ(std::stoul(m[4]), std::stoul(tids.out));
+  const auto perf = perf_self_by_thread(r.data)[tid];
+  ASSERT_GE(perf.size(), 1u);
+  std::map<std::string, double> shown;
+  double precision = -1;
+  while (std::getline(in, line)) {
+    if (line.starts_with("precision ")) precision = std::stod(line.substr(10));
+    if (!line.starts_with("row ")) continue;
+    const size_t sp = line.find(' ', 4);
+    shown[line.substr(sp + 1)] += std::stod(line.substr(4, sp - 4));
+  }
+  ASSERT_GE(precision, 0) << app.out;
+  for (const auto& [name, self] : perf) {
+    ASSERT_TRUE(shown.count(name)) << name << " not in speedscope's table:\n" << app.out;
+    EXPECT_NEAR(shown[name], static_cast<double>(self.second), precision + 0.5) << name;
+  }
+  for (const auto& [name, ns] : shown) {
+    if (name.starts_with("[unknown]") || perf.count(name)) continue;
+    EXPECT_EQ(ns, 0) << name << ": self time in speedscope, none in perf report";
+  }
+}
+
+TEST(FirefoxE2E, GeckoTablesHoldAndSelfCountsEqualPerf) {
+  TPERF_REQUIRE_PERF();
+  TPERF_REQUIRE_PROGRAM("node");
+  for (const Recorded* r : {&spin_recording(), &stripped_recording()}) {
+    ASSERT_TRUE(r->error.empty()) << "set-up failed: " << r->error;
+    const std::string json = r->data + ".firefox.json";
+    KeepOnFailure keep({r->data, json});
+    CommandResult ex = run(fmt::format("{} export --format firefox -i {} -o {}", kTperf, shell_quote(r->data), shell_quote(json)));
+    ASSERT_EQ(ex.status, 0) << ex.err;
+    CommandResult check = run("node " + js("firefox_check.js") + " " + shell_quote(json));
+    ASSERT_EQ(check.status, 0) << check.err;
+    // thread and self lines, per tid (a tid whose comm changed has one thread per comm: summed).
+    std::map<std::string, std::map<std::string, uint64_t>> self;
+    std::map<std::string, uint64_t> thread_samples;
+    std::istringstream in(check.out);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream f(line);
+      std::string kind, a, b;
+      f >> kind;
+      if (kind == "thread") {
+        std::string pid, tid;
+        f >> pid >> tid;
+        const size_t sp = line.rfind(' ');
+        thread_samples[tid] += std::stoull(line.substr(sp + 1));
+      } else if (kind == "self") {
+        std::string tid;
+        f >> tid;
+        const size_t sp = line.rfind(' ');
+        const size_t start = kind.size() + 1 + tid.size() + 1;
+        self[tid][line.substr(start, sp - start)] += std::stoull(line.substr(sp + 1));
+      }
+    }
+    CommandResult tids = run(fmt::format("perf script -i {} -F tid | sort -u | wc -l", shell_quote(r->data)));
+    EXPECT_EQ(thread_samples.size(), std::stoul(tids.out)) << check.out;
+    auto perf_threads = perf_self_by_thread(r->data);
+    for (const auto& [tid, by_name] : self) {
+      size_t perf_total = 0;
+      CommandResult n = run(fmt::format("perf script -i {} -F tid | awk '$1 == {}' | wc -l", shell_quote(r->data), tid));
+      perf_total = std::stoul(n.out);
+      EXPECT_EQ(thread_samples[tid], perf_total) << "tid " << tid;
+      for (const auto& [name, counts] : perf_threads[tid]) {
+        EXPECT_EQ(by_name.count(name) ? by_name.at(name) : 0, counts.first) << "tid " << tid << " " << name;
+      }
+    }
+  }
+}
+
 TEST(ExportE2E, ErrorsAndDefaults) {
   CommandResult missing = run(fmt::format("{} export --format pprof -i /nonexistent/perf.data -o -", kTperf));
   EXPECT_EQ(missing.status, 2);
