@@ -47,20 +47,30 @@ std::string location_of(const analysis::Profile& p, const analysis::ProfileFrame
   return fmt::format("{} (in {})", fn, dso);
 }
 
-// The stack row of a profile stack node in `t`, adding its callers first.
+// The stack row of a profile stack node in `t`, adding its callers first (without recursion:
+// unwound stacks can be thousands of frames deep).
 uint32_t stack_row(const analysis::Profile& p, GeckoThread& t, uint32_t node) {
-  if (node == kNoIndex) return kNoIndex;
-  if (auto it = t.of_profile_stack.find(node); it != t.of_profile_stack.end()) return it->second;
-  const uint32_t prefix = stack_row(p, t, p.stacks[node].parent);
-  const analysis::ProfileFrame& f = p.frames[p.stacks[node].frame];
-  std::string location = location_of(p, f);
-  const std::string frame_key = fmt::format("{}\n{}", location, f.line);
-  auto [fit, fresh_frame] = t.frame_index.try_emplace(frame_key, static_cast<uint32_t>(t.frames.size()));
-  if (fresh_frame) t.frames.push_back({t.string(location), f.line, f.kernel ? kCategoryKernel : kCategoryUser});
-  auto [sit, fresh_stack] = t.stack_index.try_emplace({prefix, fit->second}, static_cast<uint32_t>(t.stacks.size()));
-  if (fresh_stack) t.stacks.emplace_back(prefix, fit->second);
-  t.of_profile_stack.emplace(node, sit->second);
-  return sit->second;
+  std::vector<uint32_t> missing;  // nodes without a row, innermost first
+  uint32_t prefix = kNoIndex;
+  for (uint32_t n = node; n != kNoIndex; n = p.stacks[n].parent) {
+    if (auto it = t.of_profile_stack.find(n); it != t.of_profile_stack.end()) {
+      prefix = it->second;
+      break;
+    }
+    missing.push_back(n);
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    const analysis::ProfileFrame& f = p.frames[p.stacks[*it].frame];
+    std::string location = location_of(p, f);
+    const std::string frame_key = fmt::format("{}\n{}", location, f.line);
+    auto [fit, fresh_frame] = t.frame_index.try_emplace(frame_key, static_cast<uint32_t>(t.frames.size()));
+    if (fresh_frame) t.frames.push_back({t.string(location), f.line, f.kernel ? kCategoryKernel : kCategoryUser});
+    auto [sit, fresh_stack] = t.stack_index.try_emplace({prefix, fit->second}, static_cast<uint32_t>(t.stacks.size()));
+    if (fresh_stack) t.stacks.emplace_back(prefix, fit->second);
+    t.of_profile_stack.emplace(*it, sit->second);
+    prefix = sit->second;
+  }
+  return prefix;
 }
 
 void append_nullable(std::string& out, uint32_t v) {

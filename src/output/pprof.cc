@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <ctime>
 #include <map>
 #include <stdexcept>
@@ -227,16 +228,27 @@ std::string gzip_compress(const std::string& data) {
   if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     throw std::runtime_error("zlib: deflateInit2 failed");
   }
-  std::string out(deflateBound(&zs, data.size()), '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  const int rc = deflate(&zs, Z_FINISH);
-  const size_t produced = zs.total_out;
+  // In steps zlib's 32-bit counters can take, whatever the size of the profile.
+  constexpr size_t kStep = size_t{1} << 30;
+  std::string out;
+  std::string chunk(1 << 20, '\0');
+  size_t offset = 0;
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    if (zs.avail_in == 0 && offset < data.size()) {
+      const size_t n = std::min(kStep, data.size() - offset);
+      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + offset));
+      zs.avail_in = static_cast<uInt>(n);
+      offset += n;
+    }
+    zs.next_out = reinterpret_cast<Bytef*>(chunk.data());
+    zs.avail_out = static_cast<uInt>(chunk.size());
+    rc = deflate(&zs, offset == data.size() ? Z_FINISH : Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) break;
+    out.append(chunk.data(), chunk.size() - zs.avail_out);
+  }
   deflateEnd(&zs);
-  if (rc != Z_STREAM_END) throw std::runtime_error("zlib: deflate did not finish");
-  out.resize(produced);
+  if (rc != Z_STREAM_END) throw std::runtime_error("zlib: deflate failed");
   return out;
 }
 
