@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -300,6 +301,96 @@ std::map<std::string, std::map<std::string, std::pair<uint64_t, uint64_t>>> perf
     entry.second += period;
   }
   return out;
+}
+
+// A workload whose hot code is inlined (gcc -O2, always_inline) and recorded with --call-graph
+// dwarf: perf shows the inlined functions as frames of their own, and so must pprof's Lines.
+constexpr const char* kInlineSource = R"(
+#include <stdlib.h>
+#include <time.h>
+static volatile unsigned long sink;
+static double now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec + ts.tv_nsec * 1e-9; }
+static inline __attribute__((always_inline)) unsigned long inner_sum(unsigned long n) {
+  unsigned long s = 0;
+  for (unsigned long i = 0; i < n; i++) s += i * sink;
+  return s;
+}
+static inline __attribute__((always_inline)) unsigned long outer_sum(unsigned long n) { return inner_sum(n) + inner_sum(n / 3); }
+__attribute__((noinline)) void hot(void) { sink += outer_sum(100000); }
+int main(int argc, char** argv) {
+  double end = now() + (argc > 1 ? atof(argv[1]) : 0.3);
+  while (now() < end) hot();
+  return 0;
+}
+)";
+
+const Recorded& inline_dwarf_recording() {
+  static Recorded r;
+  if (!r.data.empty() || !r.error.empty()) return r;
+  const std::string src = scratch_dir() + "/export_inline.c", bin = scratch_dir() + "/export_inline";
+  std::ofstream(src) << kInlineSource;
+  CommandResult cc = run(fmt::format("gcc -O2 -g -fomit-frame-pointer -o {} {}", shell_quote(bin), shell_quote(src)));
+  if (cc.status != 0) {
+    r.error = "gcc: " + cc.err;
+    return r;
+  }
+  r.data = scratch_dir() + "/export-inline.data";
+  CommandResult rec = run(fmt::format("perf record -q -e cpu-clock --call-graph dwarf,8192 -o {} -- {} 0.4",
+                                      shell_quote(r.data), shell_quote(bin)));
+  if (rec.status != 0) r.error = "perf record: " + rec.err;
+  return r;
+}
+
+TEST(PprofE2E, InlinedFramesAreLinesOfTheirLocationCalleeFirst) {
+  TPERF_REQUIRE_PERF();
+  TPERF_REQUIRE_PROGRAM("node");
+  const Recorded& r = inline_dwarf_recording();
+  ASSERT_TRUE(r.error.empty()) << "set-up failed: " << r.error;
+  const std::string pb = r.data + ".pb.gz";
+  KeepOnFailure keep({r.data, pb});
+  CommandResult ex = run(fmt::format("{} export --format pprof -i {} -o {}", kTperf, shell_quote(r.data), shell_quote(pb)));
+  ASSERT_EQ(ex.status, 0) << ex.err;
+  CommandResult summary = run("node " + js("pprof_summary.js") + " " + shell_quote(pb));
+  ASSERT_EQ(summary.status, 0) << summary.err;
+  // "stack pid=P,tid=T,comm=C ROOT;...;LEAF SAMPLES PERIOD" -> tid and names.
+  static const std::regex stack_re(R"(^stack pid=\d+,tid=(\d+),comm=\S+ (.*) (\d+) (\d+)$)");
+  std::map<std::string, uint64_t> got;
+  std::istringstream in(summary.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_match(line, m, stack_re)) got[m[1].str() + " " + m[2].str()] += std::stoull(m[3]);
+  }
+  // perf script: "TID" then "\tIP SYM" or "\tIP SYM (inlined)" per frame, leaf first.
+  CommandResult script = run(fmt::format("perf script -i {} -F tid,ip,sym", shell_quote(r.data)));
+  ASSERT_EQ(script.status, 0) << script.err;
+  std::map<std::string, uint64_t> expected;
+  std::istringstream sin(script.out + "\n");
+  std::string tid, stack;
+  bool open = false, inlined = false;
+  while (std::getline(sin, line)) {
+    if (line.empty()) {
+      if (open) ++expected[tid + " " + stack];
+      open = false;
+      continue;
+    }
+    if (line[0] != '\t') {
+      tid = trim(line);
+      stack.clear();
+      open = true;
+      continue;
+    }
+    std::string f = trim(line);
+    std::string sym = f.substr(f.find(' ') + 1);
+    if (sym.ends_with(" (inlined)")) {
+      sym.resize(sym.size() - 10);
+      inlined = true;
+    }
+    stack = stack.empty() ? sym : sym + ";" + stack;
+  }
+  ASSERT_TRUE(inlined) << "perf shows no inlined frame:\n" << script.out.substr(0, 3000);
+  EXPECT_EQ(got, expected);
+  EXPECT_NE(summary.out.find("main;hot;outer_sum;inner_sum "), std::string::npos) << summary.out.substr(0, 3000);
 }
 
 TEST(SpeedscopeE2E, SpeedscopeAppShowsPerfsSelfTimes) {
