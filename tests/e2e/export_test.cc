@@ -495,5 +495,35 @@ TEST(ExportE2E, ErrorsAndDefaults) {
   EXPECT_EQ(no_format.status, 129);
 }
 
+TEST(ExportE2E, DefaultOutputNamesAndUnwritableOutput) {
+  TPERF_REQUIRE_PERF();
+  const Recorded& r = spin_recording();
+  ASSERT_TRUE(r.error.empty()) << "set-up failed: " << r.error;
+  TempDir dir;
+  for (const auto& [format, name] : std::vector<std::pair<std::string, std::string>>{
+           {"pprof", "perf.pb.gz"}, {"firefox", "perf.firefox.json"}, {"speedscope", "perf.speedscope.json"}}) {
+    CommandResult ex = run(fmt::format("cd {} && {} export --format {} -i {}", shell_quote(dir.path()), kTperf, format,
+                                       shell_quote(r.data)));
+    EXPECT_EQ(ex.status, 0) << ex.err;
+    EXPECT_EQ(ex.out, "");
+    EXPECT_FALSE(read_file(dir.file(name)).empty()) << name;
+  }
+  // pprof files are gzip streams (magic 1f 8b).
+  EXPECT_EQ(read_file(dir.file("perf.pb.gz")).substr(0, 2), "\x1f\x8b");
+  // The JSON exports are JSON; a .gz Firefox name is gzipped.
+  CommandResult gz = run(fmt::format("{} export --format firefox -i {} -o {}", kTperf, shell_quote(r.data),
+                                     shell_quote(dir.file("p.json.gz"))));
+  EXPECT_EQ(gz.status, 0) << gz.err;
+  CommandResult same = run(fmt::format("gzip -dc {} | cmp - {}", shell_quote(dir.file("p.json.gz")),
+                                       shell_quote(dir.file("perf.firefox.json"))));
+  EXPECT_EQ(same.status, 0) << same.out << same.err;
+  CommandResult bad = run(fmt::format("{} export --format pprof -i {} -o /nonexistent/dir/p.pb.gz", kTperf, shell_quote(r.data)));
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(bad.err, "tperf export: /nonexistent/dir/p.pb.gz: cannot create: No such file or directory\n");
+  CommandResult bad_collapse = run(fmt::format("{} collapse -i {} -o /nonexistent/dir/f.txt", kTperf, shell_quote(r.data)));
+  EXPECT_EQ(bad_collapse.status, 2);
+  EXPECT_EQ(bad_collapse.err, "tperf collapse: /nonexistent/dir/f.txt: cannot create: No such file or directory\n");
+}
+
 }  // namespace
 }  // namespace tperf::test::e2e
