@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Shows tperf on a real recording: builds tperf and the demo workload (demo/workload.c), records
 # the workload with `tperf record` (cpu-clock sampling and callchains), then prints the report
-# (as perf report --stdio), the task tree and the file's statistics.
+# (as perf report --stdio), the task tree and the file's statistics, and ends by writing the
+# recording's interactive flame graph page (demo/out/flame.html) and a static SVG of it.
 # Everything it writes goes to demo/out/.
 set -euo pipefail
 
@@ -38,5 +39,11 @@ show report -i "$DATA" --no-children -g none -s comm,pid,dso,sym -n
 show report -i "$DATA" --tasks
 show stats "$DATA"
 
+# Last, the flame graph: one self-contained HTML file to open in a browser (no network needed),
+# and the same graph as a static SVG.
+show flame -i "$DATA" -o "$OUT/flame.svg" --svg
+show flame -i "$DATA" -o "$OUT/flame.html"
+
 echo
 echo "The recording is $DATA; compare with: perf report -i $DATA"
+echo "The flame graph page is $OUT/flame.html (open it in a browser: file://$(pwd)/$OUT/flame.html)"

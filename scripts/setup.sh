@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs every Debian package that building, testing, fuzzing and the demo need, and lets perf
-# sample the kernel. Idempotent: when everything is there it changes nothing and needs no network.
+# Installs every Debian package that building, testing, fuzzing and the demo need, the npm
+# packages of the browser tests (tests/browser) and of the export tests (tests/js), and lets perf sample the kernel. Idempotent:
+# when everything is there it changes nothing and needs no network.
 set -euo pipefail
 
 export DEBIAN_FRONTEND=noninteractive
@@ -14,12 +15,19 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # oracles and tools the tests and the demo run
   linux-perf binutils elfutils zstd procps
-  # the export tests' oracles: protoc decodes pprof files, node runs pprof-format and speedscope's
-  # app (tests/js), chromium loads that app headless
-  protobuf-compiler nodejs chromium
   # glibc's debug files: real DWARF 5 line tables for the srcline tests (valgrind pulls it in too)
   libc6-dbg
+  # the flame page's browser tests: headless Chromium (driven by puppeteer-core, from npm below)
+  # and python3, whose json and xml parsers judge the page's data and the SVG
+  chromium python3
+  # the export tests' pprof oracle: protoc decodes tperf's pprof files with tests/data/profile.proto
+  protobuf-compiler
 )
+# node and npm for the browser tests, from Debian unless a node is already installed (a
+# NodeSource nodejs carries its own npm and conflicts with Debian's npm package).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  PACKAGES+=(nodejs npm)
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -38,19 +46,24 @@ if ((${#missing[@]})); then
   "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# npm comes with some nodejs builds (NodeSource's) and is a Debian package of its own otherwise.
-if ! command -v npm >/dev/null; then
-  SUDO=()
-  ((EUID == 0)) || SUDO=(sudo)
-  "${SUDO[@]}" apt-get install -y -q --no-install-recommends npm
+# puppeteer-core, pinned by tests/browser/package-lock.json. It drives the system's Chromium and
+# downloads no browser. Skipped when the tree was installed from this very lock file (the stamp).
+BROWSER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/browser" && pwd)
+if ! cmp -s "$BROWSER_DIR/package-lock.json" "$BROWSER_DIR/node_modules/.tperf-installed-lock" 2>/dev/null ||
+   [[ ! -f "$BROWSER_DIR/node_modules/puppeteer-core/package.json" ]]; then
+  echo "setup: npm ci in tests/browser"
+  (cd "$BROWSER_DIR" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error &&
+    cp package-lock.json node_modules/.tperf-installed-lock)
 fi
 
-# The node packages of the export tests (tests/js/package-lock.json), installed again only when the
-# lock file changed since the last install.
-JS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/js"
-if [[ ! -f "$JS_DIR/node_modules/.package-lock.json" || "$JS_DIR/package-lock.json" -nt "$JS_DIR/node_modules/.package-lock.json" ]]; then
-  echo "setup: npm ci in $JS_DIR"
-  (cd "$JS_DIR" && npm ci --no-audit --no-fund)
+# The export tests' node packages, pinned by tests/js/package-lock.json: pprof-format (a second
+# pprof decoder), speedscope (its built app, loaded in Chromium) and puppeteer-core. Same stamp.
+JS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/js" && pwd)
+if ! cmp -s "$JS_DIR/package-lock.json" "$JS_DIR/node_modules/.tperf-installed-lock" 2>/dev/null ||
+   [[ ! -f "$JS_DIR/node_modules/speedscope/package.json" ]]; then
+  echo "setup: npm ci in tests/js"
+  (cd "$JS_DIR" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error &&
+    cp package-lock.json node_modules/.tperf-installed-lock)
 fi
 
 # perf (the oracle) and later `tperf record` want kernel samples and kernel symbols. Containers

@@ -154,68 +154,52 @@ if build asan build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 fi
 
-# (c) + (d) clang-14: everything warning-free, its tests, and the fuzzer.
+# (c) + (d) clang-14: everything warning-free, its tests, and the fuzzers.
+
+# fuzz_replay NAME FUZZER TIMEOUT INPUT...: runs the fuzzer once on each input (given files, not
+# directories, libFuzzer runs each once and stops at the first crash); the log is
+# build-fuzz/NAME-replay.log, its tail printed on failure.
 fuzz_replay() {
-  local fuzzer=$1
-  local -a inputs=()
-  mapfile -t inputs < <(find "$SHARED/corpus" "$ROOT/fuzz/corpus" -type f ! -name '*.md' 2>/dev/null | sort)
-  if ((${#inputs[@]} == 0)); then
-    echo "   no corpus found under $SHARED/corpus"
+  local name=$1 fuzzer=$2 timeout=$3 log="$ROOT/build-fuzz/$1-replay.log"
+  shift 3
+  if (($# == 0)); then
+    echo "   no inputs for $name"
     return 1
   fi
-  echo "   replaying ${#inputs[@]} corpus files"
-  # Given files (not directories), libFuzzer runs each one once and stops at the first crash.
-  "$fuzzer" -rss_limit_mb=4096 -timeout=60 "${inputs[@]}" >"$ROOT/build-fuzz/fuzz-replay.log" 2>&1
+  echo "   replaying $# inputs"
+  "$fuzzer" -rss_limit_mb=4096 -timeout="$timeout" "$@" >"$log" 2>&1
   local rc=$?
-  ((rc == 0)) || tail -n 80 "$ROOT/build-fuzz/fuzz-replay.log"
+  ((rc == 0)) || tail -n 80 "$log"
   return $rc
 }
 
+# fuzz_mutate NAME FUZZER SECONDS MAX_LEN [FUZZER FLAGS...] -- SEED_DIR...: a bounded mutation run.
+# New inputs go to build-fuzz/NAME-work (the first corpus directory, the others are read-only
+# seeds), crashes to build-fuzz/NAME-artifacts; the log is build-fuzz/NAME-mutate.log.
 fuzz_mutate() {
-  local fuzzer=$1 work="$ROOT/build-fuzz/fuzz-work" artifacts="$ROOT/build-fuzz/fuzz-artifacts"
-  mkdir -p "$work" "$artifacts"
+  local name=$1 fuzzer=$2 seconds=$3 max_len=$4
+  shift 4
+  local -a flags=()
+  while (($# > 0)) && [[ "$1" != "--" ]]; do
+    flags+=("$1")
+    shift
+  done
+  shift
+  local work="$ROOT/build-fuzz/$name-work" artifacts="$ROOT/build-fuzz/$name-artifacts"
+  local log="$ROOT/build-fuzz/$name-mutate.log" d
   local -a seeds=()
-  for d in "$SHARED/corpus/linux-perf-data" "$SHARED/corpus/quipper/testdata" "$SHARED/corpus/quipper/fuzz-crashers" \
-      "$ROOT/fuzz/corpus"; do
+  for d in "$@"; do
     [[ -d "$d" ]] && seeds+=("$d")
   done
-  echo "   mutating for ${FUZZ_SECONDS}s (new inputs in $work, crashes in $artifacts)"
-  # The first directory receives what the fuzzer finds; the others are read-only seeds.
-  "$fuzzer" -max_total_time="$FUZZ_SECONDS" -max_len=262144 -timeout=30 -rss_limit_mb=4096 \
-      -dict="$ROOT/fuzz/perfdata.dict" -artifact_prefix="$artifacts/" -print_final_stats=1 \
-      "$work" "${seeds[@]}" </dev/null >"$ROOT/build-fuzz/fuzz-mutate.log" 2>&1
-  local rc=$?
-  if ((rc == 0)); then
-    grep -E '^(stat::number_of_executed_units|stat::new_units_added|Done )' "$ROOT/build-fuzz/fuzz-mutate.log"
-  else
-    tail -n 80 "$ROOT/build-fuzz/fuzz-mutate.log"
-    ls "$artifacts"
-  fi
-  return $rc
-}
-
-# The ELF symbols fuzzer: its committed seed files replayed, then mutated (its own work and artifact
-# directories, so its finds do not mix with the perf.data fuzzer's).
-elf_fuzz_replay() {
-  local fuzzer=$1
-  "$fuzzer" -rss_limit_mb=4096 -timeout=60 "$ROOT"/fuzz/corpus-elf/* >"$ROOT/build-fuzz/elf-fuzz-replay.log" 2>&1
-  local rc=$?
-  ((rc == 0)) || tail -n 80 "$ROOT/build-fuzz/elf-fuzz-replay.log"
-  return $rc
-}
-
-elf_fuzz_mutate() {
-  local fuzzer=$1 seconds=$2 work="$ROOT/build-fuzz/elf-fuzz-work" artifacts="$ROOT/build-fuzz/elf-fuzz-artifacts"
   mkdir -p "$work" "$artifacts"
   echo "   mutating for ${seconds}s (new inputs in $work, crashes in $artifacts)"
-  "$fuzzer" -max_total_time="$seconds" -max_len=65536 -timeout=30 -rss_limit_mb=4096 \
-      -artifact_prefix="$artifacts/" -print_final_stats=1 "$work" "$ROOT/fuzz/corpus-elf" \
-      </dev/null >"$ROOT/build-fuzz/elf-fuzz-mutate.log" 2>&1
+  "$fuzzer" -max_total_time="$seconds" -max_len="$max_len" -timeout=60 -rss_limit_mb=4096 "${flags[@]}" \
+      -artifact_prefix="$artifacts/" -print_final_stats=1 "$work" "${seeds[@]}" </dev/null >"$log" 2>&1
   local rc=$?
   if ((rc == 0)); then
-    grep -E '^(stat::number_of_executed_units|stat::new_units_added|Done )' "$ROOT/build-fuzz/elf-fuzz-mutate.log"
+    grep -E '^(stat::number_of_executed_units|stat::new_units_added|Done )' "$log"
   else
-    tail -n 80 "$ROOT/build-fuzz/elf-fuzz-mutate.log"
+    tail -n 80 "$log"
     ls "$artifacts"
   fi
   return $rc
@@ -225,85 +209,60 @@ if CC=clang-14 CXX=clang++-14 build clang build-fuzz -DCMAKE_BUILD_TYPE=RelWithD
     -DTPERF_FUZZ=ON; then
   run_ctest clang build-fuzz
 fi
-# The fuzzer needs only the format library: run it even when a test or command failed to build
-# (the build failure is already counted).
-if [[ -f build-fuzz/build.ninja ]] && ninja -C build-fuzz perfdata_reader_fuzzer >/dev/null 2>&1; then
-  FUZZER=$ROOT/build-fuzz/perfdata_reader_fuzzer
+
+# The perf.data inputs: the shared corpus and our own fuzz/corpus.
+mapfile -t PERFDATA_INPUTS < <(find "$SHARED/corpus" "$ROOT/fuzz/corpus" -type f ! -name '*.md' 2>/dev/null | sort)
+PERFDATA_SEEDS=("$SHARED/corpus/linux-perf-data" "$SHARED/corpus/quipper/testdata" "$SHARED/corpus/quipper/fuzz-crashers"
+                "$ROOT/fuzz/corpus")
+HALF_FUZZ_SECONDS=$(((FUZZ_SECONDS + 1) / 2))
+
+# fuzz_step FUZZER: builds the fuzzer target; a fuzzer that does not build is a failure (the
+# build failure of build-fuzz is counted once already, so only a lone target failing counts here).
+fuzz_step() {
+  [[ -f build-fuzz/build.ninja ]] && ninja -C build-fuzz "$1" >/dev/null 2>&1
+}
+
+# The reader fuzzer needs only the format library: it runs even when a command failed to build.
+if fuzz_step perfdata_reader_fuzzer; then
   export "${SANITIZER_ENV[@]}"
   echo "== fuzz: corpus replay"
-  check "fuzz corpus replay" fuzz_replay "$FUZZER"
+  check "fuzz corpus replay" fuzz_replay fuzz "$ROOT/build-fuzz/perfdata_reader_fuzzer" 60 "${PERFDATA_INPUTS[@]}"
   echo "== fuzz: mutation"
-  check "fuzz mutation ${FUZZ_SECONDS}s" fuzz_mutate "$FUZZER"
+  check "fuzz mutation ${FUZZ_SECONDS}s" fuzz_mutate fuzz "$ROOT/build-fuzz/perfdata_reader_fuzzer" "$FUZZ_SECONDS" \
+      262144 -dict="$ROOT/fuzz/perfdata.dict" -- "${PERFDATA_SEEDS[@]}"
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 else
   note "fuzz" "not run: the fuzzer did not build"
 fi
-if [[ -f build-fuzz/build.ninja ]] && ninja -C build-fuzz elf_symbols_fuzzer >/dev/null 2>&1; then
-  ELF_FUZZER=$ROOT/build-fuzz/elf_symbols_fuzzer
-  ELF_FUZZ_SECONDS=$(((FUZZ_SECONDS + 1) / 2))
-  export "${SANITIZER_ENV[@]}"
-  # A leak inside libdw is suppressed by function name (fuzz/elf_lsan.supp); libdw has no frame
-  # pointers, so only the slow unwinder sees that name on the allocation's stack.
-  export ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0"
-  export LSAN_OPTIONS="$LSAN_OPTIONS:suppressions=$ROOT/fuzz/elf_lsan.supp"
-  echo "== elf fuzz: seed replay"
-  check "elf fuzz seed replay" elf_fuzz_replay "$ELF_FUZZER"
-  echo "== elf fuzz: mutation"
-  check "elf fuzz mutation ${ELF_FUZZ_SECONDS}s" elf_fuzz_mutate "$ELF_FUZZER" "$ELF_FUZZ_SECONDS"
-  unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
-else
-  note "elf fuzz" "not run: the fuzzer did not build"
-fi
 
-# The whole reading path (reader, machine, symbols, report and script): the corpus replayed, then
-# a short mutation run seeded with it (its own work and artifact directories).
-path_fuzz_replay() {
-  local fuzzer=$1
-  local -a inputs=()
-  mapfile -t inputs < <(find "$SHARED/corpus" "$ROOT/fuzz/corpus" -type f ! -name '*.md' 2>/dev/null | sort)
-  ((${#inputs[@]} > 0)) || { echo "   no corpus found under $SHARED/corpus"; return 1; }
-  "$fuzzer" -rss_limit_mb=4096 -timeout=120 "${inputs[@]}" >"$ROOT/build-fuzz/path-fuzz-replay.log" 2>&1
-  local rc=$?
-  ((rc == 0)) || tail -n 80 "$ROOT/build-fuzz/path-fuzz-replay.log"
-  return $rc
-}
-
-path_fuzz_mutate() {
-  local fuzzer=$1 seconds=$2 work="$ROOT/build-fuzz/path-fuzz-work" artifacts="$ROOT/build-fuzz/path-fuzz-artifacts"
-  mkdir -p "$work" "$artifacts"
-  local -a seeds=()
-  for d in "$SHARED/corpus/linux-perf-data" "$SHARED/corpus/quipper/testdata" "$ROOT/fuzz/corpus"; do
-    [[ -d "$d" ]] && seeds+=("$d")
-  done
-  echo "   mutating for ${seconds}s (new inputs in $work, crashes in $artifacts)"
-  "$fuzzer" -max_total_time="$seconds" -max_len=262144 -timeout=60 -rss_limit_mb=4096 \
-      -dict="$ROOT/fuzz/perfdata.dict" -artifact_prefix="$artifacts/" -print_final_stats=1 \
-      "$work" "${seeds[@]}" </dev/null >"$ROOT/build-fuzz/path-fuzz-mutate.log" 2>&1
-  local rc=$?
-  if ((rc == 0)); then
-    grep -E '^(stat::number_of_executed_units|stat::new_units_added|Done )' "$ROOT/build-fuzz/path-fuzz-mutate.log"
-  else
-    tail -n 80 "$ROOT/build-fuzz/path-fuzz-mutate.log"
-    ls "$artifacts"
+# The ELF symbols fuzzer (its committed seeds) and the whole reading path (reader, machine,
+# symbols, report, script: report_path_fuzzer, on the perf.data inputs), half the time each.
+# A leak inside libdw is suppressed by function name (fuzz/elf_lsan.supp); libdw has no frame
+# pointers, so only the slow unwinder sees that name on the allocation's stack.
+for target in elf_symbols_fuzzer report_path_fuzzer; do
+  if ! fuzz_step "$target"; then
+    failed=$((failed + 1))
+    note "$target" "FAILED: it did not build"
+    continue
   fi
-  return $rc
-}
-
-if [[ -f build-fuzz/build.ninja ]] && ninja -C build-fuzz report_path_fuzzer >/dev/null 2>&1; then
-  PATH_FUZZER=$ROOT/build-fuzz/report_path_fuzzer
-  PATH_FUZZ_SECONDS=$(((FUZZ_SECONDS + 1) / 2))
   export "${SANITIZER_ENV[@]}"
   export ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0"
   export LSAN_OPTIONS="$LSAN_OPTIONS:suppressions=$ROOT/fuzz/elf_lsan.supp"
-  echo "== report path fuzz: corpus replay"
-  check "path fuzz corpus replay" path_fuzz_replay "$PATH_FUZZER"
-  echo "== report path fuzz: mutation"
-  check "path fuzz mutation ${PATH_FUZZ_SECONDS}s" path_fuzz_mutate "$PATH_FUZZER" "$PATH_FUZZ_SECONDS"
+  if [[ "$target" == elf_symbols_fuzzer ]]; then
+    echo "== elf fuzz: seed replay"
+    check "elf fuzz seed replay" fuzz_replay elf-fuzz "$ROOT/build-fuzz/$target" 60 "$ROOT"/fuzz/corpus-elf/*
+    echo "== elf fuzz: mutation"
+    check "elf fuzz mutation ${HALF_FUZZ_SECONDS}s" fuzz_mutate elf-fuzz "$ROOT/build-fuzz/$target" \
+        "$HALF_FUZZ_SECONDS" 65536 -- "$ROOT/fuzz/corpus-elf"
+  else
+    echo "== report path fuzz: corpus replay"
+    check "path fuzz corpus replay" fuzz_replay path-fuzz "$ROOT/build-fuzz/$target" 120 "${PERFDATA_INPUTS[@]}"
+    echo "== report path fuzz: mutation"
+    check "path fuzz mutation ${HALF_FUZZ_SECONDS}s" fuzz_mutate path-fuzz "$ROOT/build-fuzz/$target" \
+        "$HALF_FUZZ_SECONDS" 262144 -dict="$ROOT/fuzz/perfdata.dict" -- "${PERFDATA_SEEDS[@]}"
+  fi
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
-else
-  failed=$((failed + 1))
-  note "report path fuzz" "FAILED: the fuzzer did not build"
-fi
+done
 
 # check_skips: every skipped test must match a pattern of the allow-list (a line "PATTERN REASON";
 # PATTERN a ctest name or a bash glob). Prints the others with their reason; status 1 if any.

@@ -258,8 +258,9 @@ void Hist::take_thread(uint32_t entry, const HistEntry& sample, unsigned member)
 }
 
 void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
-               unsigned member) {
-  const uint64_t stamp = ++total_samples_;
+               unsigned member, uint64_t count) {
+  total_samples_ += count;
+  const uint64_t stamp = ++adds_;
   total_period_ += period;
   if (!srcline_known_.empty()) srcline_known_.clear();
   uint32_t i = findnew(self);
@@ -271,17 +272,17 @@ void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<
       HistEntry& e = entries_[entry];
       if (own) {
         e.period += period;
-        e.samples += 1;
+        e.samples += count;
       }
       if (cumulate) {
         e.children_period += period;
-        e.children_samples += 1;
+        e.children_samples += count;
       }
     } else {
       MemberValues& v = member_values(entry, member);
       if (own) {
         v.period += period;
-        v.samples += 1;
+        v.samples += count;
       }
       if (cumulate) v.children_period += period;
     }
@@ -382,8 +383,8 @@ Hist::Hist(Hist&&) noexcept = default;
 Hist& Hist::operator=(Hist&&) noexcept = default;
 
 void Hist::add_with_chain(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
-                          std::span<const CallFrame> frames, unsigned member) {
-  add(self, period, cumulate, callers, member);
+                          std::span<const CallFrame> frames, unsigned member, uint64_t count) {
+  add(self, period, cumulate, callers, member, count);
   // The graphs are the leader's.
   if (frames.empty() || member != 0) return;
   if (!trees_) trees_ = std::make_unique<TreeBuilder>(frames_.get(), std::thread::hardware_concurrency() > 1);

@@ -92,16 +92,18 @@ class Hist {
 
   // One sample: `self` holds its keys. With `cumulate` (children mode), the sample's period is
   // also credited, once per distinct entry, to `self` and to the entry of every frame in
-  // `callers` (its callchain, leaf first) as children_period.
+  // `callers` (its callchain, leaf first) as children_period. `count` > 1: that many samples
+  // alike in everything (keys and chain), `period` their sum; the result is what adding them
+  // one by one gives.
   void add(const HistEntry& self, uint64_t period, bool cumulate = false, std::span<const HistEntry> callers = {},
-           unsigned member = 0);
+           unsigned member = 0, uint64_t count = 1);
 
   // Like add(), and builds the entries' callchain trees from `frames` (parallel to `callers`, in
   // display order). Without `cumulate` the sample's entry gets the whole chain; with it, so does
   // the sample's entry, and every other distinct entry on the chain gets the part of the chain
   // from its own frame on (in caller order: the frame and its callees).
   void add_with_chain(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
-                      std::span<const CallFrame> frames, unsigned member = 0);
+                      std::span<const CallFrame> frames, unsigned member = 0, uint64_t count = 1);
 
   // An entry's values for one member of the group (member 0: the entry's own fields).
   unsigned members() const { return members_; }
@@ -215,6 +217,7 @@ class Hist {
   std::vector<uint64_t> credited_;
   uint64_t total_period_ = 0;
   uint64_t total_samples_ = 0;
+  uint64_t adds_ = 0;  // calls of add(): the stamps of credited_
 };
 
 // perf's short name of a DSO for the dso column, "[unknown]" without one.

@@ -301,7 +301,7 @@ Profile build_profile(const std::string& path, const ProfileOptions& options, Un
     ReplayHandlers handlers;
     handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) { builder.on_sample(rec); };
     handlers.on_other = [&](const perfdata::Record& rec, uint64_t) { builder.on_other(rec); };
-    out.problems = replay(*reader, *machine, symbolizer, &preloader, handlers);
+    out.problems = replay(*reader, *machine, symbolizer, &preloader, handlers).problems;
     if (unwind_stats) *unwind_stats = builder.unwind_stats();
   }
   // Events no sample named (pipe files announce theirs as they go).

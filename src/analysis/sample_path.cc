@@ -115,31 +115,58 @@ void SymbolPreloader::on_new_maps() {
   symbolizer_.preload_async(ready, *loaders_);
 }
 
-std::vector<std::string> replay(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
-                                SymbolPreloader* preloader, const ReplayHandlers& handlers) {
-  std::vector<std::string> problems;
+ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
+                    SymbolPreloader* preloader, const ReplayHandlers& handlers) {
+  ReplayResult result;
+  std::vector<std::string>& problems = result.problems;
+  session::OrderedEvents::Options ordered_options;
+  ordered_options.merge_deferred_callchains = handlers.merge_deferred_callchains;
+  uint64_t last_time = 0;    // the newest timestamp delivered
+  uint64_t retire_time = 0;  // the newest one before the previous FINISHED_ROUND
   session::OrderedEvents ordered(reader, [&](const perfdata::Record& rec, uint64_t time) {
+    if (handlers.stop && handlers.stop()) return;
+    if (time > last_time) last_time = time;
     try {
       if (rec.type == perfdata::kRecordSample) {
         if (handlers.on_sample) handlers.on_sample(rec, time);
         return;
       }
+      if (handlers.applies && !handlers.applies(rec)) return;
       if (handlers.on_other) handlers.on_other(rec, time);
       process_non_sample(reader, rec, time, machine, symbolizer);
-      if (preloader && (rec.type == perfdata::kRecordMmap || rec.type == perfdata::kRecordMmap2)) preloader->on_new_maps();
+      switch (rec.type) {
+        case perfdata::kRecordMmap:
+        case perfdata::kRecordMmap2:
+          if (preloader) preloader->on_new_maps();
+          break;
+        case perfdata::kRecordKsymbol:
+          machine.kernel_maps().touch();
+          break;
+        case perfdata::kRecordFinishedRound:
+          // Threads that exited before the previous round can no longer be named by a record.
+          machine.retire_exited(retire_time);
+          retire_time = last_time;
+          break;
+        default:
+          break;
+      }
+      if (handlers.on_applied) handlers.on_applied(rec, time);
     } catch (const perfdata::FormatError& e) {
       problems.push_back(e.what());
     }
-  });
+  }, ordered_options);
   const uint64_t data_start = reader.is_pipe() ? 0 : reader.header().data.offset;
   perfdata::Record rec;
   uint64_t n = 0;
   while (reader.next(rec)) {
+    if (handlers.stop && handlers.stop()) break;
     ordered.push(rec);
     if (handlers.on_progress && (++n & 1023) == 0) handlers.on_progress(rec.offset > data_start ? rec.offset - data_start : 0);
   }
-  ordered.flush_all();
-  return problems;
+  if (!handlers.stop || !handlers.stop()) ordered.flush_all();
+  for (const auto& e : ordered.deferred_errors()) problems.push_back(e.what());
+  result.deferred = ordered.deferred_stats();
+  return result;
 }
 
 EventHists::EventHists() = default;
@@ -175,7 +202,7 @@ EventHists load_event_hists(const std::string& path, const std::vector<analysis:
                      find_sample_map(machine, symbolizer, &thread, cpumode, sample.ip)),
         period);
   };
-  out.problems = replay(reader, machine, symbolizer, nullptr, handlers);
+  out.problems = replay(reader, machine, symbolizer, nullptr, handlers).problems;
   while (out.hists.size() < reader.attrs().size()) out.hists.emplace_back(keys);
   return out;
 }

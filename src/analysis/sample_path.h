@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/hist.h"
+#include "session/deferred_callchains.h"
 
 namespace tperf::perfdata {
 class Reader;
@@ -82,23 +83,45 @@ class SymbolPreloader {
   std::vector<const session::Dso*> unmapped_;     // known (BUILD_ID feature) but not mapped yet
 };
 
-// What the replay driver hands to its caller. Both are optional.
+// What the replay driver hands to its caller. Every hook is optional.
 struct ReplayHandlers {
   // A sample record, in time order, after every record before it went into the machine.
   std::function<void(const perfdata::Record& rec, uint64_t time)> on_sample;
-  // Any other record, before the machine applies it (lost counts, headers the caller tracks).
+  // Any other record, before the machine applies it (lost counts; what must be said of a task
+  // before its EXIT makes the machine forget it).
   std::function<void(const perfdata::Record& rec, uint64_t time)> on_other;
+  // Any other record, after the machine applied it (what is printed of the new state).
+  std::function<void(const perfdata::Record& rec, uint64_t time)> on_applied;
+  // Checked before each record: true ends the replay (a fatal error of the caller).
+  std::function<bool()> stop;
+  // When set, only the side-band records it accepts reach the machine and the two hooks above
+  // (a task listing builds its model from the task records alone).
+  std::function<bool(const perfdata::Record& rec)> applies;
   // Called now and then with the bytes of the data read so far (a progress bar).
   std::function<void(uint64_t bytes)> on_progress;
+  // Deferred user callchains (kernel 6.19+) joined to their samples after time ordering, as
+  // perf does; off: the samples and CALLCHAIN_DEFERRED records come through raw.
+  bool merge_deferred_callchains = true;
+};
+
+struct ReplayResult {
+  // Records that could not be decoded (by the machine, a handler, or the deferred-callchain
+  // stage), each as "offset 0x..: what".
+  std::vector<std::string> problems;
+  // What the deferred-callchain stage joined, could not join, and gave up on.
+  session::DeferredCallchains::Stats deferred;
 };
 
 // The replay driver: reads every record of `reader`, orders them by time (FINISHED_ROUND rounds),
-// applies the side-band records to `machine` (a KSYMBOL's symbol goes to `symbolizer` first; after
-// an MMAP, `preloader` starts loading the new DSOs' symbols when given) and hands the samples to
-// `handlers`. A record that cannot be decoded (FormatError from the machine or a handler) does
-// not stop the replay: its message is returned, one per record.
-std::vector<std::string> replay(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
-                                SymbolPreloader* preloader, const ReplayHandlers& handlers);
+// applies the side-band records to `machine` (a KSYMBOL's symbol goes to `symbolizer` first and
+// renews the kernel space's version, since the kernel's symbols changed even where its maps did
+// not; after an MMAP, `preloader` starts loading the new DSOs' symbols when given; at each
+// FINISHED_ROUND the threads that exited before the previous round are retired, unless the
+// machine keeps them) and hands the samples to `handlers`. A record that cannot be decoded
+// (FormatError from the machine or a handler) does not stop the replay: its message is returned,
+// one per record.
+ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
+                    SymbolPreloader* preloader, const ReplayHandlers& handlers);
 
 // A file read into one histogram per event, with what its entries point into.
 struct EventHists {

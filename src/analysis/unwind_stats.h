@@ -14,6 +14,7 @@
 
 #include "perfdata/sample.h"
 #include "session/callchain.h"
+#include "session/deferred_callchains.h"
 
 namespace tperf::symbols {
 class Symbolizer;
@@ -54,6 +55,9 @@ struct UnwindStats {
     uint64_t samples = 0;
   };
   std::vector<DsoProblem> dsos;
+  // Deferred user callchains (kernel 6.19+): how the time-ordering stage joined them
+  // (OrderedEvents::deferred_stats()); shown only when the file has any.
+  session::DeferredCallchains::Stats deferred;
 };
 
 // Whether `name` is a function a thread's stack starts in: the program's or a thread's entry

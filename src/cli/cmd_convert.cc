@@ -3,13 +3,15 @@
 // `--threads` directories turned into one file, records and features it would refuse left out
 // (and counted on stderr). `--pipe`, `-z` and `--directory` write the other layouts perf 6.1
 // reads (a pipe-mode stream, zstd COMPRESSED records, a `perf record --threads` directory), so one
-// recording can be read in every layout.
+// recording can be read in every layout. Deferred user callchains (Linux 6.19+) are written
+// merged into their samples, so perf 6.1 shows whole stacks of such a recording.
 #include <fmt/format.h>
 
 #include <unistd.h>
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +20,7 @@
 #include "cli/commands.h"
 #include "perfdata/reader.h"
 #include "perfdata/writer.h"
+#include "session/ordered_events.h"
 
 namespace tperf::cli {
 
@@ -63,6 +66,11 @@ bool perf61_knows(uint32_t type) {
 bool copy_feature(unsigned bit) {
   if (bit == kFeatReserved || bit == kFeatEventDesc || bit == kFeatCompressed || bit == kFeatDirFormat) return false;
   return bit < kFeatPmuCaps;
+}
+
+bool has_deferred_callchains(const Reader& reader) {
+  return std::any_of(reader.attrs().begin(), reader.attrs().end(),
+                     [](const EventAttr& ea) { return ea.attr.flag(kFlagDeferCallchain); });
 }
 
 int convert(const ConvertOptions& opt) {
@@ -123,10 +131,16 @@ int convert(const ConvertOptions& opt) {
   auto add_attrs = [&] {
     if (attrs_added) return;
     attrs_added = true;
+    const bool merged = has_deferred_callchains(*reader);
     for (const auto& ea : reader->attrs()) {
       PerfEventAttr attr = ea.attr;
       uint32_t size = attr.size == 0 ? kAttrSizeVer0 : attr.size;
       attr.size = std::min(size, opt.max_attr_size);
+      if (merged) {
+        // The samples written carry whole chains now: the file is a plain fp recording.
+        attr.set_flag(kFlagDeferCallchain, false);
+        attr.set_flag(kFlagDeferOutput, false);
+      }
       writer.add_attr(attr, ea.ids, ea.name);
     }
     if (opt.pipe) {
@@ -142,35 +156,25 @@ int convert(const ConvertOptions& opt) {
   std::map<uint32_t, uint64_t> dropped;
   std::vector<BuildIdEntry> pipe_build_ids;
   std::vector<uint8_t> with_payload;
-  Record rec;
-  // Damage stops the reading but not the conversion: what came before it is written out, so a
-  // cut recording perf cannot open becomes one it can (the error is still reported, status 2).
-  std::optional<FormatError> damage;
-  while (true) {
-    try {
-      if (!reader->next(rec)) break;
-    } catch (const FormatError& e) {
-      damage = e;
-      break;
-    }
+  auto convert_record = [&](const Record& rec) {
     switch (rec.type) {
       case kRecordHeaderAttr:
       case kRecordHeaderFeature:
       case kRecordEventUpdate:
       case kRecordCompressed:
       case kRecordCompressed2:
-        continue;  // carried by the file header / feature sections, or already unpacked
+        return;  // carried by the file header / feature sections, or already unpacked
       case kRecordHeaderTracingData:
         tracing_data.assign(rec.payload.begin(), rec.payload.end());
-        continue;
+        return;
       case kRecordHeaderBuildId:
-        continue;  // collected by the reader into features().build_ids
+        return;  // collected by the reader into features().build_ids
       default:
         break;
     }
     if (!perf61_knows(rec.type)) {
       ++dropped[rec.type];
-      continue;
+      return;
     }
     add_attrs();
     if (rec.payload_size > 0) {
@@ -186,7 +190,41 @@ int convert(const ConvertOptions& opt) {
     } else {
       writer.write_record(rec.bytes);
     }
+  };
+  // Deferred user callchains are joined to their samples on the way (session::OrderedEvents), so
+  // a perf without them (6.1 drops a chain with a marker it does not know) reads whole stacks.
+  // That needs the records in time order: they are written as OrderedEvents delivers them, and
+  // a FINISHED_ROUND only when no sample is held back, so that nothing written after a round is
+  // older than what perf flushed at it.
+  std::optional<session::OrderedEvents> ordered;
+  bool merge_checked = false;
+  auto deliver = [&](const Record& rec, uint64_t) {
+    if (rec.type == kRecordFinishedRound && ordered->deferred_waiting() > 0) return;
+    convert_record(rec);
+  };
+  Record rec;
+  // Damage stops the reading but not the conversion: what came before it is written out, so a
+  // cut recording perf cannot open becomes one it can (the error is still reported, status 2).
+  std::optional<FormatError> damage;
+  while (true) {
+    try {
+      if (!reader->next(rec)) break;
+    } catch (const FormatError& e) {
+      damage = e;
+      break;
+    }
+    // Pipe mode: the attrs have come by the first record that is not a header record.
+    if (!ordered && !merge_checked && rec.type < kRecordHeaderAttr) {
+      merge_checked = true;
+      if (has_deferred_callchains(*reader)) ordered.emplace(*reader, deliver);
+    }
+    if (ordered) {
+      ordered->push(rec);
+    } else {
+      convert_record(rec);
+    }
   }
+  if (ordered) ordered->flush_all();
   add_attrs();
 
   if (!opt.pipe) set_features();
@@ -197,7 +235,7 @@ int convert(const ConvertOptions& opt) {
     fmt::print(stderr, "tperf convert: left out {} {} record(s) (type {}) that perf 6.1 cannot process\n", n,
                record_type_name(type), type);
   }
-  int status = report_reader_problems("convert", *reader);
+  int status = ordered ? report_reader_problems("convert", *reader, *ordered) : report_reader_problems("convert", *reader);
   if (damage) {
     fmt::print(stderr, "tperf convert: {}: {}\n", opt.input, damage->what());
     status = 2;

@@ -108,7 +108,7 @@ int run_record_command(const RecordCliOptions& c) {
       }
     }
     if (c.g) o.call_graph = record::CallGraph::kFramePointer;
-    if (!c.call_graph.empty()) record::parse_call_graph(c.call_graph, &o.call_graph, &o.dwarf_stack_size);
+    if (!c.call_graph.empty()) record::parse_call_graph(c.call_graph, &o.call_graph, &o.dwarf_stack_size, &o.defer_callchain);
     o.switch_events = c.switch_events;
     if (c.compression_level >= 0) {
       if (c.compression_level < 1 || c.compression_level > 22) {
@@ -164,7 +164,7 @@ void add_record_command(CLI::App& app, int& status) {
           "NUMBER|max"));
   cmd->add_option("-c,--count", opt->count, "sample every N events");
   cmd->add_flag("-g", opt->g, "frame-pointer call graphs");
-  cmd->add_option("--call-graph", opt->call_graph, "fp or dwarf[,stack size]");
+  cmd->add_option("--call-graph", opt->call_graph, "fp, fp,defer (user stacks unwound at return to user space, Linux 6.19+) or dwarf[,stack size]");
   cmd->add_flag("--switch-events", opt->switch_events, "record context switches");
   cmd->add_flag("-z", opt->compress, "zstd-compress the data (level 1)");
   cmd->add_option("--compression-level", opt->compression_level, "zstd level 1..22");

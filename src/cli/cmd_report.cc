@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <span>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -25,7 +27,6 @@
 #include "perfdata/sample.h"
 #include "session/callchain.h"
 #include "session/machine.h"
-#include "session/ordered_events.h"
 #include "symbols/dwarf_unwind.h"
 #include "symbols/symbolizer.h"
 #include "util/progress.h"
@@ -79,27 +80,30 @@ int run_tasks(const ReportCliOptions& cli) {
   analysis::register_idle_task(machine);
   // Like perf's task mode: only the task records (and with --mmaps the map records) build the
   // model; samples do not create threads.
-  session::OrderedEvents ordered(*reader, [&](const perfdata::Record& rec, uint64_t time) {
+  symbols::Symbolizer symbolizer(machine, {});
+  analysis::ReplayHandlers handlers;
+  handlers.applies = [&](const perfdata::Record& rec) {
     switch (rec.type) {
       case perfdata::kRecordComm:
       case perfdata::kRecordFork:
       case perfdata::kRecordExit:
-        machine.process(*reader, rec, time);
-        break;
+        return true;
       case perfdata::kRecordMmap:
       case perfdata::kRecordMmap2:
-        if (cli.mmaps) machine.process(*reader, rec, time);
-        break;
+        return cli.mmaps;
       default:
-        break;
+        return false;
     }
-  });
-  perfdata::Record rec;
-  while (reader->next(rec)) ordered.push(rec);
-  ordered.flush_all();
+  };
+  const std::vector<std::string> problems = analysis::replay(*reader, machine, symbolizer, nullptr, handlers).problems;
   output::print_task_list(stdout, machine, cli.mmaps);
   if (cli.mem_stats) print_mem_stats("report", machine);
-  return report_reader_problems("report", *reader);
+  int status = report_reader_problems("report", *reader);
+  for (const auto& p : problems) {
+    fmt::print(stderr, "tperf report: {}: {}\n", reader->path(), p);
+    status = 2;
+  }
+  return status;
 }
 
 int fail(const std::string& message) {
@@ -234,9 +238,12 @@ int run_hist_report(const ReportCliOptions& cli) {
   // are (re)built from what the reader knows when the first sample comes, and grown for an
   // event announced after that.
   size_t groups_known_for = 0;  // attrs the group tables were built from
+  // Adds the samples held back for aggregation (below) before the tables change.
+  std::function<void()> flush_pending = [] {};
   auto setup_events = [&] {
     const size_t nr_attrs = reader->attrs().size();
     if (nr_attrs == groups_known_for && group_slots.size() >= nr_attrs) return;
+    flush_pending();
     groups_known_for = nr_attrs;
     group_slots.clear();
     for (size_t i = 0; i < nr_attrs; ++i) group_slots.push_back({i, 0});
@@ -301,6 +308,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   std::vector<analysis::HistEntry> callers;
   std::vector<analysis::CallFrame> chain;
   std::vector<std::string> problems;
+  session::DeferredCallchains::Stats deferred;
   // The srcline key's texts, interned, by (dso, pid, address, callchain entry or not).
   struct SrclineKey {
     const void* dso;
@@ -335,8 +343,61 @@ int run_hist_report(const ReportCliOptions& cli) {
     }
     return it->second;
   };
+  // Samples alike in everything the histogram keys and chains depend on (event, thread and comm,
+  // ip, the raw chain and unwound frames, the versions of the address spaces they were resolved
+  // in) are resolved once and added together: a batch of such combinations is added to the
+  // hists in the order each was first seen, which creates entries and tree nodes in the order
+  // adding sample by sample would (the sample that creates an entry is the first of its
+  // combination), so perf's tie orders are kept. Batches are bounded by the frames they hold.
+  struct Combo {
+    size_t leader;
+    unsigned member;
+    bool with_chain;
+    analysis::HistEntry self;
+    std::vector<analysis::HistEntry> callers;
+    std::vector<analysis::CallFrame> chain;
+    std::vector<session::CallchainFrame> stats_frames;
+    uint64_t period = 0;
+    uint64_t count = 0;
+  };
+  std::vector<Combo> combos;
+  struct KeyHash {
+    size_t operator()(std::span<const uint64_t> k) const {
+      uint64_t h = k.size();
+      for (uint64_t v : k) h = (h ^ v) * 0x100000001b3ull + (h >> 29);
+      return static_cast<size_t>(h);
+    }
+  };
+  struct KeyEq {
+    bool operator()(std::span<const uint64_t> a, std::span<const uint64_t> b) const {
+      return std::equal(a.begin(), a.end(), b.begin(), b.end());
+    }
+  };
+  std::unordered_map<std::span<const uint64_t>, uint32_t, KeyHash, KeyEq> combo_index;
+  std::vector<std::unique_ptr<uint64_t[]>> combo_keys;
+  std::vector<uint64_t> key;
+  size_t batch_frames = 0;
+  constexpr size_t kBatchFrames = size_t{1} << 16;
+  const bool use_cpu = std::find(keys.begin(), keys.end(), analysis::SortKey::kCpu) != keys.end();
+  auto flush_combos = [&] {
+    for (Combo& c : combos) {
+      analysis::Hist& h = events[c.leader].hist;
+      if (c.with_chain) {
+        h.add_with_chain(c.self, c.period, children, c.callers, c.chain, c.member, c.count);
+      } else {
+        h.add(c.self, c.period, children, c.callers, c.member, c.count);
+      }
+    }
+    combos.clear();
+    combo_index.clear();
+    combo_keys.clear();
+    batch_frames = 0;
+  };
+
   analysis::ReplayHandlers handlers;
   handlers.on_other = [&](const perfdata::Record& rec, uint64_t) {
+    // A BPF program's symbol may land in the kernel image's table without a map change.
+    if (rec.type == perfdata::kRecordKsymbol) flush_combos();
     if (rec.type == perfdata::kRecordLostSamples) {
       uint64_t n = perfdata::decode_lost_samples(rec.body(), reader->swapped(), rec.offset + 8);
       lost_samples += n;
@@ -358,23 +419,48 @@ int run_hist_report(const ReportCliOptions& cli) {
     EventHist& ev = events[static_cast<size_t>(ai)];
     // A group member's samples go into its leader's hist, in the member's column.
     const GroupSlot slot = group_slots[static_cast<size_t>(ai)];
-    analysis::Hist& hist = events[slot.leader].hist;
     session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
     const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
+    const perfdata::PerfEventAttr& attr = reader->attrs()[static_cast<size_t>(ai)].attr;
+    const bool has_chain = sample.has(perfdata::kSampleCallchain);
+    // --call-graph dwarf: the user frames unwound from the stack copy, after the kernel's.
+    user_frames.clear();
+    if ((summary || children || graph || folded) && has_chain) {
+      unwinder.append_user_frames(attr, thread, sample, 4096, &user_frames);
+    }
+    // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
+    const uint64_t period = sample.has(perfdata::kSamplePeriod) ? sample.period : attr.sample_period;
+    ++ev.samples;
+    ev.period += period;
+    key.clear();
+    key.push_back(static_cast<uint64_t>(ai));
+    key.push_back(reinterpret_cast<uintptr_t>(thread.comm_at(sample.time)));
+    key.push_back(static_cast<uint64_t>(static_cast<uint32_t>(thread.pid())) << 32 | static_cast<uint32_t>(thread.tid()));
+    key.push_back(use_cpu && sample.has(perfdata::kSampleCpu) ? sample.cpu : 0);
+    key.push_back(sample.ip);
+    key.push_back(cpumode);
+    key.push_back(thread.maps() ? thread.maps()->version() : 0);
+    key.push_back(machine.kernel_maps().version());
+    if (has_chain) {
+      key.push_back(sample.callchain.size());
+      key.insert(key.end(), sample.callchain.begin(), sample.callchain.end());
+    }
+    key.push_back(user_frames.size());
+    for (const auto& f : user_frames) key.push_back(f.ip);
+    if (auto it = combo_index.find(std::span<const uint64_t>(key)); it != combo_index.end()) {
+      Combo& c = combos[it->second];
+      ++c.count;
+      c.period += period;
+      if (summary) unwind.add_sample(sample, has_chain, thread.pid(), attr.sample_max_stack, attr.sample_stack_user, c.stats_frames);
+      return;
+    }
     const session::Map* sample_map = find_map(&thread, cpumode, sample.ip);
     analysis::HistEntry self = analysis::sample_entry(machine, symbolizer, thread, sample, cpumode, sample_map);
     if (use_srcline) self.srcline = srcline_of(sample_map, thread.pid(), sample.ip, false);
-    // --call-graph dwarf: the user frames unwound from the stack copy, after the kernel's.
-    user_frames.clear();
-    if ((summary || children || graph || folded) && sample.has(perfdata::kSampleCallchain)) {
-      unwinder.append_user_frames(reader->attrs()[static_cast<size_t>(ai)].attr, thread, sample, 4096, &user_frames);
-    }
     bool all_frames_ok = false;
     if (summary) {
       // The quality block covers every sample of the file, the filtered-out ones too, and
       // whole chains whatever --max-stack says.
-      const perfdata::PerfEventAttr& attr = reader->attrs()[static_cast<size_t>(ai)].attr;
-      const bool has_chain = sample.has(perfdata::kSampleCallchain);
       if (has_chain) {
         all_frames_ok = session::resolve_callchain(machine, &thread, sample, ~0u, &all_frames);
         // The histogram below needs the machine's maps as they are; here kernel frames past
@@ -394,11 +480,6 @@ int run_hist_report(const ReportCliOptions& cli) {
     const bool cumulate_order = children || (reader->is_pipe() && !cli.no_children);
     const bool caller_order = cli.inverted || (cumulate_order ? cli.callchain.find("callee") == std::string::npos
                                                               : cli.callchain.find("caller") != std::string::npos);
-    // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
-    const uint64_t period =
-        sample.has(perfdata::kSamplePeriod) ? sample.period : reader->attrs()[static_cast<size_t>(ai)].attr.sample_period;
-    ++ev.samples;
-    ev.period += period;
     // perf matches -S against the sample's symbol by name or by its start address in the
     // process ("0x4011d6"); a sample without a symbol never matches.
     auto symbol_listed = [&] {
@@ -503,18 +584,25 @@ int run_hist_report(const ReportCliOptions& cli) {
         chain.clear();
       }
     }
-    if ((graph || folded || flat) && !chain.empty()) {
-      hist.add_with_chain(self, period, children, callers, chain, slot.member);
-    } else {
-      hist.add(self, period, children, callers, slot.member);
-    }
+    const bool with_chain = (graph || folded || flat) && !chain.empty();
+    if (batch_frames + callers.size() + stats_frames.size() > kBatchFrames) flush_combos();
+    batch_frames += callers.size() + stats_frames.size() + 1;
+    auto& stored = combo_keys.emplace_back(std::make_unique<uint64_t[]>(key.size()));
+    std::copy(key.begin(), key.end(), stored.get());
+    combo_index.emplace(std::span<const uint64_t>(stored.get(), key.size()), static_cast<uint32_t>(combos.size()));
+    combos.push_back({slot.leader, slot.member, with_chain, self, callers, with_chain ? chain : std::vector<analysis::CallFrame>{},
+                      summary ? stats_frames : std::vector<session::CallchainFrame>{}, period, 1});
   };
   {
     // Like perf's "Processing events..." bar: only on a terminal, only for a large file.
     const bool sized = !reader->is_pipe() && !reader->is_directory() && !cli.quiet;
     util::ProgressBar progress("tperf report: reading", sized ? reader->data_size() : 0);
     handlers.on_progress = [&](uint64_t bytes) { progress.update(bytes); };
-    problems = analysis::replay(*reader, machine, symbolizer, &preloader, handlers);
+    flush_pending = flush_combos;
+    analysis::ReplayResult replayed = analysis::replay(*reader, machine, symbolizer, &preloader, handlers);
+    problems = std::move(replayed.problems);
+    deferred = replayed.deferred;
+    flush_combos();
   }
 
   output::ReportColumns columns;
@@ -574,7 +662,11 @@ int run_hist_report(const ReportCliOptions& cli) {
     fmt::print(stderr, "Error:\nThe {} data has no samples!\n", cli.path);
   } else {
     if (!cli.quiet) output::print_report_preamble(stdout, lost_samples, filter_lines);
-    if (summary) output::print_unwind_summary(stdout, unwind.finish(), /*dwarf_unwound=*/true);
+    if (summary) {
+      analysis::UnwindStats stats = unwind.finish();
+      stats.deferred = deferred;
+      output::print_unwind_summary(stdout, stats, /*dwarf_unwound=*/true);
+    }
   }
   columns.quiet = cli.quiet;
   setup_events();

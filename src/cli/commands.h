@@ -18,6 +18,7 @@ void add_script_command(CLI::App& app, int& status);
 void add_record_command(CLI::App& app, int& status);
 void add_report_command(CLI::App& app, int& status);
 void add_diff_command(CLI::App& app, int& status);
+void add_flame_command(CLI::App& app, int& status);
 void add_collapse_command(CLI::App& app, int& status);
 void add_export_command(CLI::App& app, int& status);
 
@@ -36,6 +37,7 @@ class Reader;
 }
 namespace tperf::session {
 class Machine;
+class OrderedEvents;
 }
 namespace tperf::symbols {
 struct SymbolizerOptions;
@@ -47,6 +49,8 @@ namespace tperf::cli {
 // stepped over (errors, malformed feature sections) as "tperf CMD: PATH: offset 0x..: what".
 // Returns 2 when the file was damaged, else 0.
 int report_reader_problems(const char* command, const perfdata::Reader& reader);
+// The same, plus the malformed deferred-callchain records the ordering stage met.
+int report_reader_problems(const char* command, const perfdata::Reader& reader, const session::OrderedEvents& ordered);
 
 // Input-file option shared by the commands that read perf.data: positional FILE or -i FILE,
 // default "perf.data", "-" for standard input.

@@ -9,6 +9,7 @@
 #include "perfdata/error.h"
 #include "perfdata/reader.h"
 #include "session/machine.h"
+#include "session/ordered_events.h"
 #include "symbols/symbolizer.h"
 
 namespace tperf::cli {
@@ -86,6 +87,15 @@ int report_reader_problems(const char* command, const perfdata::Reader& reader) 
   }
   for (const auto& w : reader.features().warnings) {
     fmt::print(stderr, "tperf {}: {}: {}\n", command, reader.path(), w);
+    status = 2;
+  }
+  return status;
+}
+
+int report_reader_problems(const char* command, const perfdata::Reader& reader, const session::OrderedEvents& ordered) {
+  int status = report_reader_problems(command, reader);
+  for (const auto& e : ordered.deferred_errors()) {
+    fmt::print(stderr, "tperf {}: {}: {}\n", command, reader.path(), e.what());
     status = 2;
   }
   return status;

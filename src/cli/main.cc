@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   tperf::cli::add_record_command(app, status);
   tperf::cli::add_report_command(app, status);
   tperf::cli::add_diff_command(app, status);
+  tperf::cli::add_flame_command(app, status);
   tperf::cli::add_collapse_command(app, status);
   tperf::cli::add_export_command(app, status);
   try {

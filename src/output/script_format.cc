@@ -1160,110 +1160,97 @@ bool ScriptWriter::print_sideband(const Record& rec, int32_t pid, int32_t tid, u
   return true;
 }
 
-void ScriptWriter::on_record(const Record& rec, uint64_t time) {
+void ScriptWriter::before_machine(const Record& rec, uint64_t) {
   using namespace perfdata;
-  if (time > last_time_) last_time_ = time;
+  // perf prints an exit before it forgets anything about the task.
+  if (rec.type == kRecordExit && options_.show_task_events) {
+    TaskEvent e = decode_task(rec.body(), rec.misc, reader_.swapped(), rec.offset + 8);
+    if (print_sideband(rec, e.pid, e.tid, e.time, true)) append_task_event(out_, rec.type, e);
+    flush_if_full();
+  }
+}
+
+void ScriptWriter::after_machine(const Record& rec, uint64_t time) {
+  using namespace perfdata;
   const bool swap = reader_.swapped();
   const uint64_t boff = rec.offset + 8;
   auto trailer = [&]() -> unsigned {
     const EventAttr* ea = reader_.attr_of(rec);
     return ea ? sample_id_trailer_size(ea->attr) : 0;
   };
-  try {
-    switch (rec.type) {
-      case kRecordSample:
-        on_sample(rec);
-        break;
-      case kRecordComm:
-        machine_.process(reader_, rec, time);
-        if (options_.show_task_events) {
-          CommEvent e = decode_comm(rec.body(), rec.misc, trailer(), swap, boff);
-          if (print_sideband(rec, e.pid, e.tid, 0, false)) append_comm_event(out_, e);
-        }
-        break;
-      case kRecordFork:
-        machine_.process(reader_, rec, time);
-        if (options_.show_task_events) {
-          TaskEvent e = decode_task(rec.body(), rec.misc, swap, boff);
-          if (print_sideband(rec, e.pid, e.tid, e.time, true)) append_task_event(out_, rec.type, e);
-        }
-        break;
-      case kRecordExit:
-        // perf prints an exit before it forgets anything about the task.
-        if (options_.show_task_events) {
-          TaskEvent e = decode_task(rec.body(), rec.misc, swap, boff);
-          if (print_sideband(rec, e.pid, e.tid, e.time, true)) append_task_event(out_, rec.type, e);
-        }
-        machine_.process(reader_, rec, time);
-        break;
-      case kRecordMmap:
-        machine_.process(reader_, rec, time);
-        if (options_.show_mmap_events) {
-          MmapEvent e = decode_mmap(rec.body(), rec.misc, trailer(), swap, boff);
-          if (print_sideband(rec, e.pid, e.tid, 0, false)) append_mmap_event(out_, e);
-        }
-        break;
-      case kRecordMmap2:
-        machine_.process(reader_, rec, time);
-        if (options_.show_mmap_events) {
-          Mmap2Event e = decode_mmap2(rec.body(), rec.misc, trailer(), swap, boff);
-          if (print_sideband(rec, e.pid, e.tid, 0, false)) append_mmap2_event(out_, e);
-        }
-        break;
-      case kRecordSwitch:
-      case kRecordSwitchCpuWide:
-        if (options_.show_switch_events) {
-          SwitchCpuWideEvent e = decode_switch(rec.body(), rec.misc, rec.type == kRecordSwitchCpuWide, swap, boff);
-          Sample id;
-          bool have = false;
-          sideband_attr(rec, id, &have);
-          int32_t pid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.pid) : -1;
-          int32_t tid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.tid) : -1;
-          if (print_sideband(rec, pid, tid, 0, false)) append_switch_event(out_, rec.type, rec.misc, e);
-        }
-        break;
-      case kRecordLost:
-        if (options_.show_lost_events) {
-          LostEvent e = decode_lost(rec.body(), swap, boff);
-          Sample id;
-          bool have = false;
-          sideband_attr(rec, id, &have);
-          int32_t pid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.pid) : -1;
-          int32_t tid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.tid) : -1;
-          if (print_sideband(rec, pid, tid, 0, false)) append_lost_event(out_, e);
-        }
-        break;
-      case kRecordHeaderAttr:
-        on_attr();
-        break;
-      case kRecordHeaderBuildId: {
-        machine_.process(reader_, rec, time);
-        Features one;
-        one.parse(kFeatBuildId, rec.bytes, swap, rec.offset);
-        for (const auto& b : one.build_ids) {
-          uint16_t mode = b.misc & kMiscCpumodeMask;
-          if (mode == kMiscKernel || mode == kMiscGuestKernel) kernel_build_id_paths_.insert(b.filename);
-        }
-        break;
+  // What the line start of a switch or lost record names: the sample_id of its event.
+  auto id_task = [&](int32_t* pid, int32_t* tid) {
+    Sample id;
+    bool have = false;
+    sideband_attr(rec, id, &have);
+    *pid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.pid) : -1;
+    *tid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.tid) : -1;
+  };
+  switch (rec.type) {
+    case kRecordComm:
+      if (options_.show_task_events) {
+        CommEvent e = decode_comm(rec.body(), rec.misc, trailer(), swap, boff);
+        if (print_sideband(rec, e.pid, e.tid, 0, false)) append_comm_event(out_, e);
       }
-      case kRecordFinishedRound:
-        // Threads that exited before the previous round can no longer be named by a record.
-        machine_.retire_exited(retire_time_);
-        retire_time_ = last_time_;
-        break;
-      case kRecordKsymbol:
-        if (options_.symbolizer) options_.symbolizer->on_ksymbol(decode_ksymbol(rec.body(), rec.misc, trailer(), swap, boff));
-        machine_.process(reader_, rec, time);
-        // The kernel's symbols changed even when its maps did not: cached frame lines are stale.
-        machine_.kernel_maps().touch();
-        break;
-      default:
-        machine_.process(reader_, rec, time);
-        break;
+      break;
+    case kRecordFork:
+      if (options_.show_task_events) {
+        TaskEvent e = decode_task(rec.body(), rec.misc, swap, boff);
+        if (print_sideband(rec, e.pid, e.tid, e.time, true)) append_task_event(out_, rec.type, e);
+      }
+      break;
+    case kRecordMmap:
+      if (options_.show_mmap_events) {
+        MmapEvent e = decode_mmap(rec.body(), rec.misc, trailer(), swap, boff);
+        if (print_sideband(rec, e.pid, e.tid, 0, false)) append_mmap_event(out_, e);
+      }
+      break;
+    case kRecordMmap2:
+      if (options_.show_mmap_events) {
+        Mmap2Event e = decode_mmap2(rec.body(), rec.misc, trailer(), swap, boff);
+        if (print_sideband(rec, e.pid, e.tid, 0, false)) append_mmap2_event(out_, e);
+      }
+      break;
+    case kRecordSwitch:
+    case kRecordSwitchCpuWide:
+      if (options_.show_switch_events) {
+        SwitchCpuWideEvent e = decode_switch(rec.body(), rec.misc, rec.type == kRecordSwitchCpuWide, swap, boff);
+        int32_t pid, tid;
+        id_task(&pid, &tid);
+        if (print_sideband(rec, pid, tid, 0, false)) append_switch_event(out_, rec.type, rec.misc, e);
+      }
+      break;
+    case kRecordLost:
+      if (options_.show_lost_events) {
+        LostEvent e = decode_lost(rec.body(), swap, boff);
+        int32_t pid, tid;
+        id_task(&pid, &tid);
+        if (print_sideband(rec, pid, tid, 0, false)) append_lost_event(out_, e);
+      }
+      break;
+    case kRecordCallchainDeferred:
+      on_callchain_deferred(rec, time);  // reaches here only unmerged (--no-merge-callchains)
+      break;
+    case kRecordHeaderAttr:
+      on_attr();
+      break;
+    case kRecordHeaderBuildId: {
+      Features one;
+      one.parse(kFeatBuildId, rec.bytes, swap, rec.offset);
+      for (const auto& b : one.build_ids) {
+        uint16_t mode = b.misc & kMiscCpumodeMask;
+        if (mode == kMiscKernel || mode == kMiscGuestKernel) kernel_build_id_paths_.insert(b.filename);
+      }
+      break;
     }
-  } catch (const FormatError& e) {
-    problems_.push_back(e.what());
+    default:
+      break;
   }
+  flush_if_full();
+}
+
+void ScriptWriter::sample(const Record& rec) {
+  on_sample(rec);
   flush_if_full();
 }
 
@@ -1277,7 +1264,7 @@ void ScriptWriter::on_sample(const Record& rec) {
   const uint64_t fields = set.fields;
   if (!fields) return;
   Sample& s = sample_;
-  reader_.decode_sample(rec, s);  // throws FormatError: reported by on_record
+  reader_.decode_sample(rec, s);  // throws FormatError: the replay driver reports it
 
   ScriptLineStart start;
   start.misc = rec.misc;
@@ -1390,14 +1377,27 @@ void ScriptWriter::on_sample(const Record& rec) {
       unsigned entries = 0;
       size_t mark = out_.size();
       bool chain_ok = true;
-      for (uint64_t ip : s.callchain) {
+      for (size_t i = 0; i < s.callchain.size(); ++i) {
+        const uint64_t ip = s.callchain[i];
         if (entries >= options_.max_stack) break;
+        if (s.deferred_callchain && i + 1 == s.callchain.size()) {
+          // A deferred chain not merged (--no-merge-callchains): its last word is the cookie
+          // that names the CALLCHAIN_DEFERRED record, shown as perf 6.19 shows it.
+          ++entries;
+          ScriptLocation loc = locate(&thread, kMiscUser, ip, true);
+          loc.has_sym = true;
+          loc.sym = "(cookie)";
+          ScriptIpOptions cookie_ipo = ipo;
+          cookie_ipo.symoff = false;
+          append_frame(out_, loc, cookie_ipo);
+          break;
+        }
         if (ip >= kContextMax) {
           if (ip == kContextHv) {
             mode = kMiscHypervisor;
           } else if (ip == kContextKernel) {
             mode = kMiscKernel;
-          } else if (ip == kContextUser) {
+          } else if (ip == kContextUser || ip == kContextUserDeferred) {
             mode = kMiscUser;
           } else {
             out_.resize(mark);  // perf drops a chain with a context it does not know
@@ -1434,6 +1434,54 @@ void ScriptWriter::on_sample(const Record& rec) {
   out_ += '\n';
 }
 
+// perf 6.19's line for a CALLCHAIN_DEFERRED record: the line start of its sample_id, the
+// cookie, then the user frames (plain user addresses, no context marker).
+void ScriptWriter::on_callchain_deferred(const Record& rec, uint64_t time) {
+  using namespace perfdata;
+  if (analysis::time_skipped(options_.time_ranges, time)) return;
+  const bool swap = reader_.swapped();
+  Sample id;
+  bool have = false;
+  int ai = sideband_attr(rec, id, &have);
+  if (ai < 0) return;
+  const EventAttr& ea = reader_.attrs()[static_cast<size_t>(ai)];
+  std::span<const uint8_t> body = rec.body();
+  if (ea.attr.sample_id_all()) {
+    const size_t trailer = sample_id_trailer_size(ea.attr);
+    if (trailer > body.size()) throw FormatError(rec.offset, "CALLCHAIN_DEFERRED shorter than its sample_id");
+    body = body.first(body.size() - trailer);
+  }
+  CallchainDeferredEvent e = decode_callchain_deferred(body, rec.misc, swap, rec.offset + 8);
+  const uint64_t fields = options_.fields.sets[script_output_type(ea.attr.type)].fields;
+  if (!fields) return;
+  int32_t pid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.pid) : -1;
+  int32_t tid = have && id.has(kSampleTid) ? static_cast<int32_t>(id.tid) : -1;
+  if (tid != -1 && thread_filtered(machine_.findnew_thread(pid, tid))) return;
+  if (!print_sideband(rec, pid, tid, 0, false)) return;
+  util::append_format(out_, "DEFERRED CALLCHAIN [cookie: {:x}]", e.cookie);
+  if (fields & kFieldIp) {
+    ScriptIpOptions ipo;
+    ipo.ip = true;
+    ipo.sym = fields & kFieldSym;
+    ipo.symoff = fields & kFieldSymoff;
+    ipo.dso = fields & kFieldDso;
+    const session::Thread* thread = tid != -1 ? &machine_.findnew_thread(pid, tid) : nullptr;
+    if (use_callchain_ && thread) {
+      out_ += '\n';
+      unsigned entries = 0;
+      for (uint64_t ip : e.ips) {
+        if (entries++ >= options_.max_stack) break;
+        append_callchain_frame(*thread, kMiscUser, ip, ipo, false);
+      }
+    } else {
+      out_ += ' ';
+      ScriptLocation loc;
+      append_ip(out_, loc, ipo);
+    }
+  }
+  out_ += '\n';
+}
+
 void ScriptWriter::FreeDeleter::operator()(FrameSlot* p) const {
   if (p) ::munmap(p, sizeof(FrameSlot) << kFrameSlotBits);
 }
@@ -1442,7 +1490,7 @@ void ScriptWriter::append_callchain_frame(const session::Thread& thread, uint8_t
                                           const ScriptIpOptions& ipo, bool srcline) {
   // The frame's text depends on the map and the symbols found for ip in the space the mode
   // selects (the same lookups locate() does), and nothing else that changes during a session:
-  // a map change renews the space's version, a KSYMBOL record the kernel's (on_record).
+  // a map change renews the space's version, a KSYMBOL record the kernel's (the replay driver).
   const session::AddressSpace* space = nullptr;
   if (mode == perfdata::kMiscKernel) {
     space = &machine_.kernel_maps();

@@ -268,8 +268,13 @@ class ScriptWriter {
   // File mode: checks the fields against the file's events. Returns "" or perf's error message.
   // Pipe mode checks each event when its ATTR record arrives.
   std::string start();
-  // One record in time order; `time` is its timestamp (0 when it has none).
-  void on_record(const perfdata::Record& rec, uint64_t time);
+  // The records in time order, as the replay driver (analysis/sample_path.h) hands them over:
+  // a sample; a side-band record before the machine applies it (an EXIT is printed while the
+  // task is still known) and after (COMM, FORK, MMAP, switch and lost lines, a pipe's ATTR).
+  // A record that cannot be decoded throws FormatError.
+  void sample(const perfdata::Record& rec);
+  void before_machine(const perfdata::Record& rec, uint64_t time);
+  void after_machine(const perfdata::Record& rec, uint64_t time);
   // Writes out what is buffered.
   void finish();
 
@@ -277,12 +282,11 @@ class ScriptWriter {
   const std::string& fatal() const { return fatal_; }
   // Some output field shows symbols (known after start()); without one no symbol is looked up.
   bool needs_symbols() const { return needs_symbols_; }
-  // Samples that could not be decoded (their offsets and why), for the error report.
-  const std::vector<std::string>& problems() const { return problems_; }
   uint64_t samples_printed() const { return samples_printed_; }
 
  private:
   void on_sample(const perfdata::Record& rec);
+  void on_callchain_deferred(const perfdata::Record& rec, uint64_t time);
   void on_attr();
   // The line start of a side-band record; false when the record is filtered out (--cpu).
   bool print_sideband(const perfdata::Record& rec, int32_t pid, int32_t tid, uint64_t event_time, bool have_event_time);
@@ -325,7 +329,6 @@ class ScriptWriter {
   FILE* file_;
   std::string out_;
   std::string fatal_;
-  std::vector<std::string> problems_;
   std::vector<std::string> names_;                         // per attr, as perf names them
   std::unordered_set<std::string> kernel_build_id_paths_;  // kernel-space files of the BUILD_ID table
   size_t attrs_seen_ = 0;
@@ -333,8 +336,6 @@ class ScriptWriter {
   bool use_callchain_ = true;
   bool needs_symbols_ = false;  // some output shows symbols (else no lookups at all)
   bool shows_dso_ = false;      // some output shows DSO names
-  uint64_t last_time_ = 0;
-  uint64_t retire_time_ = 0;
   uint64_t samples_printed_ = 0;
   perfdata::Sample sample_;
   std::vector<session::CallchainFrame> unwound_;

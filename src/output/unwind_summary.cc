@@ -76,6 +76,21 @@ void print_unwind_summary(std::FILE* out, const analysis::UnwindStats& s, bool d
                       "recording machine's files");
     }
   }
+  if (s.deferred.any()) {
+    const auto& d = s.deferred;
+    line("  deferred user callchains: {} samples waited for {} CALLCHAIN_DEFERRED records", d.deferred_samples,
+         d.deferred_records);
+    auto row = [&](uint64_t n, const char* what) {
+      if (n) line("  {:>10} ({:>7}) {}", n, percent(n, d.deferred_samples), what);
+    };
+    row(d.merged, "merged with their user part");
+    row(d.mismatched, "met a record with another cookie (theirs was lost): kernel part alone");
+    row(d.never_completed, "were never completed (no record before the end): kernel part alone");
+    row(d.delivered_early, "let go early, too many waiting (kernel part alone)");
+    if (d.mismatched || d.never_completed) {
+      hints.push_back("lost CALLCHAIN_DEFERRED records drop user stacks: record with bigger ring buffers (-m 1024)");
+    }
+  }
   if (s.lost_records || s.lost_samples) {
     line("  lost: {} LOST records ({} events), {} samples (LOST_SAMPLES)", s.lost_records, s.lost_events,
          s.lost_samples);

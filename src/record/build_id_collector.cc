@@ -18,38 +18,6 @@ namespace tperf::record {
 
 using namespace perfdata;
 
-std::optional<util::BuildId> build_id_from_notes(std::span<const uint8_t> notes) {
-  size_t pos = 0;
-  auto u32 = [&](size_t at) {
-    uint32_t v;
-    std::memcpy(&v, notes.data() + at, 4);
-    return v;
-  };
-  while (pos + 12 <= notes.size()) {
-    uint32_t namesz = u32(pos), descsz = u32(pos + 4), type = u32(pos + 8);
-    size_t name_at = pos + 12;
-    size_t desc_at = name_at + ((static_cast<size_t>(namesz) + 3) & ~size_t{3});
-    size_t next = desc_at + ((static_cast<size_t>(descsz) + 3) & ~size_t{3});
-    if (namesz > notes.size() || descsz > notes.size() || next > notes.size()) break;
-    if (type == 3 && namesz == 4 && std::memcmp(notes.data() + name_at, "GNU", 4) == 0 && descsz > 0) {
-      return util::BuildId::from_bytes(notes.subspan(desc_at, descsz));
-    }
-    pos = next;
-  }
-  return std::nullopt;
-}
-
-std::optional<util::BuildId> kernel_build_id() {
-  int fd = ::open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::vector<uint8_t> buf(1 << 16);
-  ssize_t n = ::read(fd, buf.data(), buf.size());
-  ::close(fd);
-  if (n <= 0) return std::nullopt;
-  buf.resize(static_cast<size_t>(n));
-  return build_id_from_notes(buf);
-}
-
 std::optional<util::BuildId> vdso_build_id() {
   std::ifstream maps("/proc/self/maps");
   std::string line;
@@ -240,7 +208,7 @@ std::vector<BuildIdEntry> collect_build_ids(const std::string& path, BuildIdStat
     if (!dso.mmap_build_id.empty()) {
       id = util::BuildId::from_bytes(dso.mmap_build_id);
     } else if (dso.kernel && dso.name == "[kernel.kallsyms]") {
-      if (!kernel_read) kernel_id = kernel_build_id(), kernel_read = true;
+      if (!kernel_read) kernel_id = util::running_kernel_build_id(), kernel_read = true;
       id = kernel_id;
     } else if (dso.name == "[vdso]") {
       if (!vdso_read) vdso_id = vdso_build_id(), vdso_read = true;

@@ -15,12 +15,8 @@
 
 namespace tperf::record {
 
-// The running kernel's build id, from /sys/kernel/notes.
-std::optional<util::BuildId> kernel_build_id();
 // The build id of the vDSO mapped into this process (the same image every process gets).
 std::optional<util::BuildId> vdso_build_id();
-// The build id in a bare ELF note section (the layout of /sys/kernel/notes).
-std::optional<util::BuildId> build_id_from_notes(std::span<const uint8_t> notes);
 
 struct BuildIdStats {
   uint64_t samples = 0;

@@ -89,6 +89,7 @@ void EventList::build_attrs() {
       a.sample_stack_user = config_.dwarf_stack_size;
       a.set_flag(kFlagExcludeCallchainUser);
     }
+    if (config_.defer_callchain && config_.call_graph == CallGraph::kFramePointer) a.set_flag(kFlagDeferCallchain);
     a.read_format = kReadId | kReadLost;
     a.set_flag(kFlagDisabled);
     a.set_flag(kFlagInherit, config_.inherit);
@@ -142,6 +143,8 @@ void EventList::build_attrs() {
   }
   if (config_.switch_events) t.set_flag(kFlagContextSwitch);
   if (config_.buildid_mmap) t.set_flag(kFlagBuildId);
+  // One event emits the CALLCHAIN_DEFERRED records: on several, each record would come twice.
+  if (config_.defer_callchain && config_.call_graph == CallGraph::kFramePointer) t.set_flag(kFlagDeferOutput);
 }
 
 int EventList::open_one(Event& ev, int pid, int cpu, int group_fd) {

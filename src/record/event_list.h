@@ -32,6 +32,9 @@ struct EventListConfig {
   uint64_t period = 0;  // -c
   CallGraph call_graph = CallGraph::kNone;
   uint32_t dwarf_stack_size = 8192;
+  // fp callchains whose user part the kernel unwinds at return to user space (defer_callchain on
+  // the sampling events, defer_output on the tracking event). Only when the kernel accepts it.
+  bool defer_callchain = false;
   bool switch_events = false;
   bool buildid_mmap = false;  // MMAP2 records carry build ids (attr.build_id)
   int clockid = -1;           // -k; -1: the kernel's perf clock

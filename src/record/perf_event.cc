@@ -45,6 +45,26 @@ bool event_read_lost(int fd, uint64_t* lost) {
   return true;
 }
 
+bool kernel_accepts_deferred_callchains() {
+  static const bool accepted = [] {
+    using namespace perfdata;
+    PerfEventAttr a;
+    a.type = kTypeSoftware;
+    a.size = kAttrSizeVer7;
+    a.config = kSwCpuClock;
+    a.sample_period = 100000;
+    a.sample_type = kSampleIp | kSampleTid | kSampleTime | kSampleCallchain;
+    // User space only, disabled: what any user may open under perf_event_paranoid 2, so a
+    // refusal is about the bit.
+    for (AttrFlagBit bit : {kFlagDisabled, kFlagExcludeKernel, kFlagExcludeHv, kFlagDeferCallchain}) a.set_flag(bit);
+    int fd = perf_event_open(a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) return false;
+    ::close(fd);
+    return true;
+  }();
+  return accepted;
+}
+
 int perf_event_paranoid() {
   std::ifstream in("/proc/sys/kernel/perf_event_paranoid");
   int v = 2;

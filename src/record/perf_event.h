@@ -22,6 +22,11 @@ int event_id(int fd, uint64_t* id);
 // read() of an event opened with read_format ID|LOST: {value, id, lost}. False if it failed.
 bool event_read_lost(int fd, uint64_t* lost);
 
+// Whether the running kernel accepts attr.defer_callchain (bit 38, Linux 6.19+): opens a
+// cpu-clock event on this thread with the bit set, once per process. Older kernels reject the
+// reserved bit (E2BIG/EINVAL).
+bool kernel_accepts_deferred_callchains();
+
 // /proc/sys/kernel/perf_event_paranoid, or 2 (the kernel default) if it cannot be read.
 int perf_event_paranoid();
 

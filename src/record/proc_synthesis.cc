@@ -362,7 +362,7 @@ bool synthesize_kernel_maps(const RecordBuilder& rb, const SynthesisOptions& opt
     e.prot = 0;
     e.flags = 0;
     e.filename = "[kernel.kallsyms]_text";
-    if (auto id = kernel_build_id()) {
+    if (auto id = util::running_kernel_build_id()) {
       e.build_id.assign(id->bytes.begin(), id->bytes.begin() + id->size);
       e.misc |= kMiscMmapBuildId;
     }

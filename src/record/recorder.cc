@@ -240,18 +240,26 @@ int parse_clockid(const std::string& text) {
       fmt::format("unknown clock '{}' (monotonic, monotonic_raw, realtime, boottime, tai or a number)", text));
 }
 
-void parse_call_graph(const std::string& text, CallGraph* mode, uint32_t* dwarf_size) {
+void parse_call_graph(const std::string& text, CallGraph* mode, uint32_t* dwarf_size, bool* defer) {
   auto comma = text.find(',');
   std::string m = text.substr(0, comma);
+  const std::string rest = comma == std::string::npos ? std::string() : text.substr(comma + 1);
+  if (defer) *defer = false;
   if (m == "fp") {
-    if (comma != std::string::npos) throw std::invalid_argument("--call-graph fp takes no size");
+    if (comma != std::string::npos) {
+      if (rest != "defer") throw std::invalid_argument(fmt::format("--call-graph fp takes no size ('{}')", rest));
+      if (!defer) throw std::invalid_argument("--call-graph fp,defer is not supported here");
+      *defer = true;
+    }
     *mode = CallGraph::kFramePointer;
     return;
   }
+  // The kernel defers only its own frame-pointer walk of the user stack (perf's wording).
+  if (rest == "defer") throw std::invalid_argument("deferred callchain only works with FP");
   if (m == "dwarf") {
     *mode = CallGraph::kDwarf;
     if (comma != std::string::npos) {
-      std::string s = text.substr(comma + 1);
+      std::string s = rest;
       if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 6) {
         throw std::invalid_argument(fmt::format("bad dwarf stack size '{}'", s));
       }
@@ -372,6 +380,14 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
   cfg.period = o.period;
   cfg.call_graph = o.call_graph;
   cfg.dwarf_stack_size = o.dwarf_stack_size;
+  if (o.defer_callchain && o.call_graph == CallGraph::kFramePointer) {
+    cfg.defer_callchain = kernel_accepts_deferred_callchains();
+    if (!cfg.defer_callchain) {
+      std::fprintf(msg,
+                   "tperf record: this kernel does not accept deferred user callchains (Linux 6.19+): recording "
+                   "plain fp callchains\n");
+    }
+  }
   cfg.switch_events = o.switch_events;
   cfg.buildid_mmap = o.buildid_mmap;
   cfg.clockid = o.clockid;

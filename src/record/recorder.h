@@ -30,6 +30,7 @@ struct RecordOptions {
   uint64_t period = 0;
   CallGraph call_graph = CallGraph::kNone;
   uint32_t dwarf_stack_size = 8192;
+  bool defer_callchain = false;  // --call-graph fp,defer: user stacks unwound at return to user (6.19+)
   bool switch_events = false;
   int compression_level = 0;  // -z: zstd level (perf's default is 1)
   size_t mmap_pages = 0;      // data pages per ring buffer (a power of two); 0: default_mmap_pages()
@@ -62,8 +63,8 @@ RecordResult run_record(const RecordOptions& options, std::FILE* messages);
 // Parses perf's -k values: a number, or monotonic/mono, monotonic_raw/raw, realtime/real,
 // boottime/boot, tai. Throws std::invalid_argument.
 int parse_clockid(const std::string& text);
-// Parses --call-graph "fp" / "dwarf[,size]"; throws std::invalid_argument.
-void parse_call_graph(const std::string& text, CallGraph* mode, uint32_t* dwarf_size);
+// Parses --call-graph "fp" / "fp,defer" / "dwarf[,size]"; throws std::invalid_argument.
+void parse_call_graph(const std::string& text, CallGraph* mode, uint32_t* dwarf_size, bool* defer = nullptr);
 // Parses -m: a page count (power of two) or a size with B/K/M/G; throws std::invalid_argument.
 size_t parse_mmap_pages(const std::string& text);
 // The ring-buffer size (data pages, a power of two) without -m: 128 (512 KiB, perf's) for an

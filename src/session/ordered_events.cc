@@ -115,7 +115,22 @@ OrderedEvents::OrderedEvents(const perfdata::Reader& reader, Deliver deliver)
     : OrderedEvents(reader, std::move(deliver), Options{}) {}
 
 OrderedEvents::OrderedEvents(const perfdata::Reader& reader, Deliver deliver, Options options)
-    : reader_(reader), deliver_(std::move(deliver)), options_(options), queue_(std::make_unique<Queue>()) {}
+    : reader_(reader), deliver_(std::move(deliver)), options_(options), queue_(std::make_unique<Queue>()) {
+  if (options_.merge_deferred_callchains) {
+    deferred_ = std::make_unique<DeferredCallchains>(reader, std::move(deliver_), options_.deferred);
+    deliver_ = [d = deferred_.get()](const Record& rec, uint64_t time) { d->push(rec, time); };
+  }
+}
+
+const DeferredCallchains::Stats& OrderedEvents::deferred_stats() const {
+  static const DeferredCallchains::Stats kNone;
+  return deferred_ ? deferred_->stats() : kNone;
+}
+
+const std::vector<perfdata::FormatError>& OrderedEvents::deferred_errors() const {
+  static const std::vector<perfdata::FormatError> kNone;
+  return deferred_ ? deferred_->errors() : kNone;
+}
 
 OrderedEvents::~OrderedEvents() = default;
 
@@ -131,7 +146,7 @@ void OrderedEvents::push(const Record& rec) {
     return;
   }
   if (rec.type == kRecordFinishedInit) {
-    flush_all();
+    flush_until(UINT64_MAX);
     deliver_(rec, 0);
     return;
   }
@@ -187,6 +202,9 @@ void OrderedEvents::flush_half() {
   flush_until(q.pending[q.head + q.queued() / 2].time);
 }
 
-void OrderedEvents::flush_all() { flush_until(UINT64_MAX); }
+void OrderedEvents::flush_all() {
+  flush_until(UINT64_MAX);
+  if (deferred_) deferred_->flush_all();
+}
 
 }  // namespace tperf::session

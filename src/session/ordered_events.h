@@ -1,7 +1,9 @@
 // Delivers records in time order the way perf does: timestamped records are queued and, at each
 // FINISHED_ROUND, those up to the largest timestamp seen before the previous round are sorted and
 // delivered; FINISHED_INIT and the end of the data flush everything. Records without a timestamp
-// (tool records, kernel records without sample_id_all) go through at once.
+// (tool records, kernel records without sample_id_all) go through at once. Deferred user
+// callchains are joined to their samples after the ordering (session/deferred_callchains.h),
+// so every command reading through here sees merged chains.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "perfdata/reader.h"
+#include "session/deferred_callchains.h"
 
 namespace tperf::session {
 
@@ -18,6 +21,10 @@ class OrderedEvents {
   struct Options {
     // Queued bytes above which the older half is delivered early (perf's default is 100 MB).
     size_t max_queued_bytes = 256 << 20;
+    // Join samples that wait for a deferred user callchain to their CALLCHAIN_DEFERRED record,
+    // as perf does by default; off, both go through raw (`perf script --no-merge-callchains`).
+    bool merge_deferred_callchains = true;
+    DeferredCallchains::Options deferred;
   };
 
   struct Stats {
@@ -43,11 +50,18 @@ class OrderedEvents {
   // Takes the next record in file order. FINISHED_ROUND and FINISHED_INIT are acted on and
   // then delivered themselves.
   void push(const perfdata::Record& rec);
-  // Delivers everything still queued (at the end of the data).
+  // Delivers everything still queued (at the end of the data), then the samples still waiting
+  // for a deferred callchain.
   void flush_all();
 
   const Stats& stats() const { return stats_; }
   size_t queued_records() const;
+  // The deferred-callchain stage's counts (all zero when merging is off or the file has none)
+  // and the malformed deferred records it met.
+  const DeferredCallchains::Stats& deferred_stats() const;
+  const std::vector<perfdata::FormatError>& deferred_errors() const;
+  // Samples held back waiting for their deferred callchain.
+  size_t deferred_waiting() const { return deferred_ ? deferred_->waiting() : 0; }
 
  private:
   struct Queue;
@@ -59,6 +73,7 @@ class OrderedEvents {
   Options options_;
   Stats stats_;
   std::unique_ptr<Queue> queue_;
+  std::unique_ptr<DeferredCallchains> deferred_;  // between the queue and the consumer, when merging
   uint64_t max_time_ = 0;      // largest timestamp queued so far
   uint64_t next_flush_ = 0;    // the limit of the next round's flush
   uint64_t last_flushed_ = 0;  // largest timestamp delivered

@@ -49,31 +49,6 @@ std::optional<std::string> read_whole_file(const std::string& path) {
   return std::string(buf->view());
 }
 
-// The running kernel's build id, from the raw notes in /sys/kernel/notes.
-std::optional<util::BuildId> running_kernel_build_id() {
-  auto notes = read_whole_file("/sys/kernel/notes");
-  if (!notes) return std::nullopt;
-  const std::string& s = *notes;
-  size_t off = 0;
-  auto u32 = [&](size_t at) {
-    uint32_t v;
-    std::memcpy(&v, s.data() + at, 4);
-    return v;
-  };
-  while (off + 12 <= s.size()) {
-    uint32_t namesz = u32(off), descsz = u32(off + 4), type = u32(off + 8);
-    size_t name_off = off + 12;
-    size_t desc_off = name_off + ((size_t{namesz} + 3) & ~size_t{3});
-    size_t next = desc_off + ((size_t{descsz} + 3) & ~size_t{3});
-    if (next > s.size() || next <= off) break;
-    if (type == NT_GNU_BUILD_ID && namesz == 4 && std::memcmp(s.data() + name_off, "GNU", 4) == 0) {
-      return util::BuildId::from_bytes({reinterpret_cast<const uint8_t*>(s.data() + desc_off), descsz});
-    }
-    off = next;
-  }
-  return std::nullopt;
-}
-
 // This process's vDSO image (the kernel maps the same one into every process).
 std::vector<uint8_t> own_vdso_image() {
   auto base = reinterpret_cast<const uint8_t*>(getauxval(AT_SYSINFO_EHDR));
@@ -221,7 +196,7 @@ void Symbolizer::load_kallsyms_once() {
     if (path.empty()) {
       path = "/proc/kallsyms";
       if (kdso && !kdso->build_id.empty()) {
-        auto running = running_kernel_build_id();
+        auto running = util::running_kernel_build_id();
         if (!running || !(*running == kdso->build_id)) {
           std::string cached =
               fmt::format("{}/[kernel.kallsyms]/{}/kallsyms", buildid_cache_dir({options_.symfs, options_.buildid_dir}),

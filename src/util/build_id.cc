@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -127,6 +128,40 @@ std::optional<BuildId> read_build_id_from_memory(std::span<const uint8_t> image,
   auto id = from_elf(elf, error);
   elf_end(elf);
   return id;
+}
+
+std::optional<BuildId> build_id_from_notes(std::span<const uint8_t> notes) {
+  size_t pos = 0;
+  auto u32 = [&](size_t at) {
+    uint32_t v;
+    std::memcpy(&v, notes.data() + at, 4);
+    return v;
+  };
+  while (pos + 12 <= notes.size()) {
+    const uint32_t namesz = u32(pos), descsz = u32(pos + 4), type = u32(pos + 8);
+    // Sizes larger than what is left would wrap the padded offsets below.
+    if (namesz > notes.size() || descsz > notes.size()) break;
+    const size_t name_at = pos + 12;
+    const size_t desc_at = name_at + ((size_t{namesz} + 3) & ~size_t{3});
+    const size_t next = desc_at + ((size_t{descsz} + 3) & ~size_t{3});
+    if (next > notes.size()) break;
+    if (type == NT_GNU_BUILD_ID && namesz == 4 && std::memcmp(notes.data() + name_at, "GNU", 4) == 0 && descsz > 0) {
+      return BuildId::from_bytes(notes.subspan(desc_at, descsz));
+    }
+    pos = next;
+  }
+  return std::nullopt;
+}
+
+std::optional<BuildId> running_kernel_build_id() {
+  const int fd = ::open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::vector<uint8_t> buf(1 << 16);
+  const ssize_t n = ::read(fd, buf.data(), buf.size());
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  buf.resize(static_cast<size_t>(n));
+  return build_id_from_notes(buf);
 }
 
 }  // namespace tperf::util

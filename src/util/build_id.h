@@ -32,4 +32,11 @@ std::optional<BuildId> read_build_id(const std::string& path, std::string* error
 // The same from an ELF image already in memory (a vDSO copy, a fuzzer input).
 std::optional<BuildId> read_build_id_from_memory(std::span<const uint8_t> image, std::string* error = nullptr);
 
+// The GNU build-id note in a bare run of ELF notes (the layout of /sys/kernel/notes): each
+// header and its padded name and description are checked against the end of `notes`.
+std::optional<BuildId> build_id_from_notes(std::span<const uint8_t> notes);
+
+// The running kernel's build id, from /sys/kernel/notes; nullopt when it cannot be read.
+std::optional<BuildId> running_kernel_build_id();
+
 }  // namespace tperf::util
