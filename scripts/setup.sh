@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs every Debian package that building, testing, fuzzing and the demo need, the npm
-# packages of the browser tests (tests/browser), and lets perf sample the kernel. Idempotent:
+# packages of the browser tests (tests/browser) and of the export tests (tests/js), and lets perf sample the kernel. Idempotent:
 # when everything is there it changes nothing and needs no network.
 set -euo pipefail
 
@@ -10,7 +10,7 @@ PACKAGES=(
   # toolchains and build
   build-essential g++ cmake ninja-build pkg-config clang-14 libclang-rt-14-dev lld-14 llvm-14
   # libraries tperf builds against
-  libzstd-dev libfmt-dev libcli11-dev libelf-dev libdw-dev liblzma-dev libiberty-dev
+  libzstd-dev libfmt-dev libcli11-dev libelf-dev libdw-dev liblzma-dev libiberty-dev zlib1g-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # oracles and tools the tests and the demo run
@@ -20,6 +20,8 @@ PACKAGES=(
   # the flame page's browser tests: headless Chromium (driven by puppeteer-core, from npm below)
   # and python3, whose json and xml parsers judge the page's data and the SVG
   chromium python3
+  # the export tests' pprof oracle: protoc decodes tperf's pprof files with tests/data/profile.proto
+  protobuf-compiler
 )
 # node and npm for the browser tests, from Debian unless a node is already installed (a
 # NodeSource nodejs carries its own npm and conflicts with Debian's npm package).
@@ -51,6 +53,16 @@ if ! cmp -s "$BROWSER_DIR/package-lock.json" "$BROWSER_DIR/node_modules/.tperf-i
    [[ ! -f "$BROWSER_DIR/node_modules/puppeteer-core/package.json" ]]; then
   echo "setup: npm ci in tests/browser"
   (cd "$BROWSER_DIR" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error &&
+    cp package-lock.json node_modules/.tperf-installed-lock)
+fi
+
+# The export tests' node packages, pinned by tests/js/package-lock.json: pprof-format (a second
+# pprof decoder), speedscope (its built app, loaded in Chromium) and puppeteer-core. Same stamp.
+JS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/js" && pwd)
+if ! cmp -s "$JS_DIR/package-lock.json" "$JS_DIR/node_modules/.tperf-installed-lock" 2>/dev/null ||
+   [[ ! -f "$JS_DIR/node_modules/speedscope/package.json" ]]; then
+  echo "setup: npm ci in tests/js"
+  (cd "$JS_DIR" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error &&
     cp package-lock.json node_modules/.tperf-installed-lock)
 fi
 

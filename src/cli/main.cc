@@ -62,6 +62,8 @@ int main(int argc, char** argv) {
   tperf::cli::add_report_command(app, status);
   tperf::cli::add_diff_command(app, status);
   tperf::cli::add_flame_command(app, status);
+  tperf::cli::add_collapse_command(app, status);
+  tperf::cli::add_export_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -58,7 +58,7 @@ TEST(CliOptions, EveryCommandRefusesAnUnknownOption) {
   TPERF_REQUIRE_PROGRAM("perf");
   ASSERT_EQ(perf_usage_status(), 129);
   TempDir dir;
-  for (const char* command : {"dump", "header", "stats", "convert", "script", "record", "report", "diff"}) {
+  for (const char* command : {"dump", "header", "stats", "convert", "script", "record", "report", "diff", "collapse", "export"}) {
     expect_refused(dir.path(), command, "--bogus", "'--bogus'");
     expect_refused(dir.path(), command, "-Y", "'-Y'");
   }
@@ -78,6 +78,10 @@ TEST(CliOptions, MissingAndMalformedValuesAreRefused) {
   expect_refused(dir.path(), "record", "-F abc -- true", "--freq");
   expect_refused(dir.path(), "record", "-c abc -- true", "--count");
   expect_refused(dir.path(), "diff", "-c", "--compute");
+  expect_refused(dir.path(), "collapse", "-o", "--output");
+  expect_refused(dir.path(), "export", "--format", "--format");
+  expect_refused(dir.path(), "export", "--format svg", "--format");
+  expect_refused(dir.path(), "export", "-i perf.data", "--format");
   EXPECT_TRUE(fs::is_empty(dir.path())) << "a refused command line wrote a file";
 }
 
@@ -127,7 +131,7 @@ TEST(CliOptions, RecordPassesTheWorkloadsOptionsThrough) {
 }
 
 TEST(CliOptions, HelpStillExitsZero) {
-  for (const char* command : {"dump", "header", "stats", "convert", "script", "record", "report", "diff"}) {
+  for (const char* command : {"dump", "header", "stats", "convert", "script", "record", "report", "diff", "collapse", "export"}) {
     CommandResult r = run(fmt::format("{} {} --help", kTperf, command));
     EXPECT_EQ(r.status, 0) << command << ": " << r.err;
     EXPECT_NE(r.out.find(command), std::string::npos) << r.out;

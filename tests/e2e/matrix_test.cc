@@ -124,6 +124,10 @@ const std::vector<std::string>& reading_commands() {
       "report {} --stdio -s comm,pid,tid -n",
       "report {} --tasks",
       "report {} --mmaps",
+      "collapse {}",
+      "export --format pprof -o - {}",
+      "export --format firefox -o - {}",
+      "export --format speedscope -o - {}",
   };
   return cmds;
 }
