@@ -9,6 +9,7 @@
 
 #include "analysis/profile_builder.h"
 #include "cli/commands.h"
+#include "util/text.h"
 #include "output/firefox.h"
 #include "output/pprof.h"
 #include "output/speedscope.h"
@@ -68,8 +69,8 @@ int run_export(const ExportCliOptions& cli) {
   po.timed_samples = cli.format != "pprof";
   po.srclines = cli.srcline;
   po.inline_frames = !cli.no_inline;
-  if (!parse_int_list(cli.pids, false, &po.pids)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
-  if (!parse_int_list(cli.tids, false, &po.tids)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
+  if (!util::parse_number_list(cli.pids, false, &po.pids)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
+  if (!util::parse_number_list(cli.tids, false, &po.tids)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
   cli.symbols.apply_to(&po.symbols);
   const analysis::Profile profile = analysis::build_profile(cli.path, po);
 
