@@ -8,7 +8,7 @@ export DEBIAN_FRONTEND=noninteractive
 
 PACKAGES=(
   # toolchains and build
-  build-essential g++ cmake ninja-build pkg-config clang-14 libclang-rt-14-dev lld-14 llvm-14
+  build-essential g++ cmake ninja-build pkg-config clang-14 libclang-rt-14-dev lld-14 llvm-14 ccache
   # libraries tperf builds against
   libzstd-dev libfmt-dev libcli11-dev libelf-dev libdw-dev liblzma-dev libiberty-dev zlib1g-dev
   # tests and benchmarks

@@ -43,6 +43,16 @@ if ! bash scripts/setup.sh </dev/null; then
   exit 1
 fi
 
+# Compiles go through ccache when it is there (setup.sh installs it): three builds of the same
+# sources, and again on the next run. Paths under the checkout are hashed relative to it and the
+# working directory is left out of the hash (it only names the compile directory in the debug
+# information), so a clone elsewhere reuses the results.
+LAUNCHER=()
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=true
+  LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+
 # build NAME DIR [cmake args...]: configure and build with Ninja; the log is printed only on failure.
 build() {
   local name=$1 dir=$2 t0=$SECONDS
@@ -50,7 +60,7 @@ build() {
   echo "== $name: configure + build in $dir"
   mkdir -p "$dir"
   rm -f "$dir/build.log"
-  if cmake -S "$ROOT" -B "$dir" -G Ninja "$@" >"$dir/configure.log" 2>&1; then
+  if cmake -S "$ROOT" -B "$dir" -G Ninja "${LAUNCHER[@]}" "$@" >"$dir/configure.log" 2>&1; then
     # -k 0: report every file that fails, not only the first.
     if ninja -C "$dir" -j "$JOBS" -k 0 >"$dir/build.log" 2>&1; then
       echo "   built in $(elapsed $t0)"
