@@ -107,46 +107,56 @@ class Builder {
     const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
     const uint64_t weight = sample_.has(perfdata::kSamplePeriod) ? sample_.period : attr.sample_period;
 
-    // The raw stack: the kernel's callchain (leaf first), then what DWARF unwinding of a stack
-    // copy adds; a sample without a usable chain is its own ip.
     const bool has_chain = sample_.has(perfdata::kSampleCallchain);
-    frames_.clear();
     user_frames_.clear();
-    bool chain_ok = false;
-    if (has_chain) {
-      chain_ok = session::resolve_callchain(machine_, &thread, sample_, ~0u, &frames_);
-      unwinder_.append_user_frames(attr, thread, sample_, 4096, &user_frames_);
-    }
-    if (!chain_ok) frames_.assign(1, {sample_.ip, cpumode, nullptr});
-    for (auto& f : frames_) {
-      if (!f.map) f.map = find_sample_map(machine_, symbolizer_, &thread, f.cpumode, f.ip);
-    }
-    if (chain_ok) {
-      unwound_ = user_frames_.size();
-      frames_.insert(frames_.end(), user_frames_.begin(), user_frames_.end());
-    } else {
-      unwound_ = 0;
-    }
-    // The quality block counts every sample with its whole chain, as tperf report's does.
-    unwind_.add_sample(sample_, has_chain, thread.pid(), attr.sample_max_stack, attr.sample_stack_user, frames_);
+    if (has_chain) unwinder_.append_user_frames(attr, thread, sample_, 4096, &user_frames_);
 
+    // Looked up by the raw stack first: a stack seen before (in the same address spaces) is
+    // neither resolved nor walked again; its frames for the quality block are kept with it.
     key_.clear();
     key_.push_back(thread.maps() ? thread.maps()->version() : 0);
     key_.push_back(machine_.kernel_maps().version());
     key_.push_back(static_cast<uint64_t>(static_cast<uint32_t>(thread.pid())) | uint64_t{cpumode} << 32);
-    key_.push_back(unwound_);
-    for (const auto& f : frames_) {
-      key_.push_back(f.ip);
-      key_.push_back(f.cpumode);
+    key_.push_back(sample_.ip);
+    if (has_chain) {
+      key_.push_back(sample_.callchain.size());
+      key_.insert(key_.end(), sample_.callchain.begin(), sample_.callchain.end());
     }
+    key_.push_back(user_frames_.size());
+    for (const auto& f : user_frames_) key_.push_back(f.ip);
     uint32_t stack;
     if (auto it = raw_stacks_.find(std::span<const uint64_t>(key_)); it != raw_stacks_.end()) {
-      stack = it->second;
+      const RawStack& raw = known_[it->second];
+      stack = raw.stack;
+      unwind_.add_sample(sample_, has_chain, thread.pid(), attr.sample_max_stack, attr.sample_stack_user,
+                         std::span(stats_frames_).subspan(raw.frames_begin, raw.frames_count));
     } else {
+      // The kernel's callchain (leaf first), then what DWARF unwinding of a stack copy adds; a
+      // sample without a usable chain is its own ip.
+      frames_.clear();
+      const bool chain_ok = has_chain && session::resolve_callchain(machine_, &thread, sample_, ~0u, &frames_);
+      if (!chain_ok) frames_.assign(1, {sample_.ip, cpumode, nullptr});
+      for (auto& f : frames_) {
+        if (!f.map) f.map = find_sample_map(machine_, symbolizer_, &thread, f.cpumode, f.ip);
+      }
+      unwound_ = chain_ok ? user_frames_.size() : 0;
+      if (chain_ok) frames_.insert(frames_.end(), user_frames_.begin(), user_frames_.end());
+      // The quality block counts every sample with its whole chain, as tperf report's does.
+      unwind_.add_sample(sample_, has_chain, thread.pid(), attr.sample_max_stack, attr.sample_stack_user, frames_);
       stack = resolve_stack(thread.pid(), cpumode);
+      // Bounded: where stacks rarely repeat, the cache is dropped and filled anew rather than
+      // growing with the samples (the stack table itself keeps every resolved stack).
+      if (stats_frames_.size() + frames_.size() > kMaxCachedFrames) {
+        raw_stacks_.clear();
+        stored_keys_.clear();
+        known_.clear();
+        stats_frames_.clear();
+      }
+      known_.push_back({stack, static_cast<uint32_t>(stats_frames_.size()), static_cast<uint32_t>(frames_.size())});
+      stats_frames_.insert(stats_frames_.end(), frames_.begin(), frames_.end());
       auto& stored = stored_keys_.emplace_back(std::make_unique<uint64_t[]>(key_.size()));
       std::copy(key_.begin(), key_.end(), stored.get());
-      raw_stacks_.emplace(std::span<const uint64_t>(stored.get(), key_.size()), stack);
+      raw_stacks_.emplace(std::span<const uint64_t>(stored.get(), key_.size()), static_cast<uint32_t>(known_.size() - 1));
     }
 
     const uint32_t thread_index = thread_of(thread);
@@ -278,6 +288,14 @@ class Builder {
   std::vector<uint64_t> key_;
   std::vector<uint32_t> resolved_;
   std::vector<std::unique_ptr<uint64_t[]>> stored_keys_;
+  // Per raw stack seen: its stack node and its frames (in stats_frames_) for the quality block.
+  struct RawStack {
+    uint32_t stack;
+    uint32_t frames_begin, frames_count;
+  };
+  std::vector<RawStack> known_;
+  std::vector<session::CallchainFrame> stats_frames_;
+  static constexpr size_t kMaxCachedFrames = size_t{8} << 20;  // 8M frames, 192 MB
   std::unordered_map<std::span<const uint64_t>, uint32_t, RawKeyHash, RawKeyEq> raw_stacks_;
   std::unordered_map<uint64_t, uint32_t> nodes_;
   std::unordered_map<FrameKey, uint32_t, FrameKeyHash> frame_index_;
