@@ -96,6 +96,10 @@ struct Profile {
   std::vector<ProfileSample> samples;  // in time order; empty unless asked for
   uint64_t first_time = 0;  // time of the first and last sample (0 without timestamps)
   uint64_t last_time = 0;
+  // Wall-clock time (nanoseconds since the epoch) of the first sample: from the file's CLOCK_DATA
+  // when it has it, else the file's last modification (perf's "captured on", the end of the
+  // recording) less the samples' span; 0 when neither is known (a pipe without CLOCK_DATA).
+  int64_t wall_time_ns = 0;
   uint64_t lost_samples = 0;
   // The report header lines a viewer may show ("captured on", "hostname", "cmdline", ...), and
   // the unwinding quality block, as tperf report prints them.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <memory>
 #include <span>
@@ -330,6 +332,14 @@ Profile build_profile(const std::string& path, const ProfileOptions& options, Un
   auto info = [&](const char* key, const std::string& value) {
     if (!value.empty()) out.info.emplace_back(key, value);
   };
+  if (f.has(perfdata::kFeatClockData) && f.clock_data.wall_clock_ns && out.first_time) {
+    out.wall_time_ns = static_cast<int64_t>(f.clock_data.wall_clock_ns) +
+                       (static_cast<int64_t>(out.first_time) - static_cast<int64_t>(f.clock_data.clockid_ns));
+  } else if (struct stat st {}; !reader->is_pipe() &&
+             ::stat((reader->is_directory() ? reader->path() + "/data" : reader->path()).c_str(), &st) == 0) {
+    const int64_t end = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+    out.wall_time_ns = end - static_cast<int64_t>(out.last_time - out.first_time);
+  }
   info("file", reader->path());
   info("hostname", f.hostname);
   info("os release", f.osrelease);

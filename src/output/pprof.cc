@@ -205,7 +205,7 @@ std::string encode_pprof(const analysis::Profile& p) {
     if (k == "captured on") captured = parse_ctime(v);
     comments.push_back(strings.index(k + ": " + v));
   }
-  out.int_field(field::kTimeNanos, captured * 1000000000);
+  out.int_field(field::kTimeNanos, p.wall_time_ns ? p.wall_time_ns : captured * 1000000000);
   out.int_field(field::kDurationNanos, static_cast<int64_t>(p.last_time - p.first_time));
   if (nevents > 0) {
     value_type(out, strings, field::kPeriodType, p.events[0].name, p.events[0].unit);

@@ -8,6 +8,7 @@
 //  - the Firefox Profiler file passes the structural checks of tests/js/firefox_check.js.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <map>
@@ -236,6 +237,18 @@ TEST(PprofE2E, SelfValuesPerFunctionEqualPerfReport) {
                                            shell_quote(pb), TPERF_SOURCE_DIR));
     ASSERT_EQ(protoc.status, 0) << protoc.err;
     EXPECT_NE(protoc.out.find("string_table: \"cpu-clock\"\nstring_table: \"nanoseconds\"\n"), std::string::npos);
+    // The collection time: the recording was written in the last minutes, and not after its
+    // file's last modification.
+    {
+      const size_t at = protoc.out.find("\ntime_nanos: ");
+      ASSERT_NE(at, std::string::npos) << "no time_nanos in the profile";
+      const int64_t t = std::stoll(protoc.out.substr(at + 13));
+      struct stat st {};
+      ASSERT_EQ(::stat(r->data.c_str(), &st), 0);
+      const int64_t mtime = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+      EXPECT_LE(t, mtime);
+      EXPECT_GE(t, mtime - int64_t{600} * 1000000000);
+    }
     CommandResult summary = run("node " + js("pprof_summary.js") + " " + shell_quote(pb));
     ASSERT_EQ(summary.status, 0) << summary.err;
     EXPECT_NE(summary.out.find("sample_type samples/count cpu-clock/nanoseconds\n"), std::string::npos) << summary.out;

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include <map>
 #include <sstream>
 #include <string>
@@ -176,7 +178,14 @@ TEST(ProfileBuilderE2E, TimedSamplesAndFiltersKeepEverySample) {
   ASSERT_FALSE(spin.empty()) << "set-up failed: " << error;
   const std::string data = scratch_dir() + "/profile-timed.data";
   KeepOnFailure keep({data});
+  auto wall_now = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+  };
+  const int64_t before = wall_now();
   CommandResult rec = run(fmt::format("perf record -q -e cpu-clock -g -o {} -- {} 0.2", shell_quote(data), shell_quote(spin)));
+  const int64_t after = wall_now();
   ASSERT_EQ(rec.status, 0) << "set-up failed: perf record: " << rec.err;
   CommandResult tids = run(fmt::format("perf script -i {} -F tid,time", shell_quote(data)));
   ASSERT_EQ(tids.status, 0) << tids.err;
@@ -199,6 +208,10 @@ TEST(ProfileBuilderE2E, TimedSamplesAndFiltersKeepEverySample) {
   options.timed_samples = true;
   analysis::Profile all = analysis::build_profile(data, options);
   ASSERT_EQ(all.samples.size(), times.size());
+  // The first sample's wall-clock time lies within the perf record run (the file's mtime less
+  // the samples' span, when it has no CLOCK_DATA).
+  EXPECT_GE(all.wall_time_ns, before);
+  EXPECT_LE(all.wall_time_ns, after);
   for (size_t i = 0; i < times.size(); ++i) {
     // perf script prints microseconds.
     EXPECT_EQ(all.samples[i].time / 1000, times[i] / 1000) << i;
