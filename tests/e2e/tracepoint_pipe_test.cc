@@ -1,9 +1,9 @@
-// Tracepoints recorded into a pipe: their names come from the HEADER_TRACING_DATA record (the
-// id -> system:name map of its format files), not "tracepoint:<id>", in script's event field and
-// report's section lines; report's entries of an all-tracepoint file are sorted as perf 6.1 sorts
-// them (comm, dso, sym: perf 6.1 does not switch to the trace key by itself). Against perf 6.1 on
-// a perf recording. (The trace field, the event's print format evaluated, is not done: tperf
-// prints it empty.)
+// Tracepoints recorded by perf 6.1 into a pipe: named in script's event field and report's
+// section lines as perf names them (perf 6.1 writes EVENT_UPDATE names into the pipe; a pipe
+// without them is named from its TRACING_DATA, see tracepoint_names_test.cc), and report's
+// entries of an all-tracepoint file sorted as perf 6.1 sorts them (comm, dso, sym: perf 6.1 does
+// not switch to the trace key by itself). Against perf 6.1 on a perf recording. (The trace
+// field, the event's print format evaluated, is not done: tperf prints it empty.)
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
