@@ -20,6 +20,7 @@
 #include "util/text.h"
 #include "analysis/sample_path.h"
 #include "output/report_format.h"
+#include "output/script_format.h"
 #include "output/task_list.h"
 #include "output/unwind_summary.h"
 #include "perfdata/abi.h"
@@ -684,7 +685,7 @@ int run_hist_report(const ReportCliOptions& cli) {
         samples += member.samples;
         period += member.period;
         columns.member_totals.push_back(member.period);
-        names += fmt::format("{}{}", m ? ", " : "", reader->attrs()[i + m].name);
+        names += fmt::format("{}{}", m ? ", " : "", output::script_event_name(reader->attrs()[i + m]));
       }
       if (samples == 0) continue;
       std::string group_name;
@@ -696,7 +697,9 @@ int run_hist_report(const ReportCliOptions& cli) {
       continue;
     }
     if (events[i].samples == 0) continue;
-    output::print_report_section(stdout, reader->attrs()[i].name, events[i].samples, events[i].period, events[i].hist,
+    // An event without a stored name is named as perf's evsel__name names it, the modifiers of
+    // its exclude bits included, the same name script prints.
+    output::print_report_section(stdout, output::script_event_name(reader->attrs()[i]), events[i].samples, events[i].period, events[i].hist,
                                  columns, thread_comm);
   }
   std::fflush(stdout);

@@ -142,7 +142,8 @@ std::string check_script_fields(ScriptFields& fields, const std::vector<perfdata
                                 const ScriptCheckContext& context, bool* use_callchain);
 
 // perf's event name when the file did not store one (no EVENT_DESC): the generic name plus the
-// ":ukhppp HG" modifiers perf derives from the exclude bits.
+// ":ukhppp HG" modifiers perf derives from the exclude bits. Report names its sections with it
+// too: both are perf's evsel__name.
 std::string script_event_name(const perfdata::EventAttr& attr);
 
 // --- the pieces of a line --------------------------------------------------------------------

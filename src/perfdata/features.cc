@@ -9,6 +9,7 @@
 
 #include "perfdata/byte_reader.h"
 #include "perfdata/error.h"
+#include "perfdata/tracing_data.h"
 
 namespace tperf::perfdata {
 
@@ -253,6 +254,9 @@ void Features::parse(unsigned bit, std::span<const uint8_t> payload, bool swap, 
         }
         break;
       }
+      case kFeatTracingData:
+        tracepoint_names = perfdata::tracepoint_names(payload, offset);
+        break;
       case kFeatHostname:
         hostname = read_string(r, "hostname");
         break;

@@ -123,6 +123,9 @@ struct Features {
   std::vector<std::string> warnings;
 
   std::string hostname, osrelease, version, arch, cpudesc, cpuid;
+  // TRACING_DATA: tracepoint id -> "system:name", the names of tracepoint events no EVENT_DESC
+  // names (perf 3.x files).
+  std::map<uint64_t, std::string> tracepoint_names;
   uint32_t nr_cpus_available = 0, nr_cpus_online = 0;
   uint64_t total_mem_kb = 0;
   std::vector<std::string> cmdline;

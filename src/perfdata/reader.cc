@@ -13,6 +13,8 @@
 #include <cstring>
 #include <limits>
 
+#include "perfdata/tracing_data.h"
+
 namespace tperf::perfdata {
 
 namespace {
@@ -588,7 +590,17 @@ void Reader::add_attr(EventAttr ea) {
   trailer_id_pos_ = trailer_id_position(t0);
 }
 
+void Reader::name_tracepoints(const std::map<uint64_t, std::string>& names) {
+  // perf names a tracepoint event from the tracing data's formats when nothing else named it.
+  for (auto& ea : attrs_) {
+    if (ea.named || ea.attr.type != kTypeTracepoint) continue;
+    auto it = names.find(ea.attr.config);
+    if (it != names.end()) ea.name = it->second;
+  }
+}
+
 void Reader::finish_attrs() {
+  name_tracepoints(features_.tracepoint_names);
   // Names from EVENT_DESC, matched by ids (or by position when ids are missing).
   const auto& desc = features_.event_desc;
   for (size_t i = 0; i < attrs_.size(); ++i) {
@@ -709,6 +721,16 @@ void Reader::apply_header_record(const Record& rec) {
           attrs_[it->second.attr_index].name = name;
           attrs_[it->second.attr_index].named = true;
         }
+      }
+      break;
+    }
+    case kRecordHeaderTracingData: {
+      // Pipe mode: the payload follows the record (absent when it was too large to keep).
+      if (rec.payload.empty() || rec.payload.size() != rec.payload_size) break;
+      try {
+        name_tracepoints(tracepoint_names(rec.payload, rec.offset + rec.bytes.size()));
+      } catch (const FormatError& e) {
+        features_.warnings.push_back(fmt::format("TRACING_DATA record at offset {:#x}: {}", rec.offset, e.what()));
       }
       break;
     }

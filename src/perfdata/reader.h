@@ -156,6 +156,7 @@ class Reader {
 
   void add_attr(EventAttr attr);
   void finish_attrs();
+  void name_tracepoints(const std::map<uint64_t, std::string>& names);
   void apply_header_record(const Record& rec);
 
  private:

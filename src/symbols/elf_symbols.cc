@@ -1,5 +1,6 @@
 #include "symbols/elf_symbols.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -124,6 +125,41 @@ size_t load_elf_symbols(const ElfFile& syms_file, const ElfFile& runtime, bool d
     ++added;
   }
   return added;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> code_without_symbols(const ElfFile& f) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  Elf* elf = f.elf();
+  size_t nsections = 0;
+  if (elf_getshdrnum(elf, &nsections) != 0 || nsections == 0) return out;
+  // The lowest symbol value per section index; UINT64_MAX where the section has none.
+  std::vector<uint64_t> lowest(nsections, UINT64_MAX);
+  GElf_Shdr symshdr;
+  size_t symidx = 0;
+  Elf_Scn* scn = f.symtab(&symshdr, &symidx);
+  if (!scn) scn = f.dynsym(&symshdr, &symidx);
+  SymbolSection sec;
+  if (open_symbol_section(f, scn, symshdr, &sec)) {
+    for (size_t i = 0; i < sec.count; ++i) {
+      GElf_Sym sym;
+      if (!gelf_getsym(sec.syms, static_cast<int>(i), &sym)) continue;
+      const unsigned t = GELF_ST_TYPE(sym.st_info);
+      if (t != STT_FUNC && t != STT_GNU_IFUNC && t != STT_NOTYPE) continue;
+      if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= nsections) continue;  // also SHN_ABS and the like
+      lowest[sym.st_shndx] = std::min<uint64_t>(lowest[sym.st_shndx], sym.st_value);
+    }
+  }
+  for (size_t i = 1; i < nsections; ++i) {
+    Elf_Scn* s = elf_getscn(elf, i);
+    GElf_Shdr shdr;
+    if (!s || !gelf_getshdr(s, &shdr)) continue;
+    if (!(shdr.sh_flags & SHF_EXECINSTR) || !(shdr.sh_flags & SHF_ALLOC) || shdr.sh_size == 0) continue;
+    const uint64_t start = shdr.sh_addr;
+    const uint64_t end = shdr.sh_addr + shdr.sh_size < start ? UINT64_MAX : shdr.sh_addr + shdr.sh_size;
+    const uint64_t named_from = std::clamp(lowest[i], start, end);
+    if (named_from > start) out.emplace_back(start, named_from);
+  }
+  return out;
 }
 
 size_t add_plt_symbols(const ElfFile& runtime, bool demangle, SymbolTable& table) {

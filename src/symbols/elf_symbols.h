@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "symbols/elf_file.h"
 #include "symbols/symbol_table.h"
@@ -18,5 +21,11 @@ size_t load_elf_symbols(const ElfFile& syms, const ElfFile& runtime, bool demang
 // Adds perf's "name@plt" symbols for the .plt entries of `runtime` (from .rela.plt/.rel.plt and
 // .dynsym) to a finished table. Returns how many were added.
 size_t add_plt_symbols(const ElfFile& runtime, bool demangle, SymbolTable& table);
+
+// Where binutils' addr2line names no function in `f`: the part of each code section below its
+// lowest function or label symbol (all of a PLT), as [start, end) in the file's own addresses.
+// addr2line looks in .symtab, or in .dynsym when there is none, and takes the nearest symbol
+// below the address in the same section whatever its size.
+std::vector<std::pair<uint64_t, uint64_t>> code_without_symbols(const ElfFile& f);
 
 }  // namespace tperf::symbols

@@ -75,8 +75,9 @@ struct Symbolizer::DsoState {
   std::string dwarf_path;               // file for source lines (perf's dso__name); "" = none
   uint64_t text_offset = 0;             // .text sh_addr - sh_offset: file offset -> objdump address
   std::string short_name;               // for perf's srcline fallback
-  bool named_by_symtab = false;         // the symbols came from a .symtab (addr2line names functions)
   bool exec_type = false;               // ET_EXEC: perf 6.1 keeps its symbols as file offsets
+  // Code where addr2line names no function (code_without_symbols of the source-line file).
+  std::vector<std::pair<uint64_t, uint64_t>> unnamed_code;
   std::string problem;                  // why the DSO gave no symbols ("" = it gave some)
   std::mutex bpf_mu;                    // the lazily made symbol of a BPF program DSO
 
@@ -97,6 +98,11 @@ struct Symbolizer::DsoState {
   std::deque<std::string> inline_names;
 
   const SymbolTable& symbols() const { return shared ? *shared : table; }
+  // Whether addr2line answers "??" for the function at this objdump address.
+  bool addr2line_unnamed(uint64_t objdump) const {
+    return std::any_of(unnamed_code.begin(), unnamed_code.end(),
+                       [&](const auto& r) { return objdump >= r.first && objdump < r.second; });
+  }
 };
 
 struct Symbolizer::Chunk {
@@ -349,7 +355,6 @@ void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
     }
     return;
   }
-  state.named_by_symtab = syms != nullptr;
   if (!syms) {
     state.problem = "stripped: only its dynamic symbols (.dynsym), no debug file found";
     syms = runtime;
@@ -367,7 +372,10 @@ void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
   // Source lines come from the file the symbols came from, as perf hands that to addr2line (a
   // MiniDebugInfo image carries its file's path; an in-memory vDSO has none).
   const std::string& src = symfile.path();
-  if (!src.empty() && src.front() == '/') state.dwarf_path = src;
+  if (!src.empty() && src.front() == '/') {
+    state.dwarf_path = src;
+    state.unnamed_code = code_without_symbols(symfile);
+  }
 }
 Symbolizer::DsoState* Symbolizer::state_for_map(const session::Map& map, int32_t pid, uint64_t* addr) {
   const session::Dso* dso = map.dso;
@@ -467,7 +475,16 @@ std::string Symbolizer::srcline(const session::Map& map, int32_t pid, uint64_t a
   if (st->kind == DsoState::Kind::kJit) short_name = st->short_name;
   // perf asks addr2line only about real files; pseudo DSOs get "<name>[<address>]".
   if (st->kind != DsoState::Kind::kElf || st->dwarf_path.empty()) return fmt::format("{}[{:x}]", short_name, objdump);
-  return cached_srcline(*st, short_name, objdump);
+  bool have_dwarf = false;
+  std::string text = cached_srcline(*st, short_name, objdump, &have_dwarf);
+  if (!text.empty() || !have_dwarf) return text;
+  // No line for the address. addr2line still answers "??:0" when it can name the function (the
+  // nearest symbol below the address in its section), and perf prints nothing then. Below a code
+  // section's first symbol (all of a PLT) the answer is "??", which perf takes for a failure: it
+  // prints "<dso>[<address>]" (bash[2f3b0] for a PLT entry, liblzma.so.5.4.1[4620] before the
+  // first symbol of .text).
+  if (!st->addr2line_unnamed(objdump)) return text;
+  return fmt::format("{}[{:x}]", short_name, objdump);
 }
 
 DwarfLines* Symbolizer::dwarf_of(DsoState& st) {
@@ -530,10 +547,10 @@ std::string Symbolizer::report_srcline(const session::Map& map, int32_t pid, uin
   bool have_dwarf = false;
   const std::string text = cached_srcline(*st, short_name, objdump, &have_dwarf);
   if (!text.empty() && have_dwarf) return text;
-  // No line: addr2line still names the function from a .symtab, and perf then shows "??:0";
-  // the PLT (no symbols of the file's own) and files without a .symtab get the symbol + offset.
-  const bool plt = r.sym && r.sym->name().ends_with("@plt");
-  if (have_dwarf && st->named_by_symtab && r.sym && !plt) return "??:0";
+  // No line: addr2line still names the function from the file's symbols (see srcline()), and
+  // perf then shows "??:0"; where it cannot (the PLT, code below a section's first symbol) perf
+  // shows the symbol + offset or "<dso>[<address>]".
+  if (have_dwarf && !st->addr2line_unnamed(objdump)) return "??:0";
   return fallback();
 }
 
