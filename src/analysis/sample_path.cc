@@ -119,6 +119,10 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
                     SymbolPreloader* preloader, const ReplayHandlers& handlers) {
   ReplayResult result;
   std::vector<std::string>& problems = result.problems;
+  // A pipe names its build ids in the stream (HEADER_BUILD_ID records), and a DSO's build id
+  // decides which file gives its symbols (for the kernel: whether /proc/kallsyms may): loading
+  // ahead on a worker would race with them. Symbols then load at first use, in stream order.
+  if (reader.is_pipe()) preloader = nullptr;
   session::OrderedEvents::Options ordered_options;
   ordered_options.merge_deferred_callchains = handlers.merge_deferred_callchains;
   uint64_t last_time = 0;    // the newest timestamp delivered
