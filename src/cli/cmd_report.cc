@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "analysis/hist.h"
+#include "analysis/off_cpu.h"
 #include "analysis/unwind_stats.h"
 #include "analysis/time_filter.h"
 #include "cli/commands.h"
@@ -66,6 +67,8 @@ struct ReportCliOptions {
   std::string percentage = "absolute";
   std::string parent_pattern;  // -p: adds the parent key
   bool exclude_other = false;  // -x
+  bool off_cpu = false;        // --off-cpu: weights are the time threads spent switched out
+  std::string state;           // --state runnable|sleeping (with --off-cpu)
 };
 
 // perf's default pattern for the parent key.
@@ -214,6 +217,27 @@ int run_hist_report(const ReportCliOptions& cli) {
       return fail(fmt::format("--time {}: {}", cli.time, e));
     }
   }
+  // --off-cpu: a first pass computes the switched-out intervals; this one weighs each switch-out
+  // sample with its interval (a sample's period stands for its time), so every column, key and
+  // graph of the report works on time unchanged.
+  std::optional<analysis::OffCpuTracker> off_cpu;
+  std::optional<analysis::OffCpuState> wanted_state;
+  std::vector<std::string> problems;
+  if (cli.off_cpu) {
+    if (reader->is_pipe()) return fail("--off-cpu reads the file twice: it needs a file, not a pipe");
+    if (cli.state == "runnable") {
+      wanted_state = analysis::OffCpuState::kRunnable;
+    } else if (cli.state == "sleeping") {
+      wanted_state = analysis::OffCpuState::kSleeping;
+    } else if (!cli.state.empty()) {
+      return fail(fmt::format("--state {}: expected runnable or sleeping", cli.state));
+    }
+    auto first = perfdata::Reader::open(cli.path);
+    off_cpu.emplace(analysis::track_off_cpu(*first, &problems));
+    if (off_cpu->source() == analysis::OffCpuSource::kNone) return fail(analysis::describe_off_cpu(*off_cpu));
+  } else if (!cli.state.empty()) {
+    return fail("--state goes with --off-cpu");
+  }
   const std::unique_ptr<session::Machine> machine_owner = analysis::make_report_machine(*reader);
   session::Machine& machine = *machine_owner;
   symbols::SymbolizerOptions so;
@@ -307,7 +331,6 @@ int run_hist_report(const ReportCliOptions& cli) {
   std::vector<session::CallchainFrame> frames;
   std::vector<analysis::HistEntry> callers;
   std::vector<analysis::CallFrame> chain;
-  std::vector<std::string> problems;
   session::DeferredCallchains::Stats deferred;
   // The srcline key's texts, interned, by (dso, pid, address, callchain entry or not).
   struct SrclineKey {
@@ -409,6 +432,16 @@ int run_hist_report(const ReportCliOptions& cli) {
   handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
     int ai = reader->attr_index_of(rec);
     if (ai < 0) return;
+    // --off-cpu: only the switches, each weighing its interval; the offcpu-time event's samples
+    // already carry their time as period.
+    std::optional<uint64_t> off_cpu_period;
+    if (off_cpu && !off_cpu->is_offcpu_time_event(ai)) {
+      if (!off_cpu->is_switch_event(ai)) return;
+      const analysis::OffCpuInterval* iv = off_cpu->interval_of(rec);
+      if (wanted_state && (!iv || iv->state != *wanted_state)) return;
+      // A thread's final switch (it exited) is a switch without time.
+      off_cpu_period = iv ? iv->duration() : 0;
+    }
     if (!decided) decide_children();
     reader->decode_sample(rec, sample);
     if (analysis::time_skipped(time_ranges, sample.time)) return;
@@ -429,7 +462,8 @@ int run_hist_report(const ReportCliOptions& cli) {
       unwinder.append_user_frames(attr, thread, sample, 4096, &user_frames);
     }
     // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
-    const uint64_t period = sample.has(perfdata::kSamplePeriod) ? sample.period : attr.sample_period;
+    const uint64_t period =
+        off_cpu_period ? *off_cpu_period : sample.has(perfdata::kSamplePeriod) ? sample.period : attr.sample_period;
     ++ev.samples;
     ev.period += period;
     key.clear();
@@ -600,7 +634,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     handlers.on_progress = [&](uint64_t bytes) { progress.update(bytes); };
     flush_pending = flush_combos;
     analysis::ReplayResult replayed = analysis::replay(*reader, machine, symbolizer, &preloader, handlers);
-    problems = std::move(replayed.problems);
+    problems.insert(problems.end(), replayed.problems.begin(), replayed.problems.end());
     deferred = replayed.deferred;
     flush_combos();
   }
@@ -632,6 +666,12 @@ int run_hist_report(const ReportCliOptions& cli) {
   if (symbol_filter.size() == 1 && has_key(analysis::SortKey::kSym)) {
     filter_lines.push_back("symbol: " + symbol_filter[0]);
     columns.elide_sym = true;
+  }
+  if (off_cpu) {
+    filter_lines.push_back(analysis::describe_off_cpu(*off_cpu));
+    filter_lines.push_back(wanted_state ? fmt::format("weights: off-CPU nanoseconds while {}, samples: switches",
+                                                      analysis::off_cpu_state_name(*wanted_state))
+                                        : "weights: off-CPU nanoseconds, samples: switches");
   }
   columns.relative = cli.percentage == "relative";
   if (!fields.empty()) {
@@ -762,6 +802,10 @@ void add_report_command(CLI::App& app, int& status) {
                   "percentages of filtered reports: absolute (of all samples, the default) or relative (of those shown)");
   cmd->add_option("--time", opt->time,
                   "time span(s) of interest: start,stop (seconds) [start,stop ...], or percentages: 10%/2, 0%-10%,30%-40%");
+  cmd->add_flag("--off-cpu", opt->off_cpu,
+                "weigh by the time threads spent switched out (sched:sched_switch samples, SWITCH records, or "
+                "perf's offcpu-time event); -n counts switches");
+  cmd->add_option("--state", opt->state, "with --off-cpu: only the time spent runnable (preempted) or sleeping");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);
     status = run_guarded("report", opt->path, [&] { return run_report(*opt); });

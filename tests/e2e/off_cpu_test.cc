@@ -1,0 +1,162 @@
+// Off-CPU profiles end to end: a workload with known waits (tests/e2e/workloads/offcpu_waits.c:
+// 200 ms asleep in sleep_200ms, 300 ms blocked on a pipe in wait_on_pipe, 300 ms asleep in
+// write_after_300ms, 500 ms of CPU in spin_500ms) recorded by `tperf record --off-cpu -g` and by
+// the system perf's `-e sched:sched_switch -g`; `tperf report --off-cpu` must find those times per
+// function, and count the switches of perf's file as `perf report -n` counts its samples.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "e2e/recording_util.h"
+#include "test_util.h"
+
+namespace tperf::test::e2e {
+namespace {
+
+const std::string kTperf = TPERF_BINARY;
+
+#define REQUIRE_WORKLOAD(var, name)                      \
+  std::string var##_error_;                              \
+  const std::string var = workload(name, &var##_error_); \
+  ASSERT_FALSE(var.empty()) << "set-up failed: " << var##_error_
+
+// One event's section of a `report --stdio --children --sort sym -g none` text: its total
+// (the "Event count" line) and each symbol's Children percentage.
+struct Section {
+  uint64_t samples = 0;
+  uint64_t total = 0;
+  std::map<std::string, double> children_pct;
+  // The time (or period) of `sym` and everything it called.
+  double inclusive(const std::string& sym) const {
+    auto it = children_pct.find(sym);
+    return it == children_pct.end() ? 0.0 : it->second * static_cast<double>(total) / 100.0;
+  }
+};
+
+std::map<std::string, Section> parse_children_report(const std::string& text) {
+  std::map<std::string, Section> out;
+  static const std::regex head(R"(^# Samples: ([0-9]+)\S*\s+of event '([^']+)')");
+  static const std::regex count(R"(^# Event count \(approx\.\): ([0-9]+))");
+  static const std::regex row(R"(^\s+([0-9.]+)%\s+([0-9.]+)%\s+\[.\]\s+(\S+))");
+  std::istringstream in(text);
+  std::string line;
+  Section* cur = nullptr;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, m, head)) {
+      cur = &out[m[2]];
+      cur->samples = std::stoull(m[1]);
+    } else if (cur && std::regex_search(line, m, count)) {
+      cur->total = std::stoull(m[1]);
+    } else if (cur && std::regex_search(line, m, row)) {
+      cur->children_pct[m[3]] = std::stod(m[1]);
+    }
+  }
+  return out;
+}
+
+// Lines "<samples> <rest of the row>" of a `report -n --no-children -g none` text, with the
+// percentage column dropped: the counts per entry, whatever the entries weigh.
+std::multiset<std::string> count_rows(const std::string& text) {
+  std::multiset<std::string> rows;
+  static const std::regex row(R"(^\s+[0-9.]+%\s+([0-9]+)\s+(.*\S)\s*$)");
+  std::istringstream in(text);
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, m, row)) rows.insert(fmt::format("{} {}", m[1].str(), m[2].str()));
+  }
+  return rows;
+}
+
+std::string show(const std::multiset<std::string>& rows) {
+  std::string s;
+  for (const auto& r : rows) s += r + "\n";
+  return s;
+}
+
+constexpr double kMs = 1e6;
+
+// The known waits, within 5%.
+void expect_known_waits(const Section& off, const std::string& what) {
+  EXPECT_NEAR(off.inclusive("sleep_200ms"), 200 * kMs, 10 * kMs) << what;
+  EXPECT_NEAR(off.inclusive("wait_on_pipe"), 300 * kMs, 15 * kMs) << what;
+  EXPECT_NEAR(off.inclusive("write_after_300ms"), 300 * kMs, 15 * kMs) << what;
+}
+
+TEST(OffCpuE2E, TperfRecordFindsTheKnownWaits) {
+  TPERF_REQUIRE_PERF();
+  ASSERT_EQ(ensure_tracefs(), "") << "set-up failed (sched:sched_switch needs tracefs)";
+  REQUIRE_WORKLOAD(bin, "offcpu_waits");
+  const std::string data = scratch_dir() + "/offcpu_tperf.data";
+  KeepOnFailure keep({data});
+  CommandResult r = run(fmt::format("{} record --off-cpu -g -o {} -- {}", kTperf, shell_quote(data), shell_quote(bin)));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("--off-cpu: the tracepoint way (sched:sched_switch samples with callchains + switch events)"),
+            std::string::npos)
+      << r.err;
+
+  const std::string opts = "--stdio --children --sort sym -g none";
+  CommandResult off = run(fmt::format("{} report --off-cpu -i {} {}", kTperf, shell_quote(data), opts));
+  ASSERT_EQ(off.status, 0) << off.err;
+  auto sections = parse_children_report(off.out);
+  ASSERT_EQ(sections.count("sched:sched_switch"), 1u) << off.out;
+  EXPECT_EQ(sections.size(), 1u) << "--off-cpu shows the switches only\n" << off.out;
+  expect_known_waits(sections["sched:sched_switch"], off.out);
+  EXPECT_NE(off.out.find("# off-CPU time from sched:sched_switch samples (TRACING_DATA layout)"), std::string::npos)
+      << off.out;
+
+  // The spin is on-CPU: 500 ms of cpu-clock samples (periods in ns), and no time asleep.
+  CommandResult on = run(fmt::format("{} report -i {} {}", kTperf, shell_quote(data), opts));
+  ASSERT_EQ(on.status, 0) << on.err;
+  auto on_sections = parse_children_report(on.out);
+  ASSERT_EQ(on_sections.count("cpu-clock"), 1u) << on.out;
+  EXPECT_NEAR(on_sections["cpu-clock"].inclusive("spin_500ms"), 500 * kMs, 25 * kMs) << on.out;
+  CommandResult asleep =
+      run(fmt::format("{} report --off-cpu --state sleeping -i {} {}", kTperf, shell_quote(data), opts));
+  ASSERT_EQ(asleep.status, 0) << asleep.err;
+  auto asleep_sections = parse_children_report(asleep.out);
+  EXPECT_LT(asleep_sections["sched:sched_switch"].inclusive("spin_500ms"), 5 * kMs) << asleep.out;
+  expect_known_waits(asleep_sections["sched:sched_switch"], asleep.out);
+}
+
+TEST(OffCpuE2E, PerfSchedSwitchFileKnownWaitsAndSwitchCounts) {
+  TPERF_REQUIRE_PERF();
+  ASSERT_EQ(ensure_tracefs(), "") << "set-up failed (sched:sched_switch needs tracefs)";
+  REQUIRE_WORKLOAD(bin, "offcpu_waits");
+  const std::string data = scratch_dir() + "/offcpu_perf.data";
+  KeepOnFailure keep({data});
+  CommandResult r = run(fmt::format("perf record -q -e sched:sched_switch -g -o {} -- {}", shell_quote(data), shell_quote(bin)));
+  ASSERT_EQ(r.status, 0) << "set-up failed: perf record: " << r.err;
+
+  // perf's per-task sched_switch never sees a switch-in (it fires in the task leaving): each
+  // interval ends at the thread's next event, here its next switch-out or its exit, which for
+  // these threads comes right after their wait.
+  CommandResult off = run(fmt::format("{} report --off-cpu -i {} --stdio --children --sort sym -g none", kTperf, shell_quote(data)));
+  ASSERT_EQ(off.status, 0) << off.err;
+  auto sections = parse_children_report(off.out);
+  ASSERT_EQ(sections.count("sched:sched_switch"), 1u) << off.out;
+  expect_known_waits(sections["sched:sched_switch"], off.out);
+
+  // The switches per entry and per thread are perf's samples of the event.
+  for (const char* sort : {"comm,dso,sym", "pid", "sym"}) {
+    const std::string opts = fmt::format("--stdio -n --no-children -g none --sort {}", sort);
+    CommandResult p = run(fmt::format("perf report -i {} {} 2>/dev/null", shell_quote(data), opts));
+    CommandResult t = run(fmt::format("{} report --off-cpu -i {} {}", kTperf, shell_quote(data), opts));
+    ASSERT_EQ(p.status, 0) << "perf report failed";
+    ASSERT_EQ(t.status, 0) << t.err;
+    const auto perf_rows = count_rows(p.out), tperf_rows = count_rows(t.out);
+    EXPECT_FALSE(perf_rows.empty()) << p.out;
+    EXPECT_EQ(show(perf_rows), show(tperf_rows)) << "--sort " << sort;
+  }
+}
+
+}  // namespace
+}  // namespace tperf::test::e2e
