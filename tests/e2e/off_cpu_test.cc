@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/profile_builder.h"
 #include "e2e/recording_util.h"
 #include "test_util.h"
 
@@ -112,6 +113,31 @@ TEST(OffCpuE2E, TperfRecordFindsTheKnownWaits) {
   expect_known_waits(sections["sched:sched_switch"], off.out);
   EXPECT_NE(off.out.find("# off-CPU time from sched:sched_switch samples (TRACING_DATA layout)"), std::string::npos)
       << off.out;
+
+  // perf 6.1 reads the file without a word: the switches are an ordinary tracepoint event.
+  for (const char* cmd : {"perf report --stdio", "perf script"}) {
+    CommandResult p = run(fmt::format("{} -i {} >/dev/null", cmd, shell_quote(data)));
+    EXPECT_EQ(p.status, 0) << cmd;
+    EXPECT_EQ(p.err, "") << cmd;
+  }
+
+  // The stack table of `tperf flame --off-cpu` (and the exports): the same times, in nanoseconds.
+  analysis::ProfileOptions po;
+  po.off_cpu = true;
+  const analysis::Profile profile = analysis::build_profile(data, po);
+  std::map<std::string, uint64_t> inclusive;
+  for (const analysis::ProfileCount& c : profile.counts) {
+    ASSERT_LT(c.event, profile.events.size());
+    EXPECT_EQ(profile.events[c.event].name, "sched:sched_switch");
+    EXPECT_EQ(profile.events[c.event].unit, "nanoseconds");
+    if (c.stack == analysis::kNoIndex) continue;
+    std::set<std::string> names;
+    for (uint32_t f : profile.frames_root_first(c.stack)) names.insert(profile.functions[profile.frames[f].function].name);
+    for (const auto& n : names) inclusive[n] += c.weight;
+  }
+  EXPECT_NEAR(static_cast<double>(inclusive["sleep_200ms"]), 200 * kMs, 10 * kMs);
+  EXPECT_NEAR(static_cast<double>(inclusive["wait_on_pipe"]), 300 * kMs, 15 * kMs);
+  EXPECT_NEAR(static_cast<double>(inclusive["write_after_300ms"]), 300 * kMs, 15 * kMs);
 
   // The spin is on-CPU: 500 ms of cpu-clock samples (periods in ns), and no time asleep.
   CommandResult on = run(fmt::format("{} report -i {} {}", kTperf, shell_quote(data), opts));
