@@ -68,6 +68,7 @@ struct ReportCliOptions {
   std::string parent_pattern;  // -p: adds the parent key
   bool exclude_other = false;  // -x
   bool off_cpu = false;        // --off-cpu: weights are the time threads spent switched out
+  bool wall_clock = false;     // --wall-clock: on-CPU time samples and off-CPU time in one section
   std::string state;           // --state runnable|sleeping (with --off-cpu)
 };
 
@@ -223,7 +224,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   std::optional<analysis::OffCpuTracker> off_cpu;
   std::optional<analysis::OffCpuState> wanted_state;
   std::vector<std::string> problems;
-  if (cli.off_cpu) {
+  if (cli.off_cpu || cli.wall_clock) {
     if (reader->is_pipe()) return fail("--off-cpu reads the file twice: it needs a file, not a pipe");
     if (cli.state == "runnable") {
       wanted_state = analysis::OffCpuState::kRunnable;
@@ -237,6 +238,28 @@ int run_hist_report(const ReportCliOptions& cli) {
     if (off_cpu->source() == analysis::OffCpuSource::kNone) return fail(analysis::describe_off_cpu(*off_cpu));
   } else if (!cli.state.empty()) {
     return fail("--state goes with --off-cpu");
+  }
+  // --wall-clock: the off-CPU section (the first switch or offcpu-time event) also takes the
+  // samples of the events whose period is already time (cpu-clock, task-clock: nanoseconds), so
+  // each stack weighs the time its threads spent in it, running or not.
+  int wall_section = -1;
+  bool wall_skipped = false;  // some events' periods are no time: left out
+  auto time_event = [](const perfdata::PerfEventAttr& a) {
+    return a.type == perfdata::kTypeSoftware && (a.config == 0 || a.config == 1);  // cpu-clock, task-clock
+  };
+  if (cli.wall_clock) {
+    for (size_t i = 0; i < reader->attrs().size() && wall_section < 0; ++i) {
+      if (off_cpu->is_switch_event(static_cast<int>(i)) || off_cpu->is_offcpu_time_event(static_cast<int>(i))) {
+        wall_section = static_cast<int>(i);
+      }
+    }
+    if (wall_section < 0) return fail("--wall-clock needs off-CPU data: sched:sched_switch samples or an offcpu-time event");
+    for (size_t i = 0; i < reader->attrs().size(); ++i) {
+      const int ii = static_cast<int>(i);
+      if (!off_cpu->is_switch_event(ii) && !off_cpu->is_offcpu_time_event(ii) && !time_event(reader->attrs()[i].attr)) {
+        wall_skipped = true;
+      }
+    }
   }
   const std::unique_ptr<session::Machine> machine_owner = analysis::make_report_machine(*reader);
   session::Machine& machine = *machine_owner;
@@ -435,8 +458,12 @@ int run_hist_report(const ReportCliOptions& cli) {
     // --off-cpu: only the switches, each weighing its interval; the offcpu-time event's samples
     // already carry their time as period.
     std::optional<uint64_t> off_cpu_period;
-    if (off_cpu && !off_cpu->is_offcpu_time_event(ai)) {
-      if (!off_cpu->is_switch_event(ai)) return;
+    int hist_ai = ai;  // the section the sample counts in
+    if (off_cpu && !off_cpu->is_offcpu_time_event(ai) && !off_cpu->is_switch_event(ai)) {
+      if (wall_section < 0 || !time_event(reader->attrs()[static_cast<size_t>(ai)].attr)) return;
+      // An on-CPU time sample: its period is its time.
+      hist_ai = wall_section;
+    } else if (off_cpu && !off_cpu->is_offcpu_time_event(ai)) {
       const analysis::OffCpuInterval* iv = off_cpu->interval_of(rec);
       if (wanted_state && (!iv || iv->state != *wanted_state)) return;
       // A thread's final switch (it exited) is a switch without time.
@@ -449,9 +476,9 @@ int run_hist_report(const ReportCliOptions& cli) {
     if (!listed(cpu_filter, sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1)) return;
     // Pipe files announce their events as they go.
     setup_events();
-    EventHist& ev = events[static_cast<size_t>(ai)];
+    EventHist& ev = events[static_cast<size_t>(hist_ai)];
     // A group member's samples go into its leader's hist, in the member's column.
-    const GroupSlot slot = group_slots[static_cast<size_t>(ai)];
+    const GroupSlot slot = group_slots[static_cast<size_t>(hist_ai)];
     session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
     const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
     const perfdata::PerfEventAttr& attr = reader->attrs()[static_cast<size_t>(ai)].attr;
@@ -467,7 +494,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     ++ev.samples;
     ev.period += period;
     key.clear();
-    key.push_back(static_cast<uint64_t>(ai));
+    key.push_back(static_cast<uint64_t>(ai));  // the event: its attr decides the unwinding
     key.push_back(reinterpret_cast<uintptr_t>(thread.comm_at(sample.time)));
     key.push_back(static_cast<uint64_t>(static_cast<uint32_t>(thread.pid())) << 32 | static_cast<uint32_t>(thread.tid()));
     key.push_back(use_cpu && sample.has(perfdata::kSampleCpu) ? sample.cpu : 0);
@@ -669,9 +696,15 @@ int run_hist_report(const ReportCliOptions& cli) {
   }
   if (off_cpu) {
     filter_lines.push_back(analysis::describe_off_cpu(*off_cpu));
-    filter_lines.push_back(wanted_state ? fmt::format("weights: off-CPU nanoseconds while {}, samples: switches",
+    if (cli.wall_clock) {
+      filter_lines.push_back(fmt::format(
+          "weights: wall-clock nanoseconds: on-CPU (cpu-clock/task-clock periods) plus off-CPU{}; samples: samples and switches",
+          wall_skipped ? " (events whose periods are no time left out)" : ""));
+    } else {
+      filter_lines.push_back(wanted_state ? fmt::format("weights: off-CPU nanoseconds while {}, samples: switches",
                                                       analysis::off_cpu_state_name(*wanted_state))
                                         : "weights: off-CPU nanoseconds, samples: switches");
+    }
   }
   columns.relative = cli.percentage == "relative";
   if (!fields.empty()) {
@@ -735,7 +768,10 @@ int run_hist_report(const ReportCliOptions& cli) {
       continue;
     }
     if (events[i].samples == 0) continue;
-    output::print_report_section(stdout, reader->attrs()[i].name, events[i].samples, events[i].period, events[i].hist,
+    output::print_report_section(stdout,
+                                 static_cast<int>(i) == wall_section ? fmt::format("wall-clock ({} + on-CPU time)", reader->attrs()[i].name)
+                                                                     : reader->attrs()[i].name,
+                                 events[i].samples, events[i].period, events[i].hist,
                                  columns, thread_comm);
   }
   std::fflush(stdout);
@@ -805,6 +841,8 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--off-cpu", opt->off_cpu,
                 "weigh by the time threads spent switched out (sched:sched_switch samples, SWITCH records, or "
                 "perf's offcpu-time event); -n counts switches");
+  cmd->add_flag("--wall-clock", opt->wall_clock,
+                "on-CPU time (cpu-clock/task-clock periods) and off-CPU time together, in one section");
   cmd->add_option("--state", opt->state, "with --off-cpu: only the time spent runnable (preempted) or sleeping");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);

@@ -151,6 +151,16 @@ TEST(OffCpuE2E, TperfRecordFindsTheKnownWaits) {
   auto asleep_sections = parse_children_report(asleep.out);
   EXPECT_LT(asleep_sections["sched:sched_switch"].inclusive("spin_500ms"), 5 * kMs) << asleep.out;
   expect_known_waits(asleep_sections["sched:sched_switch"], asleep.out);
+
+  // Wall-clock: the waits and the spin's 500 ms of CPU in one section.
+  CommandResult wall = run(fmt::format("{} report --wall-clock -i {} {}", kTperf, shell_quote(data), opts));
+  ASSERT_EQ(wall.status, 0) << wall.err;
+  auto wall_sections = parse_children_report(wall.out);
+  ASSERT_EQ(wall_sections.size(), 1u) << wall.out;
+  const Section& w = wall_sections.begin()->second;
+  EXPECT_EQ(wall_sections.begin()->first, "wall-clock (sched:sched_switch + on-CPU time)");
+  expect_known_waits(w, wall.out);
+  EXPECT_GE(w.inclusive("spin_500ms"), 475 * kMs) << wall.out;
 }
 
 TEST(OffCpuE2E, PerfSchedSwitchFileKnownWaitsAndSwitchCounts) {
