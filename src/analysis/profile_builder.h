@@ -24,6 +24,9 @@ struct ProfileOptions {
   // thread stayed switched out (analysis/off_cpu.h; the file is read twice, so not a pipe), perf's
   // offcpu-time samples their period; other events are left out.
   bool off_cpu = false;
+  // Wall-clock time: off_cpu, plus the samples of the events whose period is time (cpu-clock,
+  // task-clock) counted in the off-CPU event, renamed "wall-clock (<event> + on-CPU time)".
+  bool wall_clock = false;
   symbols::SymbolizerOptions symbols;
 };
 

@@ -3,6 +3,8 @@
  *   "reader":  blocks in wait_on_pipe() reading a pipe until "writer" writes to it 300 ms after the
  *              read began (write_after_300ms() sleeps until then)
  *   "spinner": spins 500 ms of its own CPU time in spin_500ms()
+ * At the end it prints how long each wait took by CLOCK_MONOTONIC ("sleep_200ms 200123456"): a
+ * busy machine (or a preempted VM) may wake a thread late, and that lateness is off-CPU time too.
  * The blocking system calls are made from those functions directly (inline syscall), not through
  * libc's wrappers: a wrapper without a frame pointer would hide its caller from a frame-pointer
  * callchain, and the test looks for these names on the blocked stacks. */
@@ -10,6 +12,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -19,6 +22,9 @@ static int fds[2];
 /* CLOCK_MONOTONIC ns just before the reader blocks: the writer writes 300 ms after it. */
 static volatile uint64_t read_start_ns;
 static volatile unsigned long sink;
+/* Measured waits, ns: sleep_200ms, wait_on_pipe, write_after_300ms. */
+static uint64_t measured[3];
+static uint64_t monotonic_ns(void);
 
 static long raw_syscall3(long nr, long a, long b, long c) {
 #if defined(__x86_64__)
@@ -50,7 +56,9 @@ static long raw_syscall4(long nr, long a, long b, long c, long d) {
   } while (0)
 
 __attribute__((noinline)) void sleep_200ms(void) {
+  uint64_t t0 = monotonic_ns();
   NANOSLEEP_MS(200);
+  measured[0] = monotonic_ns() - t0;
   __asm__ volatile("" ::: "memory");
 }
 
@@ -62,15 +70,19 @@ static uint64_t monotonic_ns(void) {
 
 __attribute__((noinline)) void wait_on_pipe(void) {
   char c;
-  __atomic_store_n(&read_start_ns, monotonic_ns(), __ATOMIC_SEQ_CST);
+  uint64_t t0 = monotonic_ns();
+  __atomic_store_n(&read_start_ns, t0, __ATOMIC_SEQ_CST);
   raw_syscall3(SYS_read, fds[0], (long)&c, 1);
+  measured[1] = monotonic_ns() - t0;
   __asm__ volatile("" ::: "memory");
 }
 
 __attribute__((noinline)) void write_after_300ms(uint64_t deadline_ns) {
   struct timespec ts = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
+  uint64_t t0 = monotonic_ns();
   while (raw_syscall4(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, (long)&ts, 0) != 0) {
   }
+  measured[2] = monotonic_ns() - t0;
   char c = 'x';
   raw_syscall3(SYS_write, fds[1], (long)&c, 1);
   __asm__ volatile("" ::: "memory");
@@ -138,5 +150,7 @@ int main(void) {
     }
   }
   for (int i = 0; i < 4; i++) pthread_join(t[i], 0);
+  printf("sleep_200ms %llu\nwait_on_pipe %llu\nwrite_after_300ms %llu\n", (unsigned long long)measured[0],
+         (unsigned long long)measured[1], (unsigned long long)measured[2]);
   return 0;
 }
