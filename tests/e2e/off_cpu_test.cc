@@ -138,6 +138,11 @@ TEST(OffCpuE2E, TperfRecordFindsTheKnownWaits) {
   EXPECT_NE(off.out.find("# off-CPU time from sched:sched_switch samples (TRACING_DATA layout)"), std::string::npos)
       << off.out;
 
+  // Two passes need a file: a pipe is refused with a reason, not misread.
+  CommandResult piped = run(fmt::format("{} convert --pipe {} - | {} report --off-cpu -i -", kTperf, shell_quote(data), kTperf));
+  EXPECT_NE(piped.status, 0);
+  EXPECT_NE(piped.err.find("--off-cpu reads the file twice: it needs a file, not a pipe"), std::string::npos) << piped.err;
+
   // perf 6.1 reads the file without a word: the switches are an ordinary tracepoint event.
   for (const char* cmd : {"perf report --stdio", "perf script"}) {
     CommandResult p = run(fmt::format("{} -i {} >/dev/null", cmd, shell_quote(data)));
