@@ -390,6 +390,8 @@ std::string describe_off_cpu(const OffCpuTracker& tracker) {
     case OffCpuSource::kOffcpuTimeEvent:
       return "off-CPU time from the offcpu-time event (aggregated in the kernel by BPF)";
     case OffCpuSource::kSwitchRecords:
+      return "only SWITCH records, no sched:sched_switch samples: the switched-out time has no stack to weigh; "
+             "record with `tperf record --off-cpu` (or add -e sched:sched_switch -g)";
     case OffCpuSource::kSchedSwitch:
       break;
   }
@@ -398,10 +400,8 @@ std::string describe_off_cpu(const OffCpuTracker& tracker) {
     open_at_end += iv.open_at_end;
     late += iv.closed_late && !iv.open_at_end;
   }
-  std::string s = tracker.source() == OffCpuSource::kSchedSwitch
-                      ? fmt::format("off-CPU time from sched:sched_switch samples ({} layout)",
-                                    tracker.layout().from_file ? "TRACING_DATA" : "built-in sched_switch")
-                      : std::string("off-CPU time from SWITCH records (no stacks)");
+  std::string s = fmt::format("off-CPU time from sched:sched_switch samples ({} layout)",
+                              tracker.layout().from_file ? "TRACING_DATA" : "built-in sched_switch");
   s += fmt::format(", {} intervals", tracker.intervals().size());
   if (open_at_end) s += fmt::format(", {} still open at the end (closed at the last time stamp)", open_at_end);
   if (late) s += fmt::format(", {} without a recorded switch-in (ended at the thread's next event)", late);

@@ -144,7 +144,8 @@ class OffCpuTracker {
 OffCpuTracker track_off_cpu(perfdata::Reader& reader, std::vector<std::string>* problems);
 
 // One line saying how the file's off-CPU time was recorded and what was estimated, for the
-// head of a report.
+// head of a report; for a file without usable off-CPU data (OffCpuSource kNone or
+// kSwitchRecords: the report weighs switch-out samples, SWITCH records have no stack) why not.
 std::string describe_off_cpu(const OffCpuTracker& tracker);
 
 }  // namespace tperf::analysis

@@ -341,7 +341,8 @@ Profile build_profile(const std::string& path, const ProfileOptions& options, Un
     if (reader->is_pipe()) throw std::runtime_error("--off-cpu reads the file twice: it needs a file, not a pipe");
     auto first = perfdata::Reader::open(path);
     off_cpu.emplace(track_off_cpu(*first, &out.problems));
-    if (off_cpu->source() == OffCpuSource::kNone) throw std::runtime_error(describe_off_cpu(*off_cpu));
+    const OffCpuSource src = off_cpu->source();
+    if (src == OffCpuSource::kNone || src == OffCpuSource::kSwitchRecords) throw std::runtime_error(describe_off_cpu(*off_cpu));
     out.info.emplace_back("off-CPU", describe_off_cpu(*off_cpu));
   }
   std::unique_ptr<session::Machine> machine = make_report_machine(*reader);

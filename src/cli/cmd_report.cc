@@ -235,7 +235,10 @@ int run_hist_report(const ReportCliOptions& cli) {
     }
     auto first = perfdata::Reader::open(cli.path);
     off_cpu.emplace(analysis::track_off_cpu(*first, &problems));
-    if (off_cpu->source() == analysis::OffCpuSource::kNone) return fail(analysis::describe_off_cpu(*off_cpu));
+    const analysis::OffCpuSource src = off_cpu->source();
+    if (src == analysis::OffCpuSource::kNone || src == analysis::OffCpuSource::kSwitchRecords) {
+      return fail(analysis::describe_off_cpu(*off_cpu));
+    }
   } else if (!cli.state.empty()) {
     return fail("--state goes with --off-cpu");
   }

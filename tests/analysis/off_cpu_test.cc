@@ -1,6 +1,6 @@
 // The pieces of off-CPU analysis that read untrusted bytes: the TRACING_DATA blob (built here by
 // hand in trace-cmd's layout), tracepoint format texts (as this kernel's tracefs prints them), and
-// the meaning of sched_switch's prev_state.
+// the meaning of sched_switch's prev_state; and the intervals of a hand-built file of switches.
 #include "analysis/off_cpu.h"
 
 #include <gtest/gtest.h>
@@ -9,7 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "perfdata/abi.h"
 #include "perfdata/error.h"
+#include "perfdata/reader.h"
+#include "perfdata/record_builder.h"
+#include "perfdata/sample.h"
+#include "perfdata/writer.h"
+#include "test_util.h"
 
 namespace tperf::analysis {
 namespace {
@@ -168,6 +174,127 @@ TEST(OffCpuState, FromPrevState) {
   EXPECT_EQ(off_cpu_state(0x4), OffCpuState::kSleeping);    // T
   EXPECT_EQ(off_cpu_state(0x10), OffCpuState::kDead);       // X
   EXPECT_EQ(off_cpu_state(0x20), OffCpuState::kDead);       // Z
+}
+
+// A file of sched_switch samples (attr config 372, as in the TRACING_DATA format) with RAW data
+// laid out as kSchedSwitchFormat says, plus SWITCH and EXIT records.
+class SwitchFile {
+ public:
+  explicit SwitchFile(const test::TempDir& dir) : path_(dir.file("switches.data")) {
+    perfdata::PerfEventAttr a;
+    a.type = perfdata::kTypeTracepoint;
+    a.size = perfdata::kAttrSizeVer7;
+    a.config = 372;
+    a.sample_period = 1;
+    a.sample_type = perfdata::kSampleIp | perfdata::kSampleTid | perfdata::kSampleTime | perfdata::kSampleCpu |
+                    perfdata::kSamplePeriod | perfdata::kSampleRaw | perfdata::kSampleIdentifier;
+    a.set_flag(perfdata::kFlagSampleIdAll);
+    a.set_flag(perfdata::kFlagTask);
+    a.set_flag(perfdata::kFlagContextSwitch);
+    w_.open(path_);
+    w_.add_attr(a, {7}, "sched:sched_switch");
+    w_.set_feature(perfdata::kFeatTracingData, blob({{"sched", {kSchedSwitchFormat}}}));
+    rb_ = w_.builder(0);
+  }
+  // prev (going out, in `state`) -> next, at `time`; `raw_size` cuts the RAW data.
+  void sched_switch(int32_t prev, uint64_t state, int32_t next, uint64_t time, size_t raw_size = 64) {
+    std::vector<uint8_t> raw(64, 0);
+    std::memcpy(raw.data() + 24, &prev, 4);
+    std::memcpy(raw.data() + 32, &state, 8);
+    std::memcpy(raw.data() + 56, &next, 4);
+    raw.resize(raw_size);
+    perfdata::Sample smp;
+    smp.identifier = 7;
+    smp.ip = 0xffffffff81000000;
+    smp.pid = smp.tid = static_cast<uint32_t>(prev);
+    smp.time = time;
+    smp.period = 1;
+    smp.raw = raw;
+    w_.write_record(rb_.sample(smp, perfdata::kMiscKernel));
+  }
+  void switch_record(bool out, int32_t tid, uint64_t time) { w_.write_record(rb_.switch_event(out, false, sid(tid, time))); }
+  void exit(int32_t tid, uint64_t time) {
+    perfdata::TaskEvent e;
+    e.pid = e.tid = tid;
+    e.ppid = e.ptid = 1;
+    e.time = time;
+    w_.write_record(rb_.exit(e, sid(tid, time)));
+  }
+  std::string finish() {
+    w_.finish();
+    return path_;
+  }
+
+ private:
+  perfdata::SampleId sid(int32_t tid, uint64_t time) const {
+    return {.pid = static_cast<uint32_t>(tid), .tid = static_cast<uint32_t>(tid), .time = time, .id = 7, .cpu = 0};
+  }
+  std::string path_;
+  perfdata::Writer w_;
+  perfdata::RecordBuilder rb_;
+};
+
+TEST(OffCpuTracker, IntervalsFromSwitchesSwitchRecordsAndExits) {
+  test::TempDir dir;
+  SwitchFile f(dir);
+  f.sched_switch(10, 0x1, 11, 1000);    // 10 sleeps; 11 comes in
+  f.sched_switch(11, 0x100, 10, 5000);  // 11 preempted; 10 back after 4000 ns asleep
+  f.switch_record(false, 11, 5500);     // 11 back after 500 ns runnable
+  f.sched_switch(12, 0x2, 0, 6000);     // 12 in D; its switch-in is never recorded...
+  f.sched_switch(12, 0x10, 0, 9000);    // ...it shows up again at its final switch (X)
+  f.sched_switch(13, 0x1, 0, 7000);     // 13 sleeps to the end
+  f.exit(99, 10000);                    // the last time stamp
+  const std::string path = f.finish();
+
+  auto reader = perfdata::Reader::open(path);
+  std::vector<std::string> problems;
+  OffCpuTracker t = track_off_cpu(*reader, &problems);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  EXPECT_EQ(t.source(), OffCpuSource::kSchedSwitch);
+  EXPECT_TRUE(t.layout().from_file);
+  EXPECT_TRUE(t.is_switch_event(0));
+  ASSERT_EQ(t.intervals().size(), 4u);
+  auto find = [&](int32_t tid) {
+    for (const OffCpuInterval& iv : t.intervals()) {
+      if (iv.tid == tid) return iv;
+    }
+    ADD_FAILURE() << "no interval of " << tid;
+    return OffCpuInterval{};
+  };
+  const OffCpuInterval a = find(10), b = find(11), c = find(12), d = find(13);
+  EXPECT_EQ(a.start, 1000u);
+  EXPECT_EQ(a.duration(), 4000u);
+  EXPECT_EQ(a.state, OffCpuState::kSleeping);
+  EXPECT_FALSE(a.closed_late || a.open_at_end);
+  EXPECT_EQ(a.pid, 10);
+  EXPECT_EQ(b.duration(), 500u);
+  EXPECT_EQ(b.state, OffCpuState::kRunnable);
+  EXPECT_FALSE(b.closed_late || b.open_at_end);
+  EXPECT_EQ(c.duration(), 3000u);
+  EXPECT_EQ(c.state, OffCpuState::kSleeping);
+  EXPECT_TRUE(c.closed_late);
+  EXPECT_EQ(d.end, 10000u);
+  EXPECT_TRUE(d.open_at_end);
+  EXPECT_EQ(describe_off_cpu(t),
+            "off-CPU time from sched:sched_switch samples (TRACING_DATA layout), 4 intervals, 1 still open at the end "
+            "(closed at the last time stamp), 1 without a recorded switch-in (ended at the thread's next event)");
+}
+
+TEST(OffCpuTracker, ShortRawDataIsAnErrorWithTheRecordOffset) {
+  test::TempDir dir;
+  SwitchFile f(dir);
+  f.sched_switch(10, 0x1, 11, 1000);
+  f.sched_switch(11, 0x1, 10, 2000, 40);  // cut before next_pid
+  const std::string path = f.finish();
+  auto reader = perfdata::Reader::open(path);
+  std::vector<std::string> problems;
+  OffCpuTracker t = track_off_cpu(*reader, &problems);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("bytes of raw data, too short for prev_pid/prev_state/next_pid"), std::string::npos) << problems[0];
+  EXPECT_EQ(problems[0].rfind("offset 0x", 0), 0u) << problems[0];
+  // The good switch before it still opened its interval (closed at the end).
+  ASSERT_EQ(t.intervals().size(), 1u);
+  EXPECT_TRUE(t.intervals()[0].open_at_end);
 }
 
 }  // namespace
