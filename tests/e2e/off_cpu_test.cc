@@ -4,7 +4,8 @@
 // the system perf's `-e sched:sched_switch -g`; `tperf report --off-cpu` must find those times per
 // function (within 5% of each wait as the workload measured it, which is the nominal time plus
 // whatever lateness the machine added to the wake-up), and count the switches of perf's file as
-// `perf report -n` counts its samples.
+// `perf report -n` counts its samples (per comm/dso/sym entry, per thread, per symbol) under the
+// same folded stacks.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -77,6 +78,19 @@ std::multiset<std::string> count_rows(const std::string& text) {
     if (std::regex_search(line, m, row)) rows.insert(fmt::format("{} {}", m[1].str(), m[2].str()));
   }
   return rows;
+}
+
+// The stacks of a `report -g folded,0` text ("12.34% a;b;c" lines), percentages dropped.
+std::multiset<std::string> folded_stacks(const std::string& text) {
+  std::multiset<std::string> stacks;
+  static const std::regex line(R"(^[0-9.]+% (.+)$)");
+  std::istringstream in(text);
+  std::string l;
+  std::smatch m;
+  while (std::getline(in, l)) {
+    if (std::regex_search(l, m, line)) stacks.insert(m[1]);
+  }
+  return stacks;
 }
 
 std::string show(const std::multiset<std::string>& rows) {
@@ -236,6 +250,15 @@ TEST(OffCpuE2E, PerfSchedSwitchFileKnownWaitsAndSwitchCounts) {
     EXPECT_FALSE(perf_rows.empty()) << p.out;
     EXPECT_EQ(show(perf_rows), show(tperf_rows)) << "--sort " << sort;
   }
+  // Under each entry, the same stacks (their weights differ: samples for perf, time for tperf).
+  const std::string folded = "--stdio -n --no-children -g folded,0 --sort comm,dso,sym";
+  CommandResult p = run(fmt::format("perf report -i {} {} 2>/dev/null", shell_quote(data), folded));
+  CommandResult t = run(fmt::format("{} report --off-cpu -i {} {}", kTperf, shell_quote(data), folded));
+  ASSERT_EQ(p.status, 0) << "perf report failed";
+  ASSERT_EQ(t.status, 0) << t.err;
+  const auto perf_stacks = folded_stacks(p.out);
+  EXPECT_FALSE(perf_stacks.empty()) << p.out;
+  EXPECT_EQ(show(perf_stacks), show(folded_stacks(t.out)));
 }
 
 }  // namespace
