@@ -408,4 +408,17 @@ std::string describe_off_cpu(const OffCpuTracker& tracker) {
   return s;
 }
 
+std::string describe_off_cpu_states(const OffCpuTracker& tracker) {
+  uint64_t ns[2] = {0, 0}, n[2] = {0, 0};
+  for (const OffCpuInterval& iv : tracker.intervals()) {
+    const int i = iv.state == OffCpuState::kRunnable ? 1 : 0;
+    ns[i] += iv.duration();
+    ++n[i];
+  }
+  auto part = [&](int i, const char* name) {
+    return fmt::format("{} {:.3f} ms in {} interval{}", name, static_cast<double>(ns[i]) / 1e6, n[i], n[i] == 1 ? "" : "s");
+  };
+  return part(0, "sleeping") + ", " + part(1, "runnable");
+}
+
 }  // namespace tperf::analysis

@@ -148,4 +148,8 @@ OffCpuTracker track_off_cpu(perfdata::Reader& reader, std::vector<std::string>* 
 // kSwitchRecords: the report weighs switch-out samples, SWITCH records have no stack) why not.
 std::string describe_off_cpu(const OffCpuTracker& tracker);
 
+// The off-CPU time by state, for the head of a report: "sleeping 12.345 ms in 3 intervals,
+// runnable 0.500 ms in 1 interval".
+std::string describe_off_cpu_states(const OffCpuTracker& tracker);
+
 }  // namespace tperf::analysis

@@ -699,6 +699,9 @@ int run_hist_report(const ReportCliOptions& cli) {
   }
   if (off_cpu) {
     filter_lines.push_back(analysis::describe_off_cpu(*off_cpu));
+    if (off_cpu->source() == analysis::OffCpuSource::kSchedSwitch) {
+      filter_lines.push_back("off-CPU by state: " + analysis::describe_off_cpu_states(*off_cpu));
+    }
     if (cli.wall_clock) {
       filter_lines.push_back(fmt::format(
           "weights: wall-clock nanoseconds: on-CPU (cpu-clock/task-clock periods) plus off-CPU{}; samples: samples and switches",

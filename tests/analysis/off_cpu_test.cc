@@ -278,6 +278,8 @@ TEST(OffCpuTracker, IntervalsFromSwitchesSwitchRecordsAndExits) {
   EXPECT_EQ(describe_off_cpu(t),
             "off-CPU time from sched:sched_switch samples (TRACING_DATA layout), 4 intervals, 1 still open at the end "
             "(closed at the last time stamp), 1 without a recorded switch-in (ended at the thread's next event)");
+  // Asleep: 4000 + 3000 + 3000 ns; runnable: 500 ns.
+  EXPECT_EQ(describe_off_cpu_states(t), "sleeping 0.010 ms in 3 intervals, runnable 0.001 ms in 1 interval");
 }
 
 TEST(OffCpuTracker, ShortRawDataIsAnErrorWithTheRecordOffset) {
