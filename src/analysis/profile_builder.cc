@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <span>
 #include <unordered_map>
 
+#include "analysis/off_cpu.h"
 #include "analysis/sample_path.h"
 #include "analysis/unwind_stats.h"
 #include "perfdata/abi.h"
@@ -72,12 +75,33 @@ struct CountKeyHash {
   size_t operator()(const std::pair<uint64_t, uint32_t>& k) const { return static_cast<size_t>(mix(k.first, k.second)); }
 };
 
+// cpu-clock and task-clock: their periods are nanoseconds of CPU.
+bool is_time_event(const perfdata::PerfEventAttr& a) {
+  return a.type == perfdata::kTypeSoftware && (a.config == 0 || a.config == 1);
+}
+
+// The event the off-CPU (and, for wall-clock, the on-CPU time) samples count in: the first
+// sched_switch or offcpu-time event; -1 when there is none.
+int off_cpu_event(const OffCpuTracker& t, const perfdata::Reader& reader) {
+  for (size_t i = 0; i < reader.attrs().size(); ++i) {
+    if (t.is_switch_event(static_cast<int>(i)) || t.is_offcpu_time_event(static_cast<int>(i))) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// With --off-cpu the switches (and perf's offcpu-time samples) weigh nanoseconds.
+std::string off_cpu_unit(const OffCpuTracker& t, int attr_index, const perfdata::PerfEventAttr& attr) {
+  if (t.is_switch_event(attr_index) || t.is_offcpu_time_event(attr_index)) return "nanoseconds";
+  return unit_of(attr);
+}
+
 class Builder {
  public:
   Builder(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
-          symbols::DwarfUnwinder& unwinder, const ProfileOptions& options, Profile& out)
+          symbols::DwarfUnwinder& unwinder, const ProfileOptions& options, Profile& out, const OffCpuTracker* off_cpu)
       : reader_(reader), machine_(machine), symbolizer_(symbolizer), unwinder_(unwinder), options_(options),
-        out_(out), unwind_(symbolizer) {}
+        out_(out), unwind_(symbolizer), off_cpu_(off_cpu),
+        wall_event_(off_cpu && options.wall_clock ? off_cpu_event(*off_cpu, reader) : -1) {}
 
   void on_other(const perfdata::Record& rec) {
     if (rec.type == perfdata::kRecordLostSamples) {
@@ -92,6 +116,19 @@ class Builder {
   void on_sample(const perfdata::Record& rec) {
     const int ai = reader_.attr_index_of(rec);
     if (ai < 0) return;
+    // Off-CPU: a switch-out weighs its interval; a thread's final switch (no interval, or an
+    // empty one) has no time to show.
+    std::optional<uint64_t> off_cpu_weight;
+    int event_ai = ai;  // the event the sample counts in
+    if (off_cpu_ && !off_cpu_->is_offcpu_time_event(ai) && !off_cpu_->is_switch_event(ai)) {
+      // Wall-clock: an on-CPU time sample counts, with its period, in the off-CPU event.
+      if (wall_event_ < 0 || !is_time_event(reader_.attrs()[static_cast<size_t>(ai)].attr)) return;
+      event_ai = wall_event_;
+    } else if (off_cpu_ && !off_cpu_->is_offcpu_time_event(ai)) {
+      const OffCpuInterval* iv = off_cpu_->interval_of(rec);
+      if (!iv || iv->duration() == 0) return;
+      off_cpu_weight = iv->duration();
+    }
     reader_.decode_sample(rec, sample_);
     const auto listed = [](const std::vector<int32_t>& list, int32_t v) {
       return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
@@ -101,13 +138,18 @@ class Builder {
       return;
     }
     const perfdata::PerfEventAttr& attr = reader_.attrs()[static_cast<size_t>(ai)].attr;
-    while (out_.events.size() <= static_cast<size_t>(ai)) {
+    while (out_.events.size() <= static_cast<size_t>(std::max(ai, event_ai))) {
       const auto& a = reader_.attrs()[out_.events.size()];
-      out_.events.push_back({a.name, unit_of(a.attr)});
+      out_.events.push_back({a.name, off_cpu_ ? off_cpu_unit(*off_cpu_, static_cast<int>(out_.events.size()), a.attr)
+                                              : unit_of(a.attr)});
+      if (static_cast<int>(out_.events.size()) - 1 == wall_event_) {
+        out_.events.back().name = fmt::format("wall-clock ({} + on-CPU time)", a.name);
+      }
     }
     session::Thread& thread = machine_.findnew_thread(static_cast<int32_t>(sample_.pid), static_cast<int32_t>(sample_.tid));
     const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
-    const uint64_t weight = sample_.has(perfdata::kSamplePeriod) ? sample_.period : attr.sample_period;
+    const uint64_t weight =
+        off_cpu_weight ? *off_cpu_weight : sample_.has(perfdata::kSamplePeriod) ? sample_.period : attr.sample_period;
 
     const bool has_chain = sample_.has(perfdata::kSampleCallchain);
     user_frames_.clear();
@@ -162,7 +204,7 @@ class Builder {
     }
 
     const uint32_t thread_index = thread_of(thread);
-    const uint32_t event = static_cast<uint32_t>(ai);
+    const uint32_t event = static_cast<uint32_t>(event_ai);
     const std::pair<uint64_t, uint32_t> ck{uint64_t{thread_index} << 32 | event, stack};
     auto [it, fresh] = count_index_.try_emplace(ck, static_cast<uint32_t>(out_.counts.size()));
     if (fresh) out_.counts.push_back({thread_index, event, stack, 0, 0});
@@ -305,28 +347,44 @@ class Builder {
   std::unordered_map<const void*, uint32_t> mapping_index_;
   std::unordered_map<std::tuple<int32_t, int32_t, const std::string*>, uint32_t, ThreadKeyHash> thread_index_;
   std::unordered_map<std::pair<uint64_t, uint32_t>, uint32_t, CountKeyHash> count_index_;
+  const OffCpuTracker* off_cpu_;  // set: weights are off-CPU time
+  int wall_event_;                 // >= 0: wall-clock, the event on-CPU time samples count in
 };
 
 }  // namespace
 
 Profile build_profile(const std::string& path, const ProfileOptions& options, UnwindStats* unwind_stats) {
   auto reader = perfdata::Reader::open(path);
+  Profile out;
+  std::optional<OffCpuTracker> off_cpu;
+  if (options.off_cpu || options.wall_clock) {
+    if (reader->is_pipe()) throw std::runtime_error("--off-cpu reads the file twice: it needs a file, not a pipe");
+    auto first = perfdata::Reader::open(path);
+    off_cpu.emplace(track_off_cpu(*first, &out.problems));
+    const OffCpuSource src = off_cpu->source();
+    if (src == OffCpuSource::kNone || src == OffCpuSource::kSwitchRecords) throw std::runtime_error(describe_off_cpu(*off_cpu));
+    out.info.emplace_back("off-CPU", describe_off_cpu(*off_cpu));
+  }
   std::unique_ptr<session::Machine> machine = make_report_machine(*reader);
   symbols::Symbolizer symbolizer(*machine, options.symbols);
   symbols::DwarfUnwinder unwinder(*machine, {options.symbols.symfs, options.symbols.buildid_dir});
-  Profile out;
   {
     SymbolPreloader preloader(*machine, symbolizer);
-    Builder builder(*reader, *machine, symbolizer, unwinder, options, out);
+    Builder builder(*reader, *machine, symbolizer, unwinder, options, out, off_cpu ? &*off_cpu : nullptr);
     ReplayHandlers handlers;
     handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) { builder.on_sample(rec); };
     handlers.on_other = [&](const perfdata::Record& rec, uint64_t) { builder.on_other(rec); };
-    out.problems = replay(*reader, *machine, symbolizer, &preloader, handlers).problems;
+    std::vector<std::string> problems = replay(*reader, *machine, symbolizer, &preloader, handlers).problems;
+    out.problems.insert(out.problems.end(), problems.begin(), problems.end());
     if (unwind_stats) *unwind_stats = builder.unwind_stats();
   }
   // Events no sample named (pipe files announce theirs as they go).
   for (size_t i = out.events.size(); i < reader->attrs().size(); ++i) {
-    out.events.push_back({reader->attrs()[i].name, unit_of(reader->attrs()[i].attr)});
+    const auto& a = reader->attrs()[i];
+    out.events.push_back({a.name, off_cpu ? off_cpu_unit(*off_cpu, static_cast<int>(i), a.attr) : unit_of(a.attr)});
+    if (off_cpu && options.wall_clock && static_cast<int>(i) == off_cpu_event(*off_cpu, *reader)) {
+      out.events.back().name = fmt::format("wall-clock ({} + on-CPU time)", a.name);
+    }
   }
   const auto& f = reader->features();
   auto info = [&](const char* key, const std::string& value) {

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -31,6 +32,7 @@ struct RecordCliOptions {
   bool g = false;
   std::string call_graph;
   bool switch_events = false;
+  bool off_cpu = false;
   bool compress = false;
   int compression_level = -1;
   std::string mmap_pages;
@@ -103,6 +105,24 @@ int run_record_command(const RecordCliOptions& c) {
     if (c.g) o.call_graph = record::CallGraph::kFramePointer;
     if (!c.call_graph.empty()) record::parse_call_graph(c.call_graph, &o.call_graph, &o.dwarf_stack_size, &o.defer_callchain);
     o.switch_events = c.switch_events;
+    if (c.off_cpu) {
+      // The tracepoint way: every switch-out as a sched_switch sample (prev_state says sleeping
+      // or preempted; with -g its callchain is where the thread blocked), and SWITCH records for
+      // the switch-ins, which a per-task sched_switch never sees (it fires in the task leaving).
+      // The normal samples stay: the default event too when no -e was given.
+      if (o.events.empty()) o.events.push_back(record::parse_event("cpu-clock"));
+      const bool have = std::any_of(o.events.begin(), o.events.end(), [](const record::EventSpec& e) {
+        return e.name == "sched:sched_switch";
+      });
+      if (!have) o.events.push_back(record::parse_event("sched:sched_switch"));
+      o.switch_events = true;
+      if (!c.quiet) {
+        fmt::print(stderr,
+                   "tperf record: --off-cpu: the tracepoint way (sched:sched_switch samples{} + switch events); "
+                   "the BPF way is not built into this tperf\n",
+                   o.call_graph != record::CallGraph::kNone ? " with callchains" : "");
+      }
+    }
     if (c.compression_level >= 0) {
       if (c.compression_level < 1 || c.compression_level > 22) {
         throw std::invalid_argument(fmt::format("compression level {} out of 1..22", c.compression_level));
@@ -159,6 +179,9 @@ void add_record_command(CLI::App& app, int& status) {
   cmd->add_flag("-g", opt->g, "frame-pointer call graphs");
   cmd->add_option("--call-graph", opt->call_graph, "fp, fp,defer (user stacks unwound at return to user space, Linux 6.19+) or dwarf[,stack size]");
   cmd->add_flag("--switch-events", opt->switch_events, "record context switches");
+  cmd->add_flag("--off-cpu", opt->off_cpu,
+                "also record the time threads spend switched out, with -g the stacks they blocked in "
+                "(adds -e sched:sched_switch and --switch-events; read with tperf report --off-cpu)");
   cmd->add_flag("-z", opt->compress, "zstd-compress the data (level 1)");
   cmd->add_option("--compression-level", opt->compression_level, "zstd level 1..22");
   cmd->add_option("-m,--mmap-pages", opt->mmap_pages, "ring-buffer pages per CPU (power of two) or size (512K); default 2M for root (at most 256M over all CPUs), else 512K as perf");

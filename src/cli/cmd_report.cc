@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "analysis/hist.h"
+#include "analysis/off_cpu.h"
 #include "analysis/unwind_stats.h"
 #include "analysis/time_filter.h"
 #include "cli/commands.h"
@@ -68,6 +69,9 @@ struct ReportCliOptions {
   std::string percentage = "absolute";
   std::string parent_pattern;  // -p: adds the parent key
   bool exclude_other = false;  // -x
+  bool off_cpu = false;        // --off-cpu: weights are the time threads spent switched out
+  bool wall_clock = false;     // --wall-clock: on-CPU time samples and off-CPU time in one section
+  std::string state;           // --state runnable|sleeping (with --off-cpu)
 };
 
 // perf's default pattern for the parent key.
@@ -216,6 +220,52 @@ int run_hist_report(const ReportCliOptions& cli) {
       return fail(fmt::format("--time {}: {}", cli.time, e));
     }
   }
+  // --off-cpu: a first pass computes the switched-out intervals; this one weighs each switch-out
+  // sample with its interval (a sample's period stands for its time), so every column, key and
+  // graph of the report works on time unchanged.
+  std::optional<analysis::OffCpuTracker> off_cpu;
+  std::optional<analysis::OffCpuState> wanted_state;
+  std::vector<std::string> problems;
+  if (cli.off_cpu || cli.wall_clock) {
+    if (reader->is_pipe()) return fail("--off-cpu reads the file twice: it needs a file, not a pipe");
+    if (cli.state == "runnable") {
+      wanted_state = analysis::OffCpuState::kRunnable;
+    } else if (cli.state == "sleeping") {
+      wanted_state = analysis::OffCpuState::kSleeping;
+    } else if (!cli.state.empty()) {
+      return fail(fmt::format("--state {}: expected runnable or sleeping", cli.state));
+    }
+    auto first = perfdata::Reader::open(cli.path);
+    off_cpu.emplace(analysis::track_off_cpu(*first, &problems));
+    const analysis::OffCpuSource src = off_cpu->source();
+    if (src == analysis::OffCpuSource::kNone || src == analysis::OffCpuSource::kSwitchRecords) {
+      return fail(analysis::describe_off_cpu(*off_cpu));
+    }
+  } else if (!cli.state.empty()) {
+    return fail("--state goes with --off-cpu");
+  }
+  // --wall-clock: the off-CPU section (the first switch or offcpu-time event) also takes the
+  // samples of the events whose period is already time (cpu-clock, task-clock: nanoseconds), so
+  // each stack weighs the time its threads spent in it, running or not.
+  int wall_section = -1;
+  bool wall_skipped = false;  // some events' periods are no time: left out
+  auto time_event = [](const perfdata::PerfEventAttr& a) {
+    return a.type == perfdata::kTypeSoftware && (a.config == 0 || a.config == 1);  // cpu-clock, task-clock
+  };
+  if (cli.wall_clock) {
+    for (size_t i = 0; i < reader->attrs().size() && wall_section < 0; ++i) {
+      if (off_cpu->is_switch_event(static_cast<int>(i)) || off_cpu->is_offcpu_time_event(static_cast<int>(i))) {
+        wall_section = static_cast<int>(i);
+      }
+    }
+    if (wall_section < 0) return fail("--wall-clock needs off-CPU data: sched:sched_switch samples or an offcpu-time event");
+    for (size_t i = 0; i < reader->attrs().size(); ++i) {
+      const int ii = static_cast<int>(i);
+      if (!off_cpu->is_switch_event(ii) && !off_cpu->is_offcpu_time_event(ii) && !time_event(reader->attrs()[i].attr)) {
+        wall_skipped = true;
+      }
+    }
+  }
   const std::unique_ptr<session::Machine> machine_owner = analysis::make_report_machine(*reader);
   session::Machine& machine = *machine_owner;
   symbols::SymbolizerOptions so;
@@ -309,7 +359,6 @@ int run_hist_report(const ReportCliOptions& cli) {
   std::vector<session::CallchainFrame> frames;
   std::vector<analysis::HistEntry> callers;
   std::vector<analysis::CallFrame> chain;
-  std::vector<std::string> problems;
   session::DeferredCallchains::Stats deferred;
   // The srcline key's texts, interned, by (dso, pid, address, callchain entry or not).
   struct SrclineKey {
@@ -411,6 +460,20 @@ int run_hist_report(const ReportCliOptions& cli) {
   handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
     int ai = reader->attr_index_of(rec);
     if (ai < 0) return;
+    // --off-cpu: only the switches, each weighing its interval; the offcpu-time event's samples
+    // already carry their time as period.
+    std::optional<uint64_t> off_cpu_period;
+    int hist_ai = ai;  // the section the sample counts in
+    if (off_cpu && !off_cpu->is_offcpu_time_event(ai) && !off_cpu->is_switch_event(ai)) {
+      if (wall_section < 0 || !time_event(reader->attrs()[static_cast<size_t>(ai)].attr)) return;
+      // An on-CPU time sample: its period is its time.
+      hist_ai = wall_section;
+    } else if (off_cpu && !off_cpu->is_offcpu_time_event(ai)) {
+      const analysis::OffCpuInterval* iv = off_cpu->interval_of(rec);
+      if (wanted_state && (!iv || iv->state != *wanted_state)) return;
+      // A thread's final switch (it exited) is a switch without time.
+      off_cpu_period = iv ? iv->duration() : 0;
+    }
     if (!decided) decide_children();
     reader->decode_sample(rec, sample);
     if (analysis::time_skipped(time_ranges, sample.time)) return;
@@ -418,9 +481,9 @@ int run_hist_report(const ReportCliOptions& cli) {
     if (!listed(cpu_filter, sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1)) return;
     // Pipe files announce their events as they go.
     setup_events();
-    EventHist& ev = events[static_cast<size_t>(ai)];
+    EventHist& ev = events[static_cast<size_t>(hist_ai)];
     // A group member's samples go into its leader's hist, in the member's column.
-    const GroupSlot slot = group_slots[static_cast<size_t>(ai)];
+    const GroupSlot slot = group_slots[static_cast<size_t>(hist_ai)];
     session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
     const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
     const perfdata::PerfEventAttr& attr = reader->attrs()[static_cast<size_t>(ai)].attr;
@@ -431,11 +494,12 @@ int run_hist_report(const ReportCliOptions& cli) {
       unwinder.append_user_frames(attr, thread, sample, 4096, &user_frames);
     }
     // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
-    const uint64_t period = sample.has(perfdata::kSamplePeriod) ? sample.period : attr.sample_period;
+    const uint64_t period =
+        off_cpu_period ? *off_cpu_period : sample.has(perfdata::kSamplePeriod) ? sample.period : attr.sample_period;
     ++ev.samples;
     ev.period += period;
     key.clear();
-    key.push_back(static_cast<uint64_t>(ai));
+    key.push_back(static_cast<uint64_t>(ai));  // the event: its attr decides the unwinding
     key.push_back(reinterpret_cast<uintptr_t>(thread.comm_at(sample.time)));
     key.push_back(static_cast<uint64_t>(static_cast<uint32_t>(thread.pid())) << 32 | static_cast<uint32_t>(thread.tid()));
     key.push_back(use_cpu && sample.has(perfdata::kSampleCpu) ? sample.cpu : 0);
@@ -602,7 +666,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     handlers.on_progress = [&](uint64_t bytes) { progress.update(bytes); };
     flush_pending = flush_combos;
     analysis::ReplayResult replayed = analysis::replay(*reader, machine, symbolizer, &preloader, handlers);
-    problems = std::move(replayed.problems);
+    problems.insert(problems.end(), replayed.problems.begin(), replayed.problems.end());
     deferred = replayed.deferred;
     flush_combos();
   }
@@ -634,6 +698,21 @@ int run_hist_report(const ReportCliOptions& cli) {
   if (symbol_filter.size() == 1 && has_key(analysis::SortKey::kSym)) {
     filter_lines.push_back("symbol: " + symbol_filter[0]);
     columns.elide_sym = true;
+  }
+  if (off_cpu) {
+    filter_lines.push_back(analysis::describe_off_cpu(*off_cpu));
+    if (off_cpu->source() == analysis::OffCpuSource::kSchedSwitch) {
+      filter_lines.push_back("off-CPU by state: " + analysis::describe_off_cpu_states(*off_cpu));
+    }
+    if (cli.wall_clock) {
+      filter_lines.push_back(fmt::format(
+          "weights: wall-clock nanoseconds: on-CPU (cpu-clock/task-clock periods) plus off-CPU{}; samples: samples and switches",
+          wall_skipped ? " (events whose periods are no time left out)" : ""));
+    } else {
+      filter_lines.push_back(wanted_state ? fmt::format("weights: off-CPU nanoseconds while {}, samples: switches",
+                                                      analysis::off_cpu_state_name(*wanted_state))
+                                        : "weights: off-CPU nanoseconds, samples: switches");
+    }
   }
   columns.relative = cli.percentage == "relative";
   if (!fields.empty()) {
@@ -699,7 +778,11 @@ int run_hist_report(const ReportCliOptions& cli) {
     if (events[i].samples == 0) continue;
     // An event without a stored name is named as perf's evsel__name names it, the modifiers of
     // its exclude bits included, the same name script prints.
-    output::print_report_section(stdout, output::script_event_name(reader->attrs()[i]), events[i].samples, events[i].period, events[i].hist,
+    const std::string event_name = output::script_event_name(reader->attrs()[i]);
+    output::print_report_section(stdout,
+                                 static_cast<int>(i) == wall_section ? fmt::format("wall-clock ({} + on-CPU time)", event_name)
+                                                                     : event_name,
+                                 events[i].samples, events[i].period, events[i].hist,
                                  columns, thread_comm);
   }
   std::fflush(stdout);
@@ -766,6 +849,12 @@ void add_report_command(CLI::App& app, int& status) {
                   "percentages of filtered reports: absolute (of all samples, the default) or relative (of those shown)");
   cmd->add_option("--time", opt->time,
                   "time span(s) of interest: start,stop (seconds) [start,stop ...], or percentages: 10%/2, 0%-10%,30%-40%");
+  cmd->add_flag("--off-cpu", opt->off_cpu,
+                "weigh by the time threads spent switched out (sched:sched_switch samples, SWITCH records, or "
+                "perf's offcpu-time event); -n counts switches");
+  cmd->add_flag("--wall-clock", opt->wall_clock,
+                "on-CPU time (cpu-clock/task-clock periods) and off-CPU time together, in one section");
+  cmd->add_option("--state", opt->state, "with --off-cpu: only the time spent runnable (preempted) or sleeping");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);
     status = run_guarded("report", opt->path, [&] { return run_report(*opt); });

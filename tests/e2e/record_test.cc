@@ -468,16 +468,19 @@ TEST(RecordFailures, FullOutputKeepsWhatWasWrittenReadable) {
   REQUIRE_PERF();
   std::string out = scratch("full.data");
   fs::remove(out);
-  // A 256 KiB file size limit stands for a full disk: writes beyond it fail with EFBIG.
-  CommandResult r = run(fmt::format("ulimit -f 256; {} record -a -F 4000 -g -o {} -- sleep 3", kTperf, shell_quote(out)));
+  // A 1 MiB file size limit stands for a full disk: writes beyond it fail with EFBIG. (256 KiB
+  // could be filled by the /proc synthesis of a busy machine's processes before any sample.)
+  CommandResult r = run(fmt::format("ulimit -f 1024; {} record -a -F 4000 -g -o {} -- sleep 3", kTperf, shell_quote(out)));
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("readable"), std::string::npos) << r.err;
   ASSERT_TRUE(fs::exists(out));
-  EXPECT_LE(fs::file_size(out), 256u * 1024);
+  EXPECT_LE(fs::file_size(out), 1024u * 1024);
   PerfRead pr = perf_reads(out);
   expect_clean(pr, "after a write failure");
-  EXPECT_GT(report_samples(pr.report.out), 0);
+  // Samples were kept: perf names a count (-2: rounded to "2K", which is not zero either).
+  const long kept = report_samples(pr.report.out);
+  EXPECT_TRUE(kept > 0 || kept == -2) << pr.report.out.substr(0, 600);
   EXPECT_EQ(run(kTperf + " stats " + shell_quote(out)).status, 0);
 }
 
