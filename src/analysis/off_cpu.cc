@@ -3,32 +3,22 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <charconv>
 #include <cstring>
 
 #include "analysis/sample_path.h"
 #include "perfdata/abi.h"
-#include "perfdata/byte_reader.h"
 #include "perfdata/error.h"
 #include "perfdata/reader.h"
 #include "perfdata/records.h"
 #include "perfdata/sample.h"
+#include "perfdata/tracing_data.h"
 #include "session/machine.h"
 #include "symbols/symbolizer.h"
 
 namespace tperf::analysis {
 
 namespace {
-
-constexpr std::string_view kTracingMagic("\x17\x08" "Dtracing", 10);
-
-// Skips one "u64 size, then size bytes" block of the blob.
-void skip_sized(perfdata::ByteReader& r, const char* what) {
-  const uint64_t n = r.u64(what);
-  if (n > r.remaining()) r.fail(what, static_cast<size_t>(std::min<uint64_t>(n, SIZE_MAX)));
-  r.skip(static_cast<size_t>(n), what);
-}
 
 // The text after "key:" up to ';' in a field line, trimmed.
 std::string_view attr_value(std::string_view line, std::string_view key) {
@@ -82,48 +72,6 @@ std::optional<int64_t> read_field(std::span<const uint8_t> raw, const TraceField
 bool usable(const TraceField& f) { return f.size == 1 || f.size == 2 || f.size == 4 || f.size == 8; }
 
 }  // namespace
-
-std::optional<std::string> tracing_data_event_format(std::span<const uint8_t> blob, std::string_view system,
-                                                     std::string_view name, uint64_t base) {
-  perfdata::ByteReader r(blob, false, base);
-  auto magic = r.bytes(kTracingMagic.size(), "TRACING_DATA magic");
-  if (std::memcmp(magic.data(), kTracingMagic.data(), kTracingMagic.size()) != 0) {
-    throw perfdata::FormatError(base, "TRACING_DATA does not start with the tracing magic");
-  }
-  r.cstring();  // version ("0.5", "0.6"): the parts read here are alike in both
-  const uint8_t big_endian = r.u8("TRACING_DATA endianness");
-  const bool host_big = std::endian::native == std::endian::big;
-  // The sizes in the blob are in the recording host's byte order.
-  perfdata::ByteReader b(blob.subspan(r.pos()), (big_endian != 0) != host_big, base + r.pos());
-  b.u8("TRACING_DATA long size");
-  b.u32("TRACING_DATA page size");
-  for (const char* section : {"header_page", "header_event"}) {
-    const uint64_t at = b.offset();
-    if (b.cstring() != section) throw perfdata::FormatError(at, fmt::format("TRACING_DATA: expected {}", section));
-    skip_sized(b, section);
-  }
-  const uint32_t ftrace = b.u32("TRACING_DATA ftrace format count");
-  for (uint32_t i = 0; i < ftrace; ++i) skip_sized(b, "TRACING_DATA ftrace format");
-  const uint32_t systems = b.u32("TRACING_DATA system count");
-  for (uint32_t s = 0; s < systems; ++s) {
-    const uint64_t at = b.offset();
-    if (!b.has(1)) b.fail("TRACING_DATA system name", 1);
-    const std::string_view sys = b.cstring();
-    if (sys.empty() && b.remaining() == 0) throw perfdata::FormatError(at, "TRACING_DATA: truncated system name");
-    const uint32_t events = b.u32("TRACING_DATA event count");
-    for (uint32_t e = 0; e < events; ++e) {
-      const uint64_t n = b.u64("TRACING_DATA event format size");
-      if (n > b.remaining()) b.fail("TRACING_DATA event format", static_cast<size_t>(std::min<uint64_t>(n, SIZE_MAX)));
-      auto text = b.bytes(static_cast<size_t>(n), "TRACING_DATA event format");
-      std::string_view format(reinterpret_cast<const char*>(text.data()), text.size());
-      if (sys != system) continue;
-      // The first line is "name: <event>".
-      const std::string_view first = format.substr(0, format.find('\n'));
-      if (attr_value(first, "name:") == name) return std::string(format);
-    }
-  }
-  return std::nullopt;
-}
 
 std::unordered_map<std::string, TraceField> parse_trace_fields(std::string_view format) {
   std::unordered_map<std::string, TraceField> fields;
@@ -215,7 +163,7 @@ OffCpuTracker::OffCpuTracker(const perfdata::Reader& reader) : reader_(reader), 
   const perfdata::Features& f = reader.features();
   if (auto it = f.raw.find(perfdata::kFeatTracingData); it != f.raw.end() && !it->second.empty()) {
     // Feature sections do not keep their file offset here: messages count from the section.
-    if (auto format = tracing_data_event_format(it->second, "sched", "sched_switch", 0)) {
+    if (auto format = perfdata::tracing_data_event_format(it->second, "sched", "sched_switch", 0)) {
       if (auto l = sched_switch_layout(*format)) layout_ = *l;
     }
   }

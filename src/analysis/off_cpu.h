@@ -35,12 +35,6 @@ struct SchedSwitchLayout {
   bool from_file = false;  // read from the file's TRACING_DATA, not the built-in layout
 };
 
-// The format text of tracepoint `system:name` in a TRACING_DATA blob (trace-cmd's layout, as
-// perf stores it), or nullopt when the blob does not hold it. `base`: the blob's file offset, for
-// messages. Throws perfdata::FormatError (with the offset) on a truncated or malformed blob.
-std::optional<std::string> tracing_data_event_format(std::span<const uint8_t> blob, std::string_view system,
-                                                     std::string_view name, uint64_t base);
-
 // The fields of a tracepoint format text ("field:pid_t prev_pid; offset:24; size:4; signed:1;").
 std::unordered_map<std::string, TraceField> parse_trace_fields(std::string_view format);
 // The "ID:" line of a format text, 0 when absent.

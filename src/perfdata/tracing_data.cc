@@ -74,7 +74,7 @@ std::string_view field_of(std::string_view text, std::string_view key) {
 
 }  // namespace
 
-std::map<uint64_t, std::string> tracepoint_names(std::span<const uint8_t> data, uint64_t offset) {
+std::vector<TracingEventFormat> tracing_data_event_formats(std::span<const uint8_t> data, uint64_t offset) {
   Cursor c(data, offset);
   static constexpr uint8_t kMagic[] = {0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g'};
   auto magic = c.bytes(sizeof kMagic, "magic");
@@ -97,24 +97,39 @@ std::map<uint64_t, std::string> tracepoint_names(std::span<const uint8_t> data, 
   for (uint32_t n = c.num<uint32_t>("ftrace format count"); n > 0; --n) {
     c.bytes(c.num<uint64_t>("ftrace format size"), "ftrace format");
   }
-  std::map<uint64_t, std::string> names;
+  std::vector<TracingEventFormat> formats;
   for (uint32_t systems = c.num<uint32_t>("event system count"); systems > 0; --systems) {
-    std::string system(c.cstring("event system name"));
+    const std::string_view system = c.cstring("event system name");
     for (uint32_t n = c.num<uint32_t>("event format count"); n > 0; --n) {
       const uint64_t size = c.num<uint64_t>("event format size");
       const uint64_t at = c.offset();
       auto text = c.bytes(size, "event format");
-      std::string_view t(reinterpret_cast<const char*>(text.data()), text.size());
-      std::string_view name = field_of(t, "name"), id = field_of(t, "ID");
-      uint64_t value = 0;
-      auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), value);
-      if (name.empty() || id.empty() || ec != std::errc() || end != id.data() + id.size()) {
-        throw FormatError(at, fmt::format("TRACING_DATA: an event format of {} has no name and ID", system));
-      }
-      names.emplace(value, fmt::format("{}:{}", system, name));
+      formats.push_back({system, std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), at});
     }
   }
-  // kallsyms, printk formats and saved cmdlines follow; names need none of them.
+  // kallsyms, printk formats and saved cmdlines follow; nothing here needs them.
+  return formats;
+}
+
+std::optional<std::string> tracing_data_event_format(std::span<const uint8_t> data, std::string_view system,
+                                                     std::string_view name, uint64_t offset) {
+  for (const TracingEventFormat& f : tracing_data_event_formats(data, offset)) {
+    if (f.system == system && field_of(f.text, "name") == name) return std::string(f.text);
+  }
+  return std::nullopt;
+}
+
+std::map<uint64_t, std::string> tracepoint_names(std::span<const uint8_t> data, uint64_t offset) {
+  std::map<uint64_t, std::string> names;
+  for (const TracingEventFormat& f : tracing_data_event_formats(data, offset)) {
+    std::string_view name = field_of(f.text, "name"), id = field_of(f.text, "ID");
+    uint64_t value = 0;
+    auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), value);
+    if (name.empty() || id.empty() || ec != std::errc() || end != id.data() + id.size()) {
+      throw FormatError(f.offset, fmt::format("TRACING_DATA: an event format of {} has no name and ID", f.system));
+    }
+    names.emplace(value, fmt::format("{}:{}", f.system, name));
+  }
   return names;
 }
 

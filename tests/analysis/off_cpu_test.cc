@@ -2,6 +2,7 @@
 // hand in trace-cmd's layout), tracepoint format texts (as this kernel's tracefs prints them), and
 // the meaning of sched_switch's prev_state; and the intervals of a hand-built file of switches.
 #include "analysis/off_cpu.h"
+#include "perfdata/tracing_data.h"
 
 #include <gtest/gtest.h>
 
@@ -91,13 +92,13 @@ std::vector<uint8_t> blob(const std::vector<std::pair<std::string, std::vector<s
 
 TEST(OffCpuTracingData, FindsTheEventFormatAmongSystems) {
   auto b = blob({{"irq", {"name: irq_handler_entry\nID: 1\n"}}, {"sched", {kWakeupFormat, kSchedSwitchFormat}}});
-  auto f = tracing_data_event_format(b, "sched", "sched_switch", 0);
+  auto f = perfdata::tracing_data_event_format(b, "sched", "sched_switch", 0);
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(*f, kSchedSwitchFormat);
-  EXPECT_EQ(tracing_data_event_format(b, "sched", "sched_wakeup", 0), kWakeupFormat);
-  EXPECT_FALSE(tracing_data_event_format(b, "sched", "sched_process_exit", 0).has_value());
+  EXPECT_EQ(perfdata::tracing_data_event_format(b, "sched", "sched_wakeup", 0), kWakeupFormat);
+  EXPECT_FALSE(perfdata::tracing_data_event_format(b, "sched", "sched_process_exit", 0).has_value());
   // The same event name in another system is not it.
-  EXPECT_FALSE(tracing_data_event_format(b, "irq", "sched_switch", 0).has_value());
+  EXPECT_FALSE(perfdata::tracing_data_event_format(b, "irq", "sched_switch", 0).has_value());
 }
 
 TEST(OffCpuTracingData, TruncatedBlobIsAnErrorWithItsOffset) {
@@ -107,7 +108,7 @@ TEST(OffCpuTracingData, TruncatedBlobIsAnErrorWithItsOffset) {
   for (size_t n = 0; n < whole; ++n) {
     std::vector<uint8_t> cut(b.begin(), b.begin() + static_cast<ptrdiff_t>(n));
     try {
-      auto f = tracing_data_event_format(cut, "sched", "sched_switch", 0x1000);
+      auto f = perfdata::tracing_data_event_format(cut, "sched", "sched_switch", 0x1000);
       ADD_FAILURE() << "a blob cut at " << n << " bytes was accepted";
     } catch (const perfdata::FormatError& e) {
       EXPECT_GE(e.offset(), 0x1000u) << n;
@@ -121,13 +122,13 @@ TEST(OffCpuTracingData, HugeSizeIsAnError) {
   // The header_page size, 10 + 4 + 2 + 4 + 12 bytes in, made absurd.
   const uint64_t huge = ~uint64_t{0} - 3;
   std::memcpy(b.data() + 32, &huge, 8);
-  EXPECT_THROW(tracing_data_event_format(b, "sched", "sched_switch", 0), perfdata::FormatError);
+  EXPECT_THROW(perfdata::tracing_data_event_format(b, "sched", "sched_switch", 0), perfdata::FormatError);
 }
 
 TEST(OffCpuTracingData, BadMagicIsAnError) {
   auto b = blob({});
   b[2] = 'X';
-  EXPECT_THROW(tracing_data_event_format(b, "sched", "sched_switch", 0), perfdata::FormatError);
+  EXPECT_THROW(perfdata::tracing_data_event_format(b, "sched", "sched_switch", 0), perfdata::FormatError);
 }
 
 TEST(OffCpuFormat, SchedSwitchLayoutFromTheFormatText) {
