@@ -180,6 +180,26 @@ TEST(OffCpuE2E, TperfRecordFindsTheKnownWaits) {
   }
   expect_known_waits(waits, [&](const std::string& n) { return static_cast<double>(inclusive[n]); }, "flame --off-cpu");
 
+  // `tperf collapse --off-cpu --period`: folded stacks weighed by the same times.
+  {
+    CommandResult folded = run(fmt::format("{} collapse --off-cpu --period -i {}", kTperf, shell_quote(data)));
+    ASSERT_EQ(folded.status, 0) << folded.err;
+    std::map<std::string, double> by_function;
+    std::istringstream lines(folded.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+      const size_t space = line.rfind(' ');
+      if (space == std::string::npos) continue;
+      const double weight = std::stod(line.substr(space + 1));
+      std::set<std::string> names;
+      std::istringstream frames(line.substr(0, space));
+      std::string frame;
+      while (std::getline(frames, frame, ';')) names.insert(frame);
+      for (const auto& n : names) by_function[n] += weight;
+    }
+    expect_known_waits(waits, [&](const std::string& n) { return by_function[n]; }, "collapse --off-cpu --period");
+  }
+
   // Its wall-clock one (flame --wall-clock): the spin's CPU time joins the waits in one event.
   po.wall_clock = true;
   const analysis::Profile wall_profile = analysis::build_profile(data, po);
