@@ -23,6 +23,7 @@ JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${TPERF_FUZZ_SECONDS:-60}
 SHARED=${TPERF_SHARED:-$ROOT/../shared}
 SKIPPED_LIST=${TPERF_SKIPPED_LIST:-$ROOT/build/skipped-tests.txt}
+FLAKY_LIST=${TPERF_FLAKY_LIST:-$ROOT/build/flaky-tests.txt}
 ALLOWLIST=$ROOT/tests/skip-allowlist.txt
 START=$SECONDS
 
@@ -32,6 +33,7 @@ skipped=0
 declare -a summary=()
 mkdir -p "$(dirname "$SKIPPED_LIST")"
 : >"$SKIPPED_LIST"
+: >"$FLAKY_LIST"
 
 note() { summary+=("$(printf '%-28s %s' "$1" "$2")"); }
 elapsed() { echo "$(($SECONDS - $1))s"; }
@@ -115,10 +117,40 @@ run_ctest() {
       printf '%s\t%s\t%s\n' "$name" "$test" "${reasons[$test]:-(reason not found in $dir/Testing/Temporary/LastTest.log)}" \
           >>"$SKIPPED_LIST"
     done
+    # The failed tests run once more: the e2e tests record anew with the system perf, and a
+    # loaded machine now and then gives a recording whose comparison differs (see issue notes).
+    # A test that passes then counts as passed but is named as flaky in the summary and in
+    # $FLAKY_LIST; one that fails again counts as failed.
+    local flaky_note=""
+    if ((f > 0)); then
+      local -a failed_first=() failed_again=()
+      mapfile -t failed_first < <(sed -n '/The following tests FAILED:/,$p' "$log" |
+          sed -nE 's/^[[:space:]]*[0-9]+ - (.*) \([^()]*\)[[:space:]]*$/\1/p')
+      echo "== $name: the ${#failed_first[@]} failed test(s) once more"
+      ctest --test-dir "$dir" --rerun-failed --output-on-failure -j "$JOBS" </dev/null 2>&1 | tee "$dir/ctest-rerun.log"
+      mapfile -t failed_again < <(sed -n '/The following tests FAILED:/,$p' "$dir/ctest-rerun.log" |
+          sed -nE 's/^[[:space:]]*[0-9]+ - (.*) \([^()]*\)[[:space:]]*$/\1/p')
+      local again_line
+      again_line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$dir/ctest-rerun.log" | tail -n 1)
+      if [[ -n "$again_line" ]]; then
+        local again_count test2 flaky_count=0
+        again_count=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$again_line")
+        for test in "${failed_first[@]}"; do
+          local still=0
+          for test2 in "${failed_again[@]}"; do [[ "$test2" == "$test" ]] && still=1; done
+          if ((still == 0)); then
+            printf '%s\t%s\n' "$name" "$test" >>"$FLAKY_LIST"
+            flaky_count=$((flaky_count + 1))
+          fi
+        done
+        f=$again_count
+        ((flaky_count > 0)) && flaky_note=", $flaky_count flaky (failed, then passed: $FLAKY_LIST)"
+      fi
+    fi
     passed=$((passed + t - f - s))
     failed=$((failed + f))
     skipped=$((skipped + s))
-    note "$name" "$((t - f - s)) passed, $f failed, $s skipped ($(elapsed $t0))"
+    note "$name" "$((t - f - s)) passed, $f failed, $s skipped$flaky_note ($(elapsed $t0))"
   elif ((rc != 0)); then
     failed=$((failed + 1))
     note "$name" "ctest FAILED with status $rc"
@@ -323,6 +355,12 @@ if [[ "${CI:-}" == "true" ]]; then
     skip_check_failed=1
     note "skip allow-list" "FAILED: tests skipped that the allow-list does not name (above)"
   fi
+fi
+
+if [[ -s "$FLAKY_LIST" ]]; then
+  echo
+  echo "== flaky tests: failed, then passed when run again (also in $FLAKY_LIST)"
+  awk -F'\t' '{ printf "   %s (%s)\n", $2, $1 }' "$FLAKY_LIST"
 fi
 
 echo
