@@ -21,18 +21,12 @@ struct CollapseCliOptions {
   std::string output = "-";
   output::CollapseOptions collapse;
   bool annotate_all = false;
-  bool no_inline = false;
-  bool off_cpu = false;     // weights: the time threads spent switched out (tperf report --off-cpu)
-  bool wall_clock = false;  // on-CPU time and off-CPU time together (tperf report --wall-clock)
-  SymbolCliOptions symbols;
+  StackTableCliOptions stacks;
 };
 
 int run_collapse(const CollapseCliOptions& cli) {
   analysis::ProfileOptions po;
-  po.inline_frames = !cli.no_inline;
-  po.off_cpu = cli.off_cpu;
-  po.wall_clock = cli.wall_clock;
-  cli.symbols.apply_to(&po.symbols);
+  cli.stacks.apply_to(&po);
   const analysis::Profile profile = analysis::build_profile(cli.path, po);
 
   output::CollapseOptions co = cli.collapse;
@@ -87,13 +81,7 @@ void add_collapse_command(CLI::App& app, int& status) {
   cmd->add_flag("--addrs", opt->collapse.addrs, "frames without a symbol as [dso <address>]");
   cmd->add_option("--event-filter", opt->collapse.event,
                   "only samples of this event (default: the first event met, as stackcollapse-perf.pl)");
-  cmd->add_flag("--off-cpu", opt->off_cpu,
-                "the time threads spent switched out (in nanoseconds) instead of samples, as tperf report --off-cpu");
-  cmd->add_flag("--wall-clock", opt->wall_clock,
-                "on-CPU time (cpu-clock/task-clock periods) and off-CPU time together, as tperf report --wall-clock");
-  cmd->add_flag("--no-inline", opt->no_inline,
-                "do not expand the inline chains of frames unwound from --call-graph dwarf stacks");
-  opt->symbols.add_to(*cmd);
+  opt->stacks.add_to(*cmd);
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);
     status = run_guarded("collapse", opt->path, [&] { return run_collapse(*opt); });

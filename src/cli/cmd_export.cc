@@ -26,10 +26,7 @@ struct ExportCliOptions {
   std::string pids;
   std::string tids;
   bool srcline = false;
-  bool no_inline = false;
-  bool off_cpu = false;     // weights: the time threads spent switched out (tperf report --off-cpu)
-  bool wall_clock = false;  // on-CPU time and off-CPU time together (tperf report --wall-clock)
-  SymbolCliOptions symbols;
+  StackTableCliOptions stacks;
 };
 
 int fail(const std::string& message) {
@@ -70,12 +67,9 @@ int run_export(const ExportCliOptions& cli) {
   // The Firefox Profiler and speedscope show the time line; pprof has no place for it.
   po.timed_samples = cli.format != "pprof";
   po.srclines = cli.srcline;
-  po.inline_frames = !cli.no_inline;
-  po.off_cpu = cli.off_cpu;
-  po.wall_clock = cli.wall_clock;
   if (!util::parse_number_list(cli.pids, false, &po.pids)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
   if (!util::parse_number_list(cli.tids, false, &po.tids)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
-  cli.symbols.apply_to(&po.symbols);
+  cli.stacks.apply_to(&po);
   const analysis::Profile profile = analysis::build_profile(cli.path, po);
 
   std::string bytes;
@@ -116,13 +110,7 @@ void add_export_command(CLI::App& app, int& status) {
   cmd->add_option("--pid", opt->pids, "only samples of these pids (comma separated)");
   cmd->add_option("--tid", opt->tids, "only samples of these tids (comma separated)");
   cmd->add_flag("--srcline", opt->srcline, "file and line of every frame from the debug information");
-  cmd->add_flag("--off-cpu", opt->off_cpu,
-                "the time threads spent switched out (in nanoseconds) instead of samples, as tperf report --off-cpu");
-  cmd->add_flag("--wall-clock", opt->wall_clock,
-                "on-CPU time (cpu-clock/task-clock periods) and off-CPU time together, as tperf report --wall-clock");
-  cmd->add_flag("--no-inline", opt->no_inline,
-                "do not expand the inline chains of frames unwound from --call-graph dwarf stacks");
-  opt->symbols.add_to(*cmd);
+  opt->stacks.add_to(*cmd);
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);
     status = run_guarded("export", opt->path, [&] { return run_export(*opt); });

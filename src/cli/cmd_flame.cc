@@ -24,10 +24,7 @@ struct FlameCliOptions {
   bool svg = false;
   std::string title;
   std::vector<int32_t> pids, tids;
-  bool no_inline = false;
-  bool off_cpu = false;
-  bool wall_clock = false;
-  SymbolCliOptions symbols;
+  StackTableCliOptions stacks;
 };
 
 // Writes `text` to `path` whole; "" when done, else why not.
@@ -46,10 +43,7 @@ int run_flame(const FlameCliOptions& cli, const std::string& input) {
   analysis::ProfileOptions options;
   options.pids = cli.pids;
   options.tids = cli.tids;
-  options.inline_frames = !cli.no_inline;
-  options.off_cpu = cli.off_cpu;
-  options.wall_clock = cli.wall_clock;
-  cli.symbols.apply_to(&options.symbols);
+  cli.stacks.apply_to(&options);
   analysis::UnwindStats unwind;
   analysis::Profile profile = analysis::build_profile(input, options, &unwind);
   profile.unwind_summary = output::unwind_summary_text(unwind);
@@ -92,12 +86,7 @@ void add_flame_command(CLI::App& app, int& status) {
   cmd->add_option("--title", opt->title, "title of the page or image (default: tperf flame: FILE)");
   cmd->add_option("--pid", opt->pids, "only samples of these processes (comma-separated)")->delimiter(',');
   cmd->add_option("--tid", opt->tids, "only samples of these threads (comma-separated)")->delimiter(',');
-  cmd->add_flag("--off-cpu", opt->off_cpu,
-                "the time threads spent switched out (in nanoseconds) instead of samples, as tperf report --off-cpu");
-  cmd->add_flag("--wall-clock", opt->wall_clock,
-                "on-CPU time (cpu-clock/task-clock periods) and off-CPU time together, as tperf report --wall-clock");
-  cmd->add_flag("--no-inline", opt->no_inline, "callchains without the inline frames of dwarf-unwound stacks");
-  opt->symbols.add_to(*cmd);
+  opt->stacks.add_to(*cmd);
   cmd->callback([opt, cmd, &status] {
     const std::string input = opt->input.resolve(*cmd);
     status = run_guarded("flame", input, [&] { return run_flame(*opt, input); });

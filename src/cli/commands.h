@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+namespace tperf::analysis {
+struct ProfileOptions;
+}  // namespace tperf::analysis
+
 namespace tperf::cli {
 
 void add_dump_command(CLI::App& app, int& status);
@@ -72,6 +76,17 @@ struct SymbolCliOptions {
   bool demangle_kernel = false;
   void add_to(CLI::App& cmd);
   void apply_to(symbols::SymbolizerOptions* options) const;
+};
+
+// What the commands written from the stack table (flame, collapse, export) share: how its stacks
+// are weighed (--off-cpu, --wall-clock) and resolved (--no-inline, the symbol options).
+struct StackTableCliOptions {
+  bool off_cpu = false;
+  bool wall_clock = false;
+  bool no_inline = false;
+  SymbolCliOptions symbols;
+  void add_to(CLI::App& cmd);
+  void apply_to(analysis::ProfileOptions* options) const;
 };
 
 

@@ -6,6 +6,8 @@
 #include <exception>
 
 #include "cli/commands.h"
+
+#include "analysis/profile_builder.h"
 #include "perfdata/error.h"
 #include "perfdata/reader.h"
 #include "session/machine.h"
@@ -40,6 +42,22 @@ void SymbolCliOptions::apply_to(symbols::SymbolizerOptions* options) const {
   options->kallsyms = kallsyms;
   options->demangle = !no_demangle;
   options->demangle_kernel = demangle_kernel;
+}
+
+void StackTableCliOptions::add_to(CLI::App& cmd) {
+  cmd.add_flag("--off-cpu", off_cpu,
+               "the time threads spent switched out (in nanoseconds) instead of samples, as tperf report --off-cpu");
+  cmd.add_flag("--wall-clock", wall_clock,
+               "on-CPU time (cpu-clock/task-clock periods) and off-CPU time together, as tperf report --wall-clock");
+  cmd.add_flag("--no-inline", no_inline, "do not expand the inline chains of frames unwound from --call-graph dwarf stacks");
+  symbols.add_to(cmd);
+}
+
+void StackTableCliOptions::apply_to(analysis::ProfileOptions* options) const {
+  options->off_cpu = off_cpu;
+  options->wall_clock = wall_clock;
+  options->inline_frames = !no_inline;
+  symbols.apply_to(&options->symbols);
 }
 
 void print_mem_stats(const char* command, const session::Machine& machine) {
