@@ -162,6 +162,7 @@ class Builder {
     key_.push_back(machine_.kernel_maps().version());
     key_.push_back(static_cast<uint64_t>(static_cast<uint32_t>(thread.pid())) | uint64_t{cpumode} << 32);
     key_.push_back(sample_.ip);
+    key_.push_back(attr.sample_max_stack);  // the depth a chain counts as cut at, for the quality block
     if (has_chain) {
       key_.push_back(sample_.callchain.size());
       key_.insert(key_.end(), sample_.callchain.begin(), sample_.callchain.end());
@@ -172,8 +173,8 @@ class Builder {
     if (auto it = raw_stacks_.find(std::span<const uint64_t>(key_)); it != raw_stacks_.end()) {
       const RawStack& raw = known_[it->second];
       stack = raw.stack;
-      unwind_.add_sample(sample_, has_chain, thread.pid(), attr.sample_max_stack, attr.sample_stack_user,
-                         std::span(stats_frames_).subspan(raw.frames_begin, raw.frames_count));
+      unwind_.add_stack_copy(sample_, attr.sample_stack_user);
+      unwind_.add(raw.verdict);
     } else {
       // The kernel's callchain (leaf first), then what DWARF unwinding of a stack copy adds; a
       // sample without a usable chain is its own ip.
@@ -186,18 +187,21 @@ class Builder {
       unwound_ = chain_ok ? user_frames_.size() : 0;
       if (chain_ok) frames_.insert(frames_.end(), user_frames_.begin(), user_frames_.end());
       // The quality block counts every sample with its whole chain, as tperf report's does.
-      unwind_.add_sample(sample_, has_chain, thread.pid(), attr.sample_max_stack, attr.sample_stack_user, frames_);
+      UnwindStatsCollector::StackVerdict verdict =
+          unwind_.classify(sample_.callchain, has_chain, thread.pid(), attr.sample_max_stack, frames_);
+      unwind_.add_stack_copy(sample_, attr.sample_stack_user);
+      unwind_.add(verdict);
       stack = resolve_stack(thread.pid(), cpumode);
       // Bounded: where stacks rarely repeat, the cache is dropped and filled anew rather than
       // growing with the samples (the stack table itself keeps every resolved stack).
-      if (stats_frames_.size() + frames_.size() > kMaxCachedFrames) {
+      if (cached_frames_ + frames_.size() > kMaxCachedFrames) {
         raw_stacks_.clear();
         stored_keys_.clear();
         known_.clear();
-        stats_frames_.clear();
+        cached_frames_ = 0;
       }
-      known_.push_back({stack, static_cast<uint32_t>(stats_frames_.size()), static_cast<uint32_t>(frames_.size())});
-      stats_frames_.insert(stats_frames_.end(), frames_.begin(), frames_.end());
+      known_.push_back({stack, std::move(verdict)});
+      cached_frames_ += frames_.size() + key_.size();
       auto& stored = stored_keys_.emplace_back(std::make_unique<uint64_t[]>(key_.size()));
       std::copy(key_.begin(), key_.end(), stored.get());
       raw_stacks_.emplace(std::span<const uint64_t>(stored.get(), key_.size()), static_cast<uint32_t>(known_.size() - 1));
@@ -332,14 +336,14 @@ class Builder {
   std::vector<uint64_t> key_;
   std::vector<uint32_t> resolved_;
   std::vector<std::unique_ptr<uint64_t[]>> stored_keys_;
-  // Per raw stack seen: its stack node and its frames (in stats_frames_) for the quality block.
+  // Per raw stack seen: its stack node and its verdict for the quality block.
   struct RawStack {
     uint32_t stack;
-    uint32_t frames_begin, frames_count;
+    UnwindStatsCollector::StackVerdict verdict;  // what it says about unwinding, for the quality block
   };
   std::vector<RawStack> known_;
-  std::vector<session::CallchainFrame> stats_frames_;
-  static constexpr size_t kMaxCachedFrames = size_t{8} << 20;  // 8M frames, 192 MB
+  size_t cached_frames_ = 0;  // the frames and key words behind known_ and raw_stacks_
+  static constexpr size_t kMaxCachedFrames = size_t{8} << 20;  // 8M words of keys
   std::unordered_map<std::span<const uint64_t>, uint32_t, RawKeyHash, RawKeyEq> raw_stacks_;
   std::unordered_map<uint64_t, uint32_t> nodes_;
   std::unordered_map<FrameKey, uint32_t, FrameKeyHash> frame_index_;

@@ -48,19 +48,23 @@ uint8_t UnwindStatsCollector::lookup(const session::CallchainFrame& f, int32_t p
   return result;
 }
 
-void UnwindStatsCollector::add_sample(const perfdata::Sample& sample, bool has_callchain, int32_t pid,
-                                      unsigned sample_max_stack, uint64_t stack_size,
-                                      std::span<const session::CallchainFrame> frames) {
-  const uint64_t nr = ++stats_.samples;
+void UnwindStatsCollector::add_stack_copy(const perfdata::Sample& sample, uint64_t stack_size) {
+  ++stats_.samples;
   if (stack_size > 0 && sample.has(perfdata::kSampleStackUser)) {
     ++stats_.stack_copies;
     stats_.stack_copy_size = std::max(stats_.stack_copy_size, stack_size);
     // The kernel saves at most the size asked for; a copy that used all of it was cut.
     if (sample.stack_dyn_size >= stack_size) ++stats_.stack_copies_full;
   }
+}
 
+UnwindStatsCollector::StackVerdict UnwindStatsCollector::classify(std::span<const uint64_t> callchain,
+                                                                  bool has_callchain, int32_t pid,
+                                                                  unsigned sample_max_stack,
+                                                                  std::span<const session::CallchainFrame> frames) {
+  StackVerdict v;
+  v.has_callchain = has_callchain;
   // DSOs without symbols for the frames that landed in them.
-  bool unknown_user = false;
   const session::CallchainFrame* last_user = nullptr;
   bool last_user_named = false;
   bool entry_reached = false;
@@ -77,40 +81,52 @@ void UnwindStatsCollector::add_sample(const perfdata::Sample& sample, bool has_c
         if (user) entry_reached = found == 3;
       } else {
         DsoEntry& d = dso_entry(f, pid);
-        if (!d.why.empty() && d.last_sample != nr) {
-          d.last_sample = nr;
-          ++d.samples;
-        }
+        if (!d.why.empty() && std::find(v.dsos.begin(), v.dsos.end(), &d) == v.dsos.end()) v.dsos.push_back(&d);
       }
     }
     if (user) {
-      if (!named) unknown_user = true;
+      if (!named) v.unknown_user = true;
       last_user = &f;
       last_user_named = named;
     }
   }
-
-  if (!has_callchain) return;
-  ++stats_.with_callchain;
-  if (!last_user) return;  // a kernel thread, or a chain without its user part
-  ++stats_.user_chains;
-  if (unknown_user) ++stats_.with_unknown;
-  const unsigned limit = sample_max_stack ? sample_max_stack : kKernelMaxStack;
-  stats_.max_depth = std::max(stats_.max_depth, limit);
+  if (!has_callchain || !last_user) return v;  // no chain, a kernel thread, or a chain without its user part
+  v.limit = sample_max_stack ? sample_max_stack : kKernelMaxStack;
   size_t depth = 0;
-  for (uint64_t ip : sample.callchain) depth += ip < perfdata::kContextMax;
+  for (uint64_t ip : callchain) depth += ip < perfdata::kContextMax;
+  using End = StackVerdict::End;
   if (entry_reached) {
-    ++stats_.complete;
+    v.end = End::kComplete;
   } else if (!last_user->map) {
     // Also when the chain is as deep as the limit: a walk gone astray (a run of zeros, a loop)
     // fills it with garbage, and the cause is the frame where it went astray.
-    ++stats_.end_unmapped;
-  } else if (depth >= limit) {
-    ++stats_.depth_limit;
+    v.end = End::kUnmapped;
+  } else if (depth >= v.limit) {
+    v.end = End::kDepthLimit;
   } else if (!last_user_named) {
-    ++stats_.end_unsymbolized;
+    v.end = End::kUnsymbolized;
   } else {
-    ++stats_.end_early;
+    v.end = End::kEarly;
+  }
+  return v;
+}
+
+void UnwindStatsCollector::add(const StackVerdict& v, uint64_t samples) {
+  for (DsoEntry* d : v.dsos) d->samples += samples;
+  if (!v.has_callchain) return;
+  stats_.with_callchain += samples;
+  using End = StackVerdict::End;
+  if (v.end == End::kNoUserPart) return;
+  stats_.user_chains += samples;
+  if (v.unknown_user) stats_.with_unknown += samples;
+  stats_.max_depth = std::max(stats_.max_depth, v.limit);
+  switch (v.end) {
+    case End::kComplete: stats_.complete += samples; break;
+    case End::kUnmapped: stats_.end_unmapped += samples; break;
+    case End::kDepthLimit: stats_.depth_limit += samples; break;
+    case End::kUnsymbolized: stats_.end_unsymbolized += samples; break;
+    case End::kEarly: stats_.end_early += samples; break;
+    case End::kNoUserPart: break;
   }
 }
 

@@ -66,7 +66,20 @@ bool is_thread_entry_point(std::string_view name);
 
 // Collects UnwindStats from the samples of one file, in any order. Not thread-safe.
 class UnwindStatsCollector {
+  struct DsoEntry;
+
  public:
+  // What one distinct stack says about unwinding (whole or where it stopped, the DSOs without
+  // symbols it went through): worked out once by classify() and added for every sample of that
+  // stack, so repeated stacks cost no walk over their frames.
+  struct StackVerdict {
+    enum class End : uint8_t { kNoUserPart, kComplete, kUnmapped, kDepthLimit, kUnsymbolized, kEarly };
+    bool has_callchain = false;
+    bool unknown_user = false;
+    End end = End::kNoUserPart;
+    unsigned limit = 0;
+    std::vector<DsoEntry*> dsos;  // each once
+  };
   explicit UnwindStatsCollector(symbols::Symbolizer& symbolizer) : symbolizer_(symbolizer) {}
 
   // One sample. `frames`: its callchain resolved leaf first (session::resolve_callchain) with
@@ -74,7 +87,16 @@ class UnwindStatsCollector {
   // `sample_max_stack`: the attr's (0 = the kernel's default, 127). `stack_size`: the attr's
   // sample_stack_user.
   void add_sample(const perfdata::Sample& sample, bool has_callchain, int32_t pid, unsigned sample_max_stack,
-                  uint64_t stack_size, std::span<const session::CallchainFrame> frames);
+                  uint64_t stack_size, std::span<const session::CallchainFrame> frames) {
+    add_stack_copy(sample, stack_size);
+    add(classify(sample.callchain, has_callchain, pid, sample_max_stack, frames));
+  }
+  // The same in two steps: the stack's verdict (from its raw callchain and resolved frames), then
+  // per sample its stack copy and the verdict.
+  StackVerdict classify(std::span<const uint64_t> callchain, bool has_callchain, int32_t pid, unsigned sample_max_stack,
+                        std::span<const session::CallchainFrame> frames);
+  void add(const StackVerdict& verdict, uint64_t samples = 1);
+  void add_stack_copy(const perfdata::Sample& sample, uint64_t stack_size);
   void add_lost(uint64_t events) {
     ++stats_.lost_records;
     stats_.lost_events += events;
@@ -88,7 +110,6 @@ class UnwindStatsCollector {
   struct DsoEntry {
     std::string why;  // "" = the DSO has symbols
     uint64_t samples = 0;
-    uint64_t last_sample = 0;  // the sample that last counted here (one count per sample)
   };
   DsoEntry& dso_entry(const session::CallchainFrame& f, int32_t pid);
   // Whether the frame has a symbol (1) that is a thread entry point (2); cached by address.

@@ -355,6 +355,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   const bool expand_inline = !cli.no_inline;
   analysis::UnwindStatsCollector unwind(symbolizer);
   std::vector<session::CallchainFrame> all_frames, stats_frames, user_frames;
+  analysis::UnwindStatsCollector::StackVerdict verdict;
   perfdata::Sample sample;
   std::vector<session::CallchainFrame> frames;
   std::vector<analysis::HistEntry> callers;
@@ -407,7 +408,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     analysis::HistEntry self;
     std::vector<analysis::HistEntry> callers;
     std::vector<analysis::CallFrame> chain;
-    std::vector<session::CallchainFrame> stats_frames;
+    analysis::UnwindStatsCollector::StackVerdict verdict;
     uint64_t period = 0;
     uint64_t count = 0;
   };
@@ -517,7 +518,10 @@ int run_hist_report(const ReportCliOptions& cli) {
       Combo& c = combos[it->second];
       ++c.count;
       c.period += period;
-      if (summary) unwind.add_sample(sample, has_chain, thread.pid(), attr.sample_max_stack, attr.sample_stack_user, c.stats_frames);
+      if (summary) {
+        unwind.add_stack_copy(sample, attr.sample_stack_user);
+        unwind.add(c.verdict);
+      }
       return;
     }
     const session::Map* sample_map = find_map(&thread, cpumode, sample.ip);
@@ -539,7 +543,9 @@ int run_hist_report(const ReportCliOptions& cli) {
       } else {
         stats_frames.assign(1, {sample.ip, cpumode, sample_map});
       }
-      unwind.add_sample(sample, has_chain, thread.pid(), attr.sample_max_stack, attr.sample_stack_user, stats_frames);
+      verdict = unwind.classify(sample.callchain, has_chain, thread.pid(), attr.sample_max_stack, stats_frames);
+      unwind.add_stack_copy(sample, attr.sample_stack_user);
+      unwind.add(verdict);
     }
     // Without --children, perf draws chains from the sample up (callee order) by default;
     // perf 6.1's -G/--inverted asks for caller order whatever -g says.
@@ -657,7 +663,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     std::copy(key.begin(), key.end(), stored.get());
     combo_index.emplace(std::span<const uint64_t>(stored.get(), key.size()), static_cast<uint32_t>(combos.size()));
     combos.push_back({slot.leader, slot.member, with_chain, self, callers, with_chain ? chain : std::vector<analysis::CallFrame>{},
-                      summary ? stats_frames : std::vector<session::CallchainFrame>{}, period, 1});
+                      summary ? std::move(verdict) : analysis::UnwindStatsCollector::StackVerdict{}, period, 1});
   };
   {
     // Like perf's "Processing events..." bar: only on a terminal, only for a large file.
