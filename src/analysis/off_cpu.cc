@@ -167,30 +167,43 @@ OffCpuTracker::OffCpuTracker(const perfdata::Reader& reader) : reader_(reader), 
       if (auto l = sched_switch_layout(*format)) layout_ = *l;
     }
   }
-  for (const perfdata::EventAttr& ea : reader.attrs()) {
-    bool is_switch = false;
-    if (ea.attr.type == perfdata::kTypeTracepoint) {
-      is_switch = layout_.id != 0 ? ea.attr.config == layout_.id : ea.name == "sched:sched_switch";
-    }
-    switch_attr_.push_back(is_switch);
-    // perf's BPF way: a bpf-output event named "offcpu-time" whose period is the blocked time.
-    offcpu_attr_.push_back(ea.name == "offcpu-time");
-  }
 }
 
+// Attrs are asked for as they are: a pipe announces its events (HEADER_ATTR) and names them
+// (TRACING_DATA, EVENT_UPDATE) as the stream goes.
+bool OffCpuTracker::switch_attr(const perfdata::EventAttr& ea) const {
+  if (ea.attr.type != perfdata::kTypeTracepoint) return false;
+  return layout_.id != 0 ? ea.attr.config == layout_.id : ea.name == "sched:sched_switch";
+}
+
+// perf's BPF way: a bpf-output event named "offcpu-time" whose period is the blocked time.
+bool OffCpuTracker::offcpu_attr(const perfdata::EventAttr& ea) { return ea.name == "offcpu-time"; }
+
 OffCpuSource OffCpuTracker::source() const {
-  if (std::find(offcpu_attr_.begin(), offcpu_attr_.end(), true) != offcpu_attr_.end()) return OffCpuSource::kOffcpuTimeEvent;
-  if (std::find(switch_attr_.begin(), switch_attr_.end(), true) != switch_attr_.end()) return OffCpuSource::kSchedSwitch;
+  if (finished_) return final_source_;
+  const auto& attrs = reader_.attrs();
+  if (std::any_of(attrs.begin(), attrs.end(), [&](const auto& ea) { return offcpu_attr(ea); })) {
+    return OffCpuSource::kOffcpuTimeEvent;
+  }
+  if (std::any_of(attrs.begin(), attrs.end(), [&](const auto& ea) { return switch_attr(ea); })) return OffCpuSource::kSchedSwitch;
   if (any_switch_records_) return OffCpuSource::kSwitchRecords;
   return OffCpuSource::kNone;
 }
 
 bool OffCpuTracker::is_switch_event(int attr_index) const {
-  return attr_index >= 0 && static_cast<size_t>(attr_index) < switch_attr_.size() && switch_attr_[static_cast<size_t>(attr_index)];
+  if (finished_) {
+    return attr_index >= 0 && static_cast<size_t>(attr_index) < switch_attr_.size() && switch_attr_[static_cast<size_t>(attr_index)];
+  }
+  const auto& attrs = reader_.attrs();
+  return attr_index >= 0 && static_cast<size_t>(attr_index) < attrs.size() && switch_attr(attrs[static_cast<size_t>(attr_index)]);
 }
 
 bool OffCpuTracker::is_offcpu_time_event(int attr_index) const {
-  return attr_index >= 0 && static_cast<size_t>(attr_index) < offcpu_attr_.size() && offcpu_attr_[static_cast<size_t>(attr_index)];
+  if (finished_) {
+    return attr_index >= 0 && static_cast<size_t>(attr_index) < offcpu_attr_.size() && offcpu_attr_[static_cast<size_t>(attr_index)];
+  }
+  const auto& attrs = reader_.attrs();
+  return attr_index >= 0 && static_cast<size_t>(attr_index) < attrs.size() && offcpu_attr(attrs[static_cast<size_t>(attr_index)]);
 }
 
 OffCpuTracker::RecordKey OffCpuTracker::key_of(const perfdata::Record& rec) {
@@ -254,6 +267,14 @@ void OffCpuTracker::on_sample(const perfdata::Record& rec, const perfdata::Sampl
 void OffCpuTracker::on_other(const perfdata::Record& rec, uint64_t time) {
   last_time_ = std::max(last_time_, time);
   switch (rec.type) {
+    case perfdata::kRecordHeaderTracingData:
+      // A pipe's event formats: sched_switch's fields are where this kernel put them.
+      if (!rec.payload.empty() && rec.payload.size() == rec.payload_size) {
+        if (auto format = perfdata::tracing_data_event_format(rec.payload, "sched", "sched_switch", rec.offset + rec.bytes.size())) {
+          if (auto l = sched_switch_layout(*format)) layout_ = *l;
+        }
+      }
+      return;
     case perfdata::kRecordSwitch:
     case perfdata::kRecordSwitchCpuWide: {
       any_switch_records_ = true;
@@ -292,6 +313,13 @@ void OffCpuTracker::on_other(const perfdata::Record& rec, uint64_t time) {
 
 void OffCpuTracker::finish() {
   if (finished_) return;
+  // What the events are, as the whole input named them: the later passes read the input anew
+  // with a reader of their own.
+  final_source_ = source();
+  for (const perfdata::EventAttr& ea : reader_.attrs()) {
+    switch_attr_.push_back(switch_attr(ea));
+    offcpu_attr_.push_back(offcpu_attr(ea));
+  }
   finished_ = true;
   for (const auto& [tid, index] : open_) {
     OffCpuInterval& iv = intervals_[index];
@@ -316,7 +344,8 @@ OffCpuTracker track_off_cpu(perfdata::Reader& reader, std::vector<std::string>* 
   // pass that prints them.
   handlers.applies = [](const perfdata::Record& rec) {
     return rec.type == perfdata::kRecordSwitch || rec.type == perfdata::kRecordSwitchCpuWide ||
-           rec.type == perfdata::kRecordExit || rec.type == perfdata::kRecordFork;
+           rec.type == perfdata::kRecordExit || rec.type == perfdata::kRecordFork ||
+           rec.type == perfdata::kRecordHeaderTracingData;
   };
   handlers.on_other = [&](const perfdata::Record& rec, uint64_t time) { tracker.on_other(rec, time); };
   handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {

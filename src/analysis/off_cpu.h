@@ -15,6 +15,7 @@
 
 namespace tperf::perfdata {
 class Reader;
+struct EventAttr;
 struct Record;
 struct Sample;
 }  // namespace tperf::perfdata
@@ -80,8 +81,8 @@ enum class OffCpuSource : uint8_t { kNone, kSchedSwitch, kSwitchRecords, kOffcpu
 class OffCpuTracker {
  public:
   // Finds the sched_switch and offcpu-time events of `reader`'s file and the sched_switch layout
-  // (from TRACING_DATA, else builtin_sched_switch_layout()). Throws perfdata::FormatError on a
-  // malformed TRACING_DATA.
+  // (from TRACING_DATA, a pipe's HEADER_TRACING_DATA record, else builtin_sched_switch_layout()).
+  // Throws perfdata::FormatError on a malformed TRACING_DATA.
   explicit OffCpuTracker(const perfdata::Reader& reader);
 
   OffCpuSource source() const;
@@ -95,7 +96,8 @@ class OffCpuTracker {
   void on_sample(const perfdata::Record& rec, const perfdata::Sample& sample, int attr_index);
   // A non-sample record (SWITCH, SWITCH_CPU_WIDE, EXIT matter; others only advance the clock).
   void on_other(const perfdata::Record& rec, uint64_t time);
-  // Closes what is still open at the last timestamp seen. Call once, after the replay.
+  // Closes what is still open at the last timestamp seen. Call once, after the replay; from then
+  // on the tracker no longer uses the reader.
   void finish();
 
   const std::vector<OffCpuInterval>& intervals() const { return intervals_; }
@@ -117,13 +119,17 @@ class OffCpuTracker {
     }
   };
   static RecordKey key_of(const perfdata::Record& rec);
+  bool switch_attr(const perfdata::EventAttr& ea) const;
+  static bool offcpu_attr(const perfdata::EventAttr& ea);
   void open(int32_t pid, int32_t tid, uint64_t time, OffCpuState state, const perfdata::Record* rec);
   void close(int32_t tid, uint64_t time, bool late);
 
   const perfdata::Reader& reader_;
   SchedSwitchLayout layout_;
-  std::vector<bool> switch_attr_, offcpu_attr_;
   bool any_switch_records_ = false;
+  // Set by finish(), after which the reader is not used again (it may be gone).
+  OffCpuSource final_source_ = OffCpuSource::kNone;
+  std::vector<bool> switch_attr_, offcpu_attr_;
   std::vector<OffCpuInterval> intervals_;
   std::unordered_map<int32_t, size_t> open_;                 // tid -> open interval
   std::unordered_map<RecordKey, size_t, RecordKeyHash> by_record_;         // switch-out sample -> interval

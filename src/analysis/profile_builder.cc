@@ -23,6 +23,7 @@
 #include "session/machine.h"
 #include "symbols/dwarf_unwind.h"
 #include "symbols/symbolizer.h"
+#include "util/spool.h"
 
 namespace tperf::analysis {
 
@@ -357,12 +358,16 @@ class Builder {
 
 }  // namespace
 
-Profile build_profile(const std::string& path, const ProfileOptions& options, UnwindStats* unwind_stats) {
+Profile build_profile(const std::string& given_path, const ProfileOptions& options, UnwindStats* unwind_stats) {
+  // Off-CPU analysis reads the input twice: a stream (standard input, a FIFO) is kept in a
+  // temporary file.
+  std::optional<util::SpooledInput> spool;
+  if (options.off_cpu || options.wall_clock) spool.emplace(given_path);
+  const std::string& path = spool ? spool->path() : given_path;
   auto reader = perfdata::Reader::open(path);
   Profile out;
   std::optional<OffCpuTracker> off_cpu;
   if (options.off_cpu || options.wall_clock) {
-    if (reader->is_pipe()) throw std::runtime_error("--off-cpu reads the file twice: it needs a file, not a pipe");
     auto first = perfdata::Reader::open(path);
     off_cpu.emplace(track_off_cpu(*first, &out.problems));
     const OffCpuSource src = off_cpu->source();

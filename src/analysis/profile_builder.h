@@ -21,7 +21,8 @@ struct ProfileOptions {
   std::vector<int32_t> pids;   // only these processes (empty: all)
   std::vector<int32_t> tids;   // only these threads (empty: all)
   // Off-CPU time instead of samples: each sched_switch switch-out weighs the nanoseconds its
-  // thread stayed switched out (analysis/off_cpu.h; the file is read twice, so not a pipe), perf's
+  // thread stayed switched out (analysis/off_cpu.h; the input is read twice, a stream
+  // kept in a temporary file for that), perf's
   // offcpu-time samples their period; other events are left out.
   bool off_cpu = false;
   // Wall-clock time: off_cpu, plus the samples of the events whose period is time (cpu-clock,

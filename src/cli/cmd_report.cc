@@ -18,6 +18,7 @@
 #include "analysis/unwind_stats.h"
 #include "analysis/time_filter.h"
 #include "cli/commands.h"
+#include "util/spool.h"
 #include "util/text.h"
 #include "analysis/sample_path.h"
 #include "output/report_format.h"
@@ -208,7 +209,11 @@ int run_hist_report(const ReportCliOptions& cli) {
   // perf's --percent-limit also sets the callchain threshold.
   if (cli.percent_limit > 0) graph_threshold = cli.percent_limit;
 
-  auto reader = perfdata::Reader::open(cli.path);
+  // --off-cpu reads the input twice: a stream (standard input, a FIFO) is kept in a temporary file.
+  std::optional<util::SpooledInput> spool;
+  if (cli.off_cpu || cli.wall_clock) spool.emplace(cli.path);
+  const std::string& input = spool ? spool->path() : cli.path;
+  auto reader = perfdata::Reader::open(input);
   // --time drops samples before anything counts them: they are in neither the entries nor the
   // totals (unlike the filters above).
   std::vector<analysis::TimeRange> time_ranges;
@@ -227,7 +232,6 @@ int run_hist_report(const ReportCliOptions& cli) {
   std::optional<analysis::OffCpuState> wanted_state;
   std::vector<std::string> problems;
   if (cli.off_cpu || cli.wall_clock) {
-    if (reader->is_pipe()) return fail("--off-cpu reads the file twice: it needs a file, not a pipe");
     if (cli.state == "runnable") {
       wanted_state = analysis::OffCpuState::kRunnable;
     } else if (cli.state == "sleeping") {
@@ -235,7 +239,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     } else if (!cli.state.empty()) {
       return fail(fmt::format("--state {}: expected runnable or sleeping", cli.state));
     }
-    auto first = perfdata::Reader::open(cli.path);
+    auto first = perfdata::Reader::open(input);
     off_cpu.emplace(analysis::track_off_cpu(*first, &problems));
     const analysis::OffCpuSource src = off_cpu->source();
     if (src == analysis::OffCpuSource::kNone || src == analysis::OffCpuSource::kSwitchRecords) {

@@ -124,6 +124,7 @@ const std::vector<std::string>& reading_commands() {
       "report {} --stdio -s comm,pid,tid -n",
       "report {} --tasks",
       "report {} --mmaps",
+      "report {} --stdio --off-cpu",
       "collapse {}",
       "export --format pprof -o - {}",
       "export --format firefox -o - {}",
