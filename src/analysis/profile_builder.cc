@@ -24,6 +24,7 @@
 #include "symbols/dwarf_unwind.h"
 #include "symbols/symbolizer.h"
 #include "util/spool.h"
+#include "util/word_key_map.h"
 
 namespace tperf::analysis {
 
@@ -42,21 +43,10 @@ uint64_t mix(uint64_t h, uint64_t v) {
   return h;
 }
 
-// A raw stack as the stack table keys it: the versions of the two address spaces its ips were
-// looked up in (a map change renews them, so a key never outlives what it resolved to), the
-// pid (symbols of JIT maps and mount namespaces depend on it), and the ips with their cpumodes.
-struct RawKeyHash {
-  size_t operator()(std::span<const uint64_t> k) const {
-    uint64_t h = k.size();
-    for (uint64_t v : k) h = mix(h, v);
-    return static_cast<size_t>(h);
-  }
-};
-struct RawKeyEq {
-  bool operator()(std::span<const uint64_t> a, std::span<const uint64_t> b) const {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end());
-  }
-};
+// A raw stack as the stack table keys it (util::WordKeyMap): the versions of the two address
+// spaces its ips were looked up in (a map change renews them, so a key never outlives what it
+// resolved to), the pid (symbols of JIT maps and mount namespaces depend on it), and the ips with
+// their cpumodes.
 
 struct FrameKey {
   const void* dso;
@@ -171,8 +161,8 @@ class Builder {
     key_.push_back(user_frames_.size());
     for (const auto& f : user_frames_) key_.push_back(f.ip);
     uint32_t stack;
-    if (auto it = raw_stacks_.find(std::span<const uint64_t>(key_)); it != raw_stacks_.end()) {
-      const RawStack& raw = known_[it->second];
+    if (const uint32_t id = raw_stacks_.find(key_); id != util::WordKeyMap::kAbsent) {
+      const RawStack& raw = known_[id];
       stack = raw.stack;
       unwind_.add_stack_copy(sample_, attr.sample_stack_user);
       unwind_.add(raw.verdict);
@@ -197,15 +187,12 @@ class Builder {
       // growing with the samples (the stack table itself keeps every resolved stack).
       if (cached_frames_ + frames_.size() > kMaxCachedFrames) {
         raw_stacks_.clear();
-        stored_keys_.clear();
         known_.clear();
         cached_frames_ = 0;
       }
       known_.push_back({stack, std::move(verdict)});
       cached_frames_ += frames_.size() + key_.size();
-      auto& stored = stored_keys_.emplace_back(std::make_unique<uint64_t[]>(key_.size()));
-      std::copy(key_.begin(), key_.end(), stored.get());
-      raw_stacks_.emplace(std::span<const uint64_t>(stored.get(), key_.size()), static_cast<uint32_t>(known_.size() - 1));
+      raw_stacks_.insert(key_);  // its id is its index in known_
     }
 
     const uint32_t thread_index = thread_of(thread);
@@ -336,7 +323,6 @@ class Builder {
   size_t unwound_ = 0;
   std::vector<uint64_t> key_;
   std::vector<uint32_t> resolved_;
-  std::vector<std::unique_ptr<uint64_t[]>> stored_keys_;
   // Per raw stack seen: its stack node and its verdict for the quality block.
   struct RawStack {
     uint32_t stack;
@@ -345,7 +331,7 @@ class Builder {
   std::vector<RawStack> known_;
   size_t cached_frames_ = 0;  // the frames and key words behind known_ and raw_stacks_
   static constexpr size_t kMaxCachedFrames = size_t{8} << 20;  // 8M words of keys
-  std::unordered_map<std::span<const uint64_t>, uint32_t, RawKeyHash, RawKeyEq> raw_stacks_;
+  util::WordKeyMap raw_stacks_;  // raw stack key -> index in known_
   std::unordered_map<uint64_t, uint32_t> nodes_;
   std::unordered_map<FrameKey, uint32_t, FrameKeyHash> frame_index_;
   std::unordered_map<std::string, uint32_t> function_index_;

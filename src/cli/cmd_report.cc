@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "util/spool.h"
 #include "util/text.h"
+#include "util/word_key_map.h"
 #include "analysis/sample_path.h"
 #include "output/report_format.h"
 #include "output/script_format.h"
@@ -417,20 +418,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     uint64_t count = 0;
   };
   std::vector<Combo> combos;
-  struct KeyHash {
-    size_t operator()(std::span<const uint64_t> k) const {
-      uint64_t h = k.size();
-      for (uint64_t v : k) h = (h ^ v) * 0x100000001b3ull + (h >> 29);
-      return static_cast<size_t>(h);
-    }
-  };
-  struct KeyEq {
-    bool operator()(std::span<const uint64_t> a, std::span<const uint64_t> b) const {
-      return std::equal(a.begin(), a.end(), b.begin(), b.end());
-    }
-  };
-  std::unordered_map<std::span<const uint64_t>, uint32_t, KeyHash, KeyEq> combo_index;
-  std::vector<std::unique_ptr<uint64_t[]>> combo_keys;
+  util::WordKeyMap combo_index;  // key -> index in combos
   std::vector<uint64_t> key;
   size_t batch_frames = 0;
   constexpr size_t kBatchFrames = size_t{1} << 16;
@@ -446,7 +434,6 @@ int run_hist_report(const ReportCliOptions& cli) {
     }
     combos.clear();
     combo_index.clear();
-    combo_keys.clear();
     batch_frames = 0;
   };
 
@@ -518,8 +505,9 @@ int run_hist_report(const ReportCliOptions& cli) {
     }
     key.push_back(user_frames.size());
     for (const auto& f : user_frames) key.push_back(f.ip);
-    if (auto it = combo_index.find(std::span<const uint64_t>(key)); it != combo_index.end()) {
-      Combo& c = combos[it->second];
+    const uint64_t key_hash = util::WordKeyMap::hash(key);
+    if (const uint32_t id = combo_index.find(key, key_hash); id != util::WordKeyMap::kAbsent) {
+      Combo& c = combos[id];
       ++c.count;
       c.period += period;
       if (summary) {
@@ -663,9 +651,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     const bool with_chain = (graph || folded || flat) && !chain.empty();
     if (batch_frames + callers.size() + stats_frames.size() > kBatchFrames) flush_combos();
     batch_frames += callers.size() + stats_frames.size() + 1;
-    auto& stored = combo_keys.emplace_back(std::make_unique<uint64_t[]>(key.size()));
-    std::copy(key.begin(), key.end(), stored.get());
-    combo_index.emplace(std::span<const uint64_t>(stored.get(), key.size()), static_cast<uint32_t>(combos.size()));
+    combo_index.insert(key, key_hash);
     combos.push_back({slot.leader, slot.member, with_chain, self, callers, with_chain ? chain : std::vector<analysis::CallFrame>{},
                       summary ? std::move(verdict) : analysis::UnwindStatsCollector::StackVerdict{}, period, 1});
   };
