@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "output/column_header.h"
 #include "output/report_format.h"
 #include "util/text.h"
 
@@ -85,18 +86,7 @@ void print_diff_section(std::FILE* out, const DiffSection& section, const analys
     }
   }
 
-  std::string line = "# ";
-  std::string dots = "# ";
-  for (size_t i = 0; i < cols.size(); ++i) {
-    if (i) {
-      line += "  ";
-      dots += "  ";
-    }
-    const Column& c = cols[i];
-    line += c.right ? fmt::format("{:>{}}", c.header, c.width) : fmt::format("{:<{}}", c.header, c.width);
-    dots.append(c.width, '.');
-  }
-  fmt::print(out, "{}\n{}\n#\n", line, dots);
+  fmt::print(out, "{}", column_header(cols));
 
   std::string row;
   for (const DiffRow& r : diff.rows) {

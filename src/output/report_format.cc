@@ -1,4 +1,3 @@
-#include "util/text.h"
 #include "output/report_format.h"
 
 #include <fmt/format.h>
@@ -7,8 +6,10 @@
 #include <vector>
 
 #include "output/callchain_graph.h"
+#include "output/column_header.h"
 #include "session/machine.h"
 #include "symbols/symbol_table.h"
+#include "util/text.h"
 
 namespace tperf::output {
 
@@ -201,18 +202,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     }
   }
 
-  std::string line = "# ";
-  std::string dots = "# ";
-  for (size_t i = 0; i < cols.size(); ++i) {
-    if (i) {
-      line += "  ";
-      dots += "  ";
-    }
-    const Column& c = cols[i];
-    line += c.right ? fmt::format("{:>{}}", c.header, c.width) : fmt::format("{:<{}}", c.header, c.width);
-    dots.append(c.width, '.');
-  }
-  if (!columns.quiet) fmt::print(out, "{}\n{}\n#\n", line, dots);
+  if (!columns.quiet) fmt::print(out, "{}", column_header(cols));
 
   std::string row;
   for (const HistEntry* e : rows) {
