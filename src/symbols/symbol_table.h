@@ -65,9 +65,17 @@ class SymbolTable {
   void finish(Fixups fixups = Fixups::kElf);
   // Adds symbols after finish() without the fixups (perf inserts PLT entries that way); they
   // replace nothing and sort after the symbols of the same start. Lookups see them after
-  // merge_late_adds().
+  // merge_late_adds(). Where one overlaps a symbol of the table (a PLT inside an `_init` that
+  // the fixups extended over it), perf's answer depends on the shape of its red-black tree:
+  // the table then builds that tree as perf would (from the order the symbols were added in,
+  // the aliases it erased, the late ones inserted after) and looks those addresses up in it.
   void add_after_finish(uint64_t start, uint64_t size, uint8_t binding, uint8_t type, std::string_view name);
   void merge_late_adds();
+  // Forgets the order the symbols were added in (kept from finish() for merge_late_adds()).
+  void release_insertion_order() {
+    inserted_.clear();
+    inserted_.shrink_to_fit();
+  }
 
   // The symbol containing `addr` (perf's symbols__find), nullptr when none.
   const Symbol* find(uint64_t addr) const;
@@ -87,6 +95,35 @@ class SymbolTable {
   size_t block_size_ = 0;
   size_t arena_bytes_ = 0;
   size_t late_begin_ = SIZE_MAX;  // index of the first add_after_finish() symbol not merged yet
+  std::vector<Symbol> inserted_;  // Fixups::kElf: the symbols as added, until the late ones merge
+
+  // perf's symbol tree (a Linux rbtree keyed by start, equal starts to the right), for tables
+  // where lookups depend on its shape. Node i < symbols: the i-th symbol added; after them the
+  // late ones. `symbol`: index into symbols_ of what a node finds.
+  struct PerfTree {
+    struct Node {
+      uint64_t start, end;
+      int32_t left = -1, right = -1, parent = -1;
+      bool red = true;
+      uint32_t symbol = UINT32_MAX;
+    };
+    std::vector<Node> nodes;
+    int32_t root = -1;
+    int32_t insert(uint64_t start, uint64_t end);
+    void erase(int32_t z);
+    int32_t find(uint64_t addr) const;
+
+   private:
+    bool is_red(int32_t i) const { return i >= 0 && nodes[static_cast<size_t>(i)].red; }
+    Node& at(int32_t i) { return nodes[static_cast<size_t>(i)]; }
+    void rotate_left(int32_t x);
+    void rotate_right(int32_t x);
+    void transplant(int32_t u, int32_t v);
+    void erase_fixup(int32_t x, int32_t parent);
+  };
+  void build_perf_tree(size_t late_begin);
+  std::unique_ptr<PerfTree> tree_;
+  std::vector<std::string_view> tree_names_;  // while building: each node's symbol name
 };
 
 // perf's choice between two symbols at one address: true when `a` wins over `b` (non-zero size,

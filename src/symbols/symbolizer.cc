@@ -365,6 +365,7 @@ void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
   load_elf_symbols(symfile, runfile, options_.demangle, state.table);
   state.table.finish(SymbolTable::Fixups::kElf);
   if (!state.table.empty()) add_plt_symbols(runfile, options_.demangle, state.table);
+  state.table.release_insertion_order();
   if (state.table.empty()) state.problem = "no symbol table (stripped, no debug file found)";
   GElf_Shdr text;
   if (runfile.section(".text", &text)) state.text_offset = text.sh_addr - text.sh_offset;

@@ -73,9 +73,29 @@ TEST(SymbolTable, PltEntriesAddedAfterTheFixups) {
   t.add_after_finish(0x1030, 0x10, kBindGlobal, kTypeFunc, "puts@plt");
   t.add_after_finish(0x1020, 0x10, kBindGlobal, kTypeFunc, "abort@plt");
   t.merge_late_adds();
-  EXPECT_EQ(t.find(0x1025)->name(), "abort@plt");
+  // perf's red-black tree, worked by hand: _init (black root) and main (its red right child);
+  // _init stretched to 0x1100. puts@plt goes left of main, red under red with no uncle: rotated
+  // up to the root (black), _init and main its red children. abort@plt goes right of _init, red
+  // under red with a red uncle: recoloured. A walk for 0x1025 meets puts@plt (go left), then
+  // _init, which contains it: `_init`, although abort@plt covers the address too.
+  EXPECT_EQ(t.find(0x1025)->name(), "_init");
   EXPECT_EQ(t.find(0x1035)->name(), "puts@plt");
   EXPECT_EQ(t.find(0x1010)->name(), "_init");
+  EXPECT_EQ(t.find(0x1105)->name(), "main");
+}
+
+// Late symbols that overlap nothing leave lookups to the sorted table.
+TEST(SymbolTable, PltEntriesThatOverlapNothing) {
+  SymbolTable t;
+  t.add(0x1000, 0x10, kBindGlobal, kTypeFunc, "_init");
+  t.add(0x1100, 0x20, kBindGlobal, kTypeFunc, "main");
+  t.finish();
+  t.add_after_finish(0x1030, 0x10, kBindGlobal, kTypeFunc, "puts@plt");
+  t.add_after_finish(0x1020, 0x10, kBindGlobal, kTypeFunc, "abort@plt");
+  t.merge_late_adds();
+  EXPECT_EQ(t.find(0x1025)->name(), "abort@plt");
+  EXPECT_EQ(t.find(0x1035)->name(), "puts@plt");
+  EXPECT_EQ(t.find(0x1010), nullptr);
 }
 
 // Every function `nm` lists for a binary built here is found at its address (converted to a file
