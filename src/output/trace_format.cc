@@ -130,9 +130,12 @@ bool TraceFormatter::append(std::string& out, uint64_t id, int cpu, std::span<co
   if (!event) return false;
   if (field_extent(event) >= kMaxFieldExtent) return true;
   // The raw data goes into the zeroed scratch buffer, so that a record cut short and any
-  // dynamic field's offset stay inside memory that is ours; what the last record left past
+  // dynamic field's offset stay inside memory that is ours (libtraceevent reads fixed fields
+  // without checking the record's size); what the last record left past
   // this one's end is cleared.
-  const size_t n = std::min(raw.size(), scratch_.size() - kDynamicReach);
+  // (A record is under 64 KiB: the copy grows at most that far.)
+  const size_t n = raw.size();
+  if (n + kDynamicReach > scratch_.size()) scratch_.resize(n + kDynamicReach, 0);
   if (n) std::memcpy(scratch_.data(), raw.data(), n);
   if (scratch_used_ > n) std::memset(scratch_.data() + n, 0, scratch_used_ - n);
   scratch_used_ = n;
@@ -141,6 +144,11 @@ bool TraceFormatter::append(std::string& out, uint64_t id, int cpu, std::span<co
   record.cpu = cpu;
   record.size = static_cast<int>(n);
   record.data = scratch_.data();
+  // libtraceevent (like perf) prints the event the record's common_type names, which need not
+  // be `id`'s: that one's fields must lie inside the copy too.
+  if (const tep_event* named = tep_find_event_by_record(tep_, &record)) {
+    if (field_extent(named) >= kMaxFieldExtent) return true;
+  }
   trace_seq s;
   trace_seq_init(&s);
   tep_print_event(tep_, &s, &record, "%s", TEP_PRINT_INFO);
