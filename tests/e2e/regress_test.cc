@@ -56,5 +56,19 @@ TEST(Regress, DiffMergesUnresolvedEntries) {
   }
 }
 
+// script's trace field: each tracepoint's print format evaluated (sched, raw_syscalls, syscalls
+// and a uprobe, whose text is its address), where tperf printed nothing after the event name;
+// in a file, in a pipe-mode file and on standard input.
+TEST(Regress, TracepointTraceField) {
+  for (const RegressCase& c : {
+           RegressCase{"tracepoint-trace", "script -i file.data", "expected-file.txt"},
+           RegressCase{"tracepoint-trace", "script -F comm,tid,event,trace -i file.data", "expected-file-fields.txt"},
+           RegressCase{"tracepoint-trace", "script -i pipe.data", "expected-pipe.txt"},
+           RegressCase{"tracepoint-trace", "script -i - < pipe.data", "expected-pipe.txt"},
+       }) {
+    expect_as_saved(c);
+  }
+}
+
 }  // namespace
 }  // namespace tperf
