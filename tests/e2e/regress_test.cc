@@ -65,6 +65,11 @@ TEST(Regress, TracepointTraceField) {
            RegressCase{"tracepoint-trace", "script -F comm,tid,event,trace -i file.data", "expected-file-fields.txt"},
            RegressCase{"tracepoint-trace", "script -i pipe.data", "expected-pipe.txt"},
            RegressCase{"tracepoint-trace", "script -i - < pipe.data", "expected-pipe.txt"},
+           // report: perf's default sort of an all-tracepoint file is `trace`; its column grows
+           // only by the texts perf made while comparing entries, the others are cut to it.
+           RegressCase{"tracepoint-trace", "report --stdio --no-unwind-summary -i file.data", "expected-report.txt"},
+           RegressCase{"tracepoint-trace", "report --stdio --no-unwind-summary -s comm,trace -i pipe.data",
+                       "expected-report-pipe-comm-trace.txt"},
        }) {
     expect_as_saved(c);
   }

@@ -1,7 +1,8 @@
 // The `trace` field of script (each tracepoint's print format evaluated), against perf 6.1 on
 // recordings made here: sched, raw_syscalls (argument arrays), syscalls (pointers), irq, timer
 // (%ps kernel functions) and a uprobe of a workload (`(address)`), as a file, as a pipe-mode
-// file and on standard input; default fields, -F lists and callchains (-g).
+// file and on standard input; default fields, -F lists and callchains (-g). And report's trace
+// sort key, perf's default for a file of tracepoints alone.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -54,7 +55,21 @@ void expect_script_as_perf(const std::string& path, const std::string& args, siz
   EXPECT_GE(c.perf_lines, min_lines) << "perf printed too little";
 }
 
-TEST(TracepointTrace, ScriptTraceFieldAsPerf) {
+// perf report --stdio against tperf's, without perf's random closing tip (and tperf's unwinding
+// quality block).
+void expect_report_as_perf(const std::string& path, const std::string& args, size_t min_lines) {
+  SCOPED_TRACE(fmt::format("report {} on {}", args, path));
+  constexpr const char* kDrop = "grep -v -e '^# (Tip' -e '^#$' -e '^$'";
+  ComparedOutputs c =
+      compare_outputs(fmt::format("perf report --stdio {} -i {} 2>/dev/null | {}", args, shell_quote(path), kDrop),
+                      fmt::format("{} report --stdio --no-unwind-summary {} -i {} | {}", TPERF_BINARY, args,
+                                  shell_quote(path), kDrop),
+                      path);
+  EXPECT_EQ(c.diff, "") << "diff perf tperf";
+  EXPECT_GE(c.perf_lines, min_lines) << "perf printed too little";
+}
+
+TEST(TracepointTrace, ScriptAndReportAsPerf) {
   TPERF_REQUIRE_PERF();
   ASSERT_EQ(ensure_tracefs(), "") << "set-up failed";
   std::string error;
@@ -101,6 +116,16 @@ TEST(TracepointTrace, ScriptTraceFieldAsPerf) {
   expect_script_as_perf(rec_graph.path, "", 20);
   expect_script_as_perf(rec_graph.path, "-F trace,ip,sym 2>/dev/null", 20);
   expect_script_as_perf(rec_graph.path, "-F event,trace,period 2>/dev/null", 10);
+
+  // report: a file of tracepoints alone sorts by `trace` by default (a pipe does not: perf
+  // decides before it knows the pipe's events); -s with trace among other keys; callchains.
+  for (const std::string& path : {rec_file.path, rec_pipe.path, rec_graph.path}) {
+    for (const char* args : {"", "-s trace", "-s comm,trace", "-s trace,comm", "--no-children", "-g none"}) {
+      expect_report_as_perf(path, args, 10);
+    }
+  }
+  CommandResult t = run(fmt::format("{} report --stdio -i {}", TPERF_BINARY, shell_quote(rec_file.path)));
+  EXPECT_NE(t.out.find("Trace output"), std::string::npos) << t.out.substr(0, 2000);
 }
 
 }  // namespace
