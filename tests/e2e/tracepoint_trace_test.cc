@@ -124,6 +124,16 @@ TEST(TracepointTrace, ScriptAndReportAsPerf) {
       expect_report_as_perf(path, args, 10);
     }
   }
+  {
+    constexpr const char* kDrop = "grep -v -e '^# (Tip' -e '^#$' -e '^$'";
+    ComparedOutputs c = compare_outputs(
+        fmt::format("perf report --stdio -s comm,trace -i - < {} 2>/dev/null | {}", shell_quote(rec_pipe.path), kDrop),
+        fmt::format("{} report --stdio --no-unwind-summary -s comm,trace -i - < {} | {}", TPERF_BINARY,
+                    shell_quote(rec_pipe.path), kDrop),
+        rec_pipe.path);
+    EXPECT_EQ(c.diff, "") << "diff perf tperf (report on stdin)";
+    EXPECT_GE(c.perf_lines, 10u);
+  }
   CommandResult t = run(fmt::format("{} report --stdio -i {}", TPERF_BINARY, shell_quote(rec_file.path)));
   EXPECT_NE(t.out.find("Trace output"), std::string::npos) << t.out.substr(0, 2000);
 }
