@@ -4,6 +4,8 @@
 #include <traceevent/trace-seq.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdlib>
 #include <cstring>
 
 #include "perfdata/abi.h"

@@ -83,15 +83,14 @@ std::vector<uint8_t> tracing_data(const std::vector<std::string>& events) {
 
 // The raw data of event 42: comm "worker", value -7, name "disk0" after the fixed fields.
 std::vector<uint8_t> good_raw() {
-  std::vector<uint8_t> r(32, 0);
+  std::vector<uint8_t> r(38, 0);
   r[0] = 42;
   std::memcpy(&r[8], "worker", 6);
   const int32_t value = -7;
   std::memcpy(&r[24], &value, 4);
   const uint32_t loc = (6u << 16) | 32u;  // "disk0" and its NUL at offset 32
   std::memcpy(&r[28], &loc, 4);
-  const char name[] = "disk0";
-  r.insert(r.end(), name, name + 6);
+  std::memcpy(&r[32], "disk0", 6);
   return r;
 }
 
@@ -127,8 +126,12 @@ TEST(TraceFormat, TruncatedRawDataReadsNoFurther) {
       continue;
     }
     ASSERT_TRUE(out.starts_with("comm=")) << out;
-    if (n == 11) EXPECT_TRUE(out.starts_with("comm=wor value=0 name=")) << out;
-    if (n == 26) EXPECT_TRUE(out.starts_with("comm=worker value=")) << out;
+    if (n == 11) {
+      EXPECT_TRUE(out.starts_with("comm=wor value=0 name=")) << out;
+    }
+    if (n == 26) {
+      EXPECT_TRUE(out.starts_with("comm=worker value=")) << out;
+    }
   }
   // After the short records, the whole one prints whole again (nothing of theirs is left).
   std::string out;
