@@ -11,6 +11,8 @@ PACKAGES=(
   build-essential g++ cmake ninja-build pkg-config clang-14 libclang-rt-14-dev lld-14 llvm-14 ccache
   # libraries tperf builds against
   libzstd-dev libfmt-dev libcli11-dev libelf-dev libdw-dev liblzma-dev libiberty-dev zlib1g-dev
+  # libtraceevent: evaluates tracepoint print formats for script's trace field, as perf does
+  libtraceevent-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # oracles and tools the tests and the demo run

@@ -28,7 +28,7 @@ constexpr KeyName kKeyNames[] = {
     {"comm", SortKey::kComm}, {"pid", SortKey::kPid},       {"thread", SortKey::kPid},
     {"tid", SortKey::kTid},   {"dso", SortKey::kDso},       {"sym", SortKey::kSym},
     {"symbol", SortKey::kSym}, {"symoff", SortKey::kSymoff}, {"cpu", SortKey::kCpu},
-    {"srcline", SortKey::kSrcline}, {"parent", SortKey::kParent},
+    {"srcline", SortKey::kSrcline}, {"parent", SortKey::kParent}, {"trace", SortKey::kTrace},
 };
 
 size_t mix(size_t h, uint64_t v) { return h ^ (std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
@@ -49,7 +49,7 @@ std::string parse_sort_keys(std::string_view spec, std::vector<SortKey>* out) {
   for (const std::string& tok : util::split_commas(spec)) {
     auto it = std::find_if(std::begin(kKeyNames), std::end(kKeyNames), [&](const KeyName& k) { return tok == k.name; });
     if (it == std::end(kKeyNames)) {
-      return fmt::format("unknown --sort key '{}' (known: comm, pid, tid, dso, sym, symoff, cpu, srcline, parent)", tok);
+      return fmt::format("unknown --sort key '{}' (known: comm, pid, tid, dso, sym, symoff, cpu, srcline, parent, trace)", tok);
     }
     if (std::find(out->begin(), out->end(), it->key) == out->end()) out->push_back(it->key);
   }
@@ -91,6 +91,7 @@ const char* sort_key_header(SortKey key) {
     case SortKey::kCpu: return "CPU";
     case SortKey::kSrcline: return "Source:Line";
     case SortKey::kParent: return "Parent symbol";
+    case SortKey::kTrace: return "Trace output";
   }
   return "";
 }
@@ -112,6 +113,7 @@ Hist::Hist(std::vector<SortKey> keys, unsigned members) : keys_(std::move(keys))
       case SortKey::kCpu: use_cpu_ = true; break;
       case SortKey::kSrcline: use_srcline_ = true; break;
       case SortKey::kParent: use_parent_ = true; break;
+      case SortKey::kTrace: use_trace_ = true; break;
     }
   }
 }
@@ -129,6 +131,7 @@ HistEntry Hist::normalized(const HistEntry& e) const {
   if (use_cpu_) k.cpu = e.cpu;
   if (use_srcline_) k.srcline = e.srcline;
   if (use_parent_) k.parent = e.parent;
+  if (use_trace_) k.trace = e.trace;
   if (use_dso_ || use_sym_ || use_symoff_) k.loc.dso = e.loc.dso;
   if (use_sym_ || use_symoff_) {
     k.loc.sym = e.loc.sym;
@@ -152,12 +155,16 @@ size_t Hist::hash_of(const HistEntry& e) const {
   h = mix(h, e.loc.sym_start);
   h = mix(h, e.loc.addr);
   h = mix(h, reinterpret_cast<uintptr_t>(e.srcline));
+  h = mix(h, reinterpret_cast<uintptr_t>(e.trace));
   if (!e.parent.empty()) h = mix(h, std::hash<std::string_view>()(e.parent));
   return h;
 }
 
 bool Hist::same_keys(const HistEntry& a, const HistEntry& b) const {
-  if (a.comm != b.comm || a.cpu != b.cpu || a.srcline != b.srcline || a.parent != b.parent) return false;
+  if (a.comm != b.comm || a.cpu != b.cpu || a.srcline != b.srcline || a.parent != b.parent ||
+      a.trace != b.trace) {
+    return false;
+  }
   if ((use_pid_ || use_tid_) && a.tid != b.tid) return false;
   // perf compares DSOs by the name it shows.
   if (use_dso_ && dso_column_name(a.loc.dso) != dso_column_name(b.loc.dso)) return false;
@@ -250,6 +257,7 @@ void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<
   const uint64_t stamp = ++adds_;
   total_period_ += period;
   if (!srcline_known_.empty()) srcline_known_.clear();
+  if (!trace_known_.empty()) trace_known_.clear();
   uint32_t i = findnew(self);
   last_self_ = i;
   take_thread(i, self, member);
@@ -418,6 +426,10 @@ int Hist::compare_key(SortKey k, const HistEntry& a, const HistEntry& b, bool by
   auto signed_diff = [](uint64_t x, uint64_t y) { return cmp_num(static_cast<int64_t>(x - y), int64_t{0}); };
   int c = 0;
   switch (k) {
+    case SortKey::kTrace:
+      // perf compares the texts ("N/A" for an event that is not a tracepoint).
+      c = cmp_str(a.trace ? std::string_view(*a.trace) : "N/A", b.trace ? std::string_view(*b.trace) : "N/A");
+      break;
     case SortKey::kSrcline:
       c = cmp_str(a.srcline ? std::string_view(*a.srcline) : "", b.srcline ? std::string_view(*b.srcline) : "");
       break;
@@ -473,12 +485,19 @@ int Hist::compare_key(SortKey k, const HistEntry& a, const HistEntry& b, bool by
 }
 
 bool Hist::srcline_known(const HistEntry& e) const {
-  if (!use_srcline_) return true;
+  return !use_srcline_ || lazily_known(e, SortKey::kSrcline, srcline_known_);
+}
+
+bool Hist::trace_known(const HistEntry& e) const {
+  return !use_trace_ || lazily_known(e, SortKey::kTrace, trace_known_);
+}
+
+bool Hist::lazily_known(const HistEntry& e, SortKey key, std::vector<uint8_t>& known) const {
   const size_t idx = static_cast<size_t>(&e - entries_.data());
-  if (srcline_known_.empty() && !entries_.empty()) {
-    // Group the entries by the keys before srcline and count what went into each group: every
+  if (known.empty() && !entries_.empty()) {
+    // Group the entries by the keys before `key` and count what went into each group: every
     // sample and every callchain entry credited in children mode was one lookup in perf's tree.
-    const auto prefix_end = std::find(keys_.begin(), keys_.end(), SortKey::kSrcline);
+    const auto prefix_end = std::find(keys_.begin(), keys_.end(), key);
     std::vector<uint32_t> order(entries_.size());
     for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
     auto less = [&](uint32_t x, uint32_t y) {
@@ -488,7 +507,7 @@ bool Hist::srcline_known(const HistEntry& e) const {
       return false;
     };
     std::stable_sort(order.begin(), order.end(), less);
-    srcline_known_.assign(entries_.size(), 0);
+    known.assign(entries_.size(), 0);
     for (size_t b = 0; b < order.size();) {
       size_t end = b + 1;
       while (end < order.size() && !less(order[b], order[end])) ++end;
@@ -498,11 +517,11 @@ bool Hist::srcline_known(const HistEntry& e) const {
         lookups += std::max(g.samples, g.children_samples);
         for (unsigned m = 1; m < members_; ++m) lookups += member_samples(g, m);
       }
-      for (size_t i = b; i < end; ++i) srcline_known_[order[i]] = lookups >= 2;
+      for (size_t i = b; i < end; ++i) known[order[i]] = lookups >= 2;
       b = end;
     }
   }
-  return idx < srcline_known_.size() && srcline_known_[idx];
+  return idx < known.size() && known[idx];
 }
 
 std::vector<const HistEntry*> Hist::sorted_by(const std::vector<ReportField>& order) const {

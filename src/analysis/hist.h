@@ -22,7 +22,7 @@ struct Symbol;
 
 namespace tperf::analysis {
 
-enum class SortKey : uint8_t { kComm, kPid, kTid, kDso, kSym, kSymoff, kCpu, kSrcline, kParent };
+enum class SortKey : uint8_t { kComm, kPid, kTid, kDso, kSym, kSymoff, kCpu, kSrcline, kParent, kTrace };
 
 // Parses perf's --sort syntax ("comm,dso,sym"; "symbol" and "thread" spellings too). Returns ""
 // or a message naming the unknown key.
@@ -65,6 +65,8 @@ struct HistEntry {
   // The address of the sample that made the entry, in loc.addr's terms (perf's he->ip: where a
   // data-object symbol shows its offset). Not a key.
   uint64_t first_addr = 0;
+  const std::string* trace = nullptr;    // the trace key: the sample's trace text (perf script's
+                                         // trace field), interned; nullptr for perf's "N/A"
   std::string_view parent;               // the parent key: the first callchain symbol matching
                                          // the parent pattern, "" for perf's "[other]"
   // Values.
@@ -146,6 +148,8 @@ class Hist {
   // keys before srcline are equal (its input tree does so once two samples share those keys);
   // the column is as wide as the srclines known then, and a later one is cut to that width.
   bool srcline_known(const HistEntry& e) const;
+  // The same for the trace key (perf 6.1 makes an entry's trace text as lazily).
+  bool trace_known(const HistEntry& e) const;
 
   uint64_t total_period() const { return total_period_; }
   uint64_t total_samples() const { return total_samples_; }
@@ -176,9 +180,12 @@ class Hist {
   std::vector<uint8_t> thread_from_;
   void take_thread(uint32_t entry, const HistEntry& sample, unsigned member);
   bool use_comm_ = false, use_pid_ = false, use_tid_ = false, use_dso_ = false, use_sym_ = false,
-       use_symoff_ = false, use_cpu_ = false, use_srcline_ = false, use_parent_ = false;
+       use_symoff_ = false, use_cpu_ = false, use_srcline_ = false, use_parent_ = false,
+       use_trace_ = false;
   // srcline_known(): by entry index, filled on first use.
   mutable std::vector<uint8_t> srcline_known_;
+  mutable std::vector<uint8_t> trace_known_;
+  bool lazily_known(const HistEntry& e, SortKey key, std::vector<uint8_t>& cache) const;
 
   std::vector<HistEntry> entries_;
   // Merging chains into the trees (with --children, one chain per caller entry of a sample)

@@ -69,9 +69,11 @@ int run_diff(const DiffCliOptions& cli) {
   std::vector<analysis::SortKey> keys;
   if (auto err = analysis::parse_sort_keys(cli.sort, &keys); !err.empty()) return fail(err);
   for (analysis::SortKey k : keys) {
-    if (k == analysis::SortKey::kSrcline || k == analysis::SortKey::kParent) {
+    if (k == analysis::SortKey::kSrcline || k == analysis::SortKey::kParent || k == analysis::SortKey::kTrace) {
       return fail(fmt::format("--sort {}: tperf diff compares by comm, pid, tid, dso, sym, symoff and cpu only",
-                              k == analysis::SortKey::kSrcline ? "srcline" : "parent"));
+                              k == analysis::SortKey::kSrcline ? "srcline"
+                              : k == analysis::SortKey::kParent ? "parent"
+                                                                : "trace"));
     }
   }
   analysis::DiffOptions options;

@@ -25,6 +25,7 @@
 #include "output/report_format.h"
 #include "output/script_format.h"
 #include "output/task_list.h"
+#include "output/trace_format.h"
 #include "output/unwind_summary.h"
 #include "perfdata/abi.h"
 #include "perfdata/reader.h"
@@ -126,6 +127,24 @@ struct EventHist {
   uint64_t period = 0;
 };
 
+// perf 6.1's default --sort: "trace" when every event of the file is a tracepoint, else
+// "comm,dso,sym". perf decides before it reads the events of a pipe, which are then unknown.
+std::string default_sort_order(const std::string& path) {
+  if (path == "-") return "comm,dso,sym";
+  try {
+    auto reader = perfdata::Reader::open(path);
+    const auto& attrs = reader->attrs();
+    if (!reader->is_pipe() && !attrs.empty() && std::all_of(attrs.begin(), attrs.end(), [](const auto& ea) {
+          return ea.attr.type == perfdata::kTypeTracepoint;
+        })) {
+      return "trace";
+    }
+  } catch (const std::exception&) {
+    // The report itself opens the file again and says what is wrong with it.
+  }
+  return "comm,dso,sym";
+}
+
 int run_hist_report(const ReportCliOptions& cli) {
   // -F: its fields are the columns (then the --sort keys it lacks); its keys join the sort keys,
   // which without --sort are its own.
@@ -135,7 +154,8 @@ int run_hist_report(const ReportCliOptions& cli) {
   }
   std::vector<analysis::SortKey> keys;
   if (!cli.sort.empty() || fields.empty()) {
-    if (auto err = analysis::parse_sort_keys(cli.sort.empty() ? "comm,dso,sym" : cli.sort, &keys); !err.empty()) {
+    if (auto err = analysis::parse_sort_keys(cli.sort.empty() ? default_sort_order(cli.path) : cli.sort, &keys);
+        !err.empty()) {
       return fail(err);
     }
   }
@@ -151,6 +171,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   }
   const bool use_parent = std::find(keys.begin(), keys.end(), analysis::SortKey::kParent) != keys.end();
   const bool use_srcline = std::find(keys.begin(), keys.end(), analysis::SortKey::kSrcline) != keys.end();
+  const bool use_trace = std::find(keys.begin(), keys.end(), analysis::SortKey::kTrace) != keys.end();
   // perf matches the pattern with POSIX extended regexes, anywhere in the symbol's name.
   std::optional<std::regex> parent_regex;
   const std::string parent_pattern = cli.parent_pattern.empty() ? kDefaultParentPattern : cli.parent_pattern;
@@ -437,6 +458,9 @@ int run_hist_report(const ReportCliOptions& cli) {
     batch_frames = 0;
   };
 
+  std::unordered_set<std::string> trace_texts;
+  std::optional<output::ScriptTraceField> trace_field;
+  std::string trace_buf;
   analysis::ReplayHandlers handlers;
   handlers.on_other = [&](const perfdata::Record& rec, uint64_t) {
     // A BPF program's symbol may land in the kernel image's table without a map change.
@@ -499,6 +523,15 @@ int run_hist_report(const ReportCliOptions& cli) {
     key.push_back(cpumode);
     key.push_back(thread.maps() ? thread.maps()->version() : 0);
     key.push_back(machine.kernel_maps().version());
+    // -s trace: the sample's trace text (script's trace field; perf leaves the cpu at 0), interned.
+    const std::string* trace_text = nullptr;
+    if (use_trace && attr.type == perfdata::kTypeTracepoint && sample.has(perfdata::kSampleRaw)) {
+      if (!trace_field) trace_field.emplace(*reader, machine, &symbolizer);
+      trace_buf.clear();
+      trace_field->append(trace_buf, attr.config, 0, sample.raw, thread);
+      trace_text = &*trace_texts.insert(trace_buf).first;
+    }
+    key.push_back(reinterpret_cast<uintptr_t>(trace_text));
     if (has_chain) {
       key.push_back(sample.callchain.size());
       key.insert(key.end(), sample.callchain.begin(), sample.callchain.end());
@@ -519,6 +552,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     const session::Map* sample_map = find_map(&thread, cpumode, sample.ip);
     analysis::HistEntry self = analysis::sample_entry(machine, symbolizer, thread, sample, cpumode, sample_map);
     if (use_srcline) self.srcline = srcline_of(sample_map, thread.pid(), sample.ip, false);
+    self.trace = trace_text;
     bool all_frames_ok = false;
     if (summary) {
       // The quality block covers every sample of the file, the filtered-out ones too, and

@@ -82,7 +82,8 @@ void print_diff_section(std::FILE* out, const DiffSection& section, const analys
       case SortKey::kSymoff: cols.push_back({"Symbol+Offset", symoff_w, false}); break;
       case SortKey::kCpu: cols.push_back({"CPU", 3, false}); break;
       case SortKey::kSrcline:
-      case SortKey::kParent: break;  // refused by tperf diff
+      case SortKey::kParent:
+      case SortKey::kTrace: break;  // refused by tperf diff
     }
   }
 
@@ -144,7 +145,8 @@ void print_diff_section(std::FILE* out, const DiffSection& section, const analys
         case SortKey::kSymoff: cell(i++, symoff_text(e)); break;
         case SortKey::kCpu: cell(i++, cpu_text(e.cpu)); break;
         case SortKey::kSrcline:
-        case SortKey::kParent: break;
+        case SortKey::kParent:
+        case SortKey::kTrace: break;
       }
     }
     row += '\n';

@@ -131,9 +131,11 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
   };
 
   // Column widths: the header's, grown to the widest value (perf's hists__calc_col_len).
-  size_t comm_w = 7, dso_w = 13, sym_w = 6, symoff_w = 13, tid_w = 3, srcline_w = 11, parent_w = 13;
+  size_t comm_w = 7, dso_w = 13, sym_w = 6, symoff_w = 13, tid_w = 3, srcline_w = 11, parent_w = 13,
+         trace_w = 12;
   for (const HistEntry* e : all) {
     if (e->srcline && hist.srcline_known(*e)) srcline_w = std::max(srcline_w, e->srcline->size());
+    if (e->trace && hist.trace_known(*e)) trace_w = std::max(trace_w, e->trace->size());
     parent_w = std::max(parent_w, e->parent.size());
     // perf sizes the comm column by the threads' last comms, and cuts longer sample-time comms
     // (a task that exec'd into a shorter name) to that width.
@@ -197,6 +199,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
           case SortKey::kCpu: cols.push_back({"CPU", 3, false, true, f}); break;
           case SortKey::kSrcline: cols.push_back({"Source:Line", srcline_w, false, false, f}); break;
           case SortKey::kParent: cols.push_back({"Parent symbol", parent_w, false, true, f}); break;
+          case SortKey::kTrace: cols.push_back({"Trace output", trace_w, false, false, f}); break;
         }
         break;
     }
@@ -263,6 +266,13 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
           break;
         }
         case SortKey::kParent: cell(i, e->parent.empty() ? std::string_view("[other]") : e->parent); break;
+        case SortKey::kTrace: {
+          // perf prints at most the column's width ("%-.*s"); the column grew only by the texts
+          // it had made by then (see Hist::trace_known).
+          std::string_view text = e->trace ? std::string_view(*e->trace) : std::string_view("N/A");
+          cell(i, text.substr(0, trace_w));
+          break;
+        }
       }
     }
     row += '\n';

@@ -20,6 +20,7 @@
 #include "session/machine.h"
 #include "symbols/dwarf_unwind.h"
 #include "symbols/symbolizer.h"
+#include "output/trace_format.h"
 #include "util/async_writer.h"
 
 namespace tperf::output {
@@ -1293,6 +1294,10 @@ void ScriptWriter::on_sample(const Record& rec) {
     append_event_name(out_, name, name_width_);
   }
   if (options_.fields.print_flags) out_ += "                        ";  // "  %-21s " of no flags
+  if ((fields & kFieldTrace) && s.has(kSampleRaw)) {
+    if (!trace_) trace_ = std::make_unique<ScriptTraceField>(reader_, machine_, options_.symbolizer);
+    trace_->append(out_, ea.attr.config, start.cpu, s.raw, thread);
+  }
 
   ScriptIpOptions ipo;
   ipo.ip = fields & kFieldIp;

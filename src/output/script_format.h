@@ -37,6 +37,8 @@ class AsyncWriter;
 
 namespace tperf::output {
 
+class ScriptTraceField;
+
 // perf script's output fields (the -F names of perf 6.1). Bits are tperf's own.
 enum ScriptField : uint64_t {
   kFieldComm = 1ULL << 0,
@@ -323,6 +325,7 @@ class ScriptWriter {
   // Writes full buffers while the next one is formatted; made at the first full buffer, so a
   // short output never starts a thread.
   std::unique_ptr<util::AsyncWriter> async_;
+  std::unique_ptr<ScriptTraceField> trace_;  // the `trace` field, made at the first sample with raw data
 
   const perfdata::Reader& reader_;
   session::Machine& machine_;

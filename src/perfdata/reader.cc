@@ -590,6 +590,13 @@ void Reader::add_attr(EventAttr ea) {
   trailer_id_pos_ = trailer_id_position(t0);
 }
 
+std::span<const uint8_t> Reader::tracing_data() const {
+  if (!pipe_tracing_data_.empty()) return pipe_tracing_data_;
+  auto it = features_.raw.find(kFeatTracingData);
+  if (it != features_.raw.end()) return it->second;
+  return {};
+}
+
 void Reader::name_tracepoints(const std::map<uint64_t, std::string>& names) {
   // perf names a tracepoint event from the tracing data's formats when nothing else named it.
   for (auto& ea : attrs_) {
@@ -727,6 +734,8 @@ void Reader::apply_header_record(const Record& rec) {
     case kRecordHeaderTracingData: {
       // Pipe mode: the payload follows the record (absent when it was too large to keep).
       if (rec.payload.empty() || rec.payload.size() != rec.payload_size) break;
+      pipe_tracing_data_.assign(rec.payload.begin(), rec.payload.end());
+      tracing_data_offset_ = rec.offset + rec.bytes.size();
       try {
         name_tracepoints(tracepoint_names(rec.payload, rec.offset + rec.bytes.size()));
       } catch (const FormatError& e) {

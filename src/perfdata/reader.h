@@ -108,6 +108,11 @@ class Reader {
   // exit with status 2.
   const std::vector<FormatError>& errors() const { return errors_; }
   uint64_t data_size() const { return header_.data.size; }
+  // The TRACING_DATA payload: the file's feature section, or a pipe's HEADER_TRACING_DATA record
+  // once it has been read (empty before, and when the input has none).
+  std::span<const uint8_t> tracing_data() const;
+  // Its file offset, for errors (0 when unknown).
+  uint64_t tracing_data_offset() const { return tracing_data_offset_; }
 
   // The next record. Header records of pipe mode (ATTR, FEATURE, EVENT_UPDATE, ID_INDEX) are
   // applied to attrs()/features() and also returned. Returns false at the end of the data.
@@ -141,6 +146,8 @@ class Reader {
   FileHeader header_;
   std::vector<EventAttr> attrs_;
   Features features_;
+  std::vector<uint8_t> pipe_tracing_data_;  // a pipe's HEADER_TRACING_DATA payload
+  uint64_t tracing_data_offset_ = 0;
   ReaderStats stats_;
   std::vector<std::string> warnings_;
   std::vector<FormatError> errors_;

@@ -74,41 +74,58 @@ std::string_view field_of(std::string_view text, std::string_view key) {
 
 }  // namespace
 
-std::vector<TracingEventFormat> tracing_data_event_formats(std::span<const uint8_t> data, uint64_t offset) {
+TracingDataLayout tracing_data_layout(std::span<const uint8_t> data, uint64_t offset) {
+  TracingDataLayout l;
   Cursor c(data, offset);
   static constexpr uint8_t kMagic[] = {0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g'};
   auto magic = c.bytes(sizeof kMagic, "magic");
   if (std::memcmp(magic.data(), kMagic, sizeof kMagic) != 0) {
     throw FormatError(offset, "TRACING_DATA: no \\x17\\x08\\x44tracing magic");
   }
-  c.cstring("version");
-  c.set_big_endian(c.num<uint8_t>("endianness") != 0);
-  c.num<uint8_t>("long size");
-  c.num<uint32_t>("page size");
+  l.version = c.cstring("version");
+  l.big_endian = c.num<uint8_t>("endianness") != 0;
+  c.set_big_endian(l.big_endian);
+  l.long_size = c.num<uint8_t>("long size");
+  l.page_size = c.num<uint32_t>("page size");
+  auto text = [](std::span<const uint8_t> b) {
+    return std::string_view(reinterpret_cast<const char*>(b.data()), b.size());
+  };
   // header_page and header_event: a NUL-terminated title and a u64-sized text each.
   for (const char* title : {"header_page", "header_event"}) {
     const uint64_t at = c.offset();
     if (c.cstring("section title") != title) {
       throw FormatError(at, fmt::format("TRACING_DATA: expected the {} section", title));
     }
-    c.bytes(c.num<uint64_t>(title), title);
+    auto body = c.bytes(c.num<uint64_t>(title), title);
+    if (title[7] == 'p') l.header_page = text(body);
   }
   // ftrace's own formats: a u32 count of u64-sized texts.
   for (uint32_t n = c.num<uint32_t>("ftrace format count"); n > 0; --n) {
-    c.bytes(c.num<uint64_t>("ftrace format size"), "ftrace format");
+    const uint64_t size = c.num<uint64_t>("ftrace format size");
+    const uint64_t at = c.offset();
+    l.ftrace_formats.push_back({"ftrace", text(c.bytes(size, "ftrace format")), at});
   }
-  std::vector<TracingEventFormat> formats;
   for (uint32_t systems = c.num<uint32_t>("event system count"); systems > 0; --systems) {
     const std::string_view system = c.cstring("event system name");
     for (uint32_t n = c.num<uint32_t>("event format count"); n > 0; --n) {
       const uint64_t size = c.num<uint64_t>("event format size");
       const uint64_t at = c.offset();
-      auto text = c.bytes(size, "event format");
-      formats.push_back({system, std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), at});
+      l.events.push_back({system, text(c.bytes(size, "event format")), at});
     }
   }
-  // kallsyms, printk formats and saved cmdlines follow; nothing here needs them.
-  return formats;
+  // kallsyms (u32 size), printk formats (u32 size), saved cmdlines (u64 size, from 0.6): read
+  // while they are whole; the event formats above are what matters.
+  try {
+    l.kallsyms = text(c.bytes(c.num<uint32_t>("kallsyms size"), "kallsyms"));
+    l.printk_formats = text(c.bytes(c.num<uint32_t>("printk formats size"), "printk formats"));
+    if (l.version >= "0.6") l.saved_cmdlines = text(c.bytes(c.num<uint64_t>("saved cmdlines size"), "saved cmdlines"));
+  } catch (const FormatError&) {
+  }
+  return l;
+}
+
+std::vector<TracingEventFormat> tracing_data_event_formats(std::span<const uint8_t> data, uint64_t offset) {
+  return tracing_data_layout(data, offset).events;
 }
 
 std::optional<std::string> tracing_data_event_format(std::span<const uint8_t> data, std::string_view system,

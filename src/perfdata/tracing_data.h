@@ -26,6 +26,24 @@ struct TracingEventFormat {
   std::string_view text;
   uint64_t offset = 0;
 };
+// Every section of the payload (views into it), for a reader that evaluates the formats
+// (output/trace_format): the layout of trace-cmd's tracing.dat header, version 0.5 and 0.6.
+struct TracingDataLayout {
+  std::string_view version;  // "0.6"
+  bool big_endian = false;
+  uint8_t long_size = 0;
+  uint32_t page_size = 0;
+  std::string_view header_page;                  // the ring buffer page header's format
+  std::vector<TracingEventFormat> ftrace_formats;  // system "ftrace"
+  std::vector<TracingEventFormat> events;
+  std::string_view kallsyms;        // "ADDR TYPE NAME" lines; empty when perf left them out
+  std::string_view printk_formats;  // "ADDR : \"FORMAT\"" lines
+  std::string_view saved_cmdlines;  // "PID COMM" lines (version 0.6 and later)
+};
+// Throws FormatError (with the offset of the bad field) when the payload is malformed; sections
+// after the event formats that are missing or cut short are left empty, as perf reads them.
+TracingDataLayout tracing_data_layout(std::span<const uint8_t> data, uint64_t offset);
+
 // Every event format file of the payload, in its order. Throws FormatError (with the offset of
 // the bad field) when the payload is malformed before the last of them.
 std::vector<TracingEventFormat> tracing_data_event_formats(std::span<const uint8_t> data, uint64_t offset);

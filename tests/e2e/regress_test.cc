@@ -56,5 +56,24 @@ TEST(Regress, DiffMergesUnresolvedEntries) {
   }
 }
 
+// script's trace field: each tracepoint's print format evaluated (sched, raw_syscalls, syscalls
+// and a uprobe, whose text is its address), where tperf printed nothing after the event name;
+// in a file, in a pipe-mode file and on standard input.
+TEST(Regress, TracepointTraceField) {
+  for (const RegressCase& c : {
+           RegressCase{"tracepoint-trace", "script -i file.data", "expected-file.txt"},
+           RegressCase{"tracepoint-trace", "script -F comm,tid,event,trace -i file.data", "expected-file-fields.txt"},
+           RegressCase{"tracepoint-trace", "script -i pipe.data", "expected-pipe.txt"},
+           RegressCase{"tracepoint-trace", "script -i - < pipe.data", "expected-pipe.txt"},
+           // report: perf's default sort of an all-tracepoint file is `trace`; its column grows
+           // only by the texts perf made while comparing entries, the others are cut to it.
+           RegressCase{"tracepoint-trace", "report --stdio --no-unwind-summary -i file.data", "expected-report.txt"},
+           RegressCase{"tracepoint-trace", "report --stdio --no-unwind-summary -s comm,trace -i pipe.data",
+                       "expected-report-pipe-comm-trace.txt"},
+       }) {
+    expect_as_saved(c);
+  }
+}
+
 }  // namespace
 }  // namespace tperf

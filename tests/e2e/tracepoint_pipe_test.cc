@@ -1,9 +1,9 @@
 // Tracepoints recorded by perf 6.1 into a pipe: named in script's event field and report's
 // section lines as perf names them (perf 6.1 writes EVENT_UPDATE names into the pipe; a pipe
 // without them is named from its TRACING_DATA, see tracepoint_names_test.cc), and report's
-// entries of an all-tracepoint file sorted as perf 6.1 sorts them (comm, dso, sym: perf 6.1 does
-// not switch to the trace key by itself). Against perf 6.1 on a perf recording. (The trace
-// field, the event's print format evaluated, is not done: tperf prints it empty.)
+// entries of an all-tracepoint pipe sorted as perf 6.1 sorts them (comm, dso, sym: perf 6.1
+// picks its default sort before a pipe's events are known; a file of tracepoints alone sorts by
+// trace, see tracepoint_trace_test.cc). Against perf 6.1 on a perf recording.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
