@@ -44,6 +44,10 @@ int run_flame(const FlameCliOptions& cli, const std::string& input) {
   options.pids = cli.pids;
   options.tids = cli.tids;
   cli.stacks.apply_to(&options);
+  // The page's timeline: every sample's time, and the threads' off-CPU states when the file has
+  // sched_switch samples. The SVG has no timeline.
+  options.timed_samples = !cli.svg;
+  options.thread_states = !cli.svg;
   analysis::UnwindStats unwind;
   analysis::Profile profile = analysis::build_profile(input, options, &unwind);
   profile.unwind_summary = output::unwind_summary_text(unwind);
