@@ -84,6 +84,9 @@ struct ProfileSample {
   uint32_t stack = kNoIndex;
   uint64_t weight = 0;
   uint32_t count = kNoIndex;  // its entry in Profile::counts
+  // An off-CPU switch-out (off_cpu / wall_clock): its weight is the time the thread then spent
+  // switched out, from `time` on.
+  bool interval = false;
 };
 
 // A stretch of a thread switched out, from the file's sched_switch samples (only when the

@@ -215,7 +215,9 @@ class Builder {
       if (out_.first_time == 0 || sample_.time < out_.first_time) out_.first_time = sample_.time;
       out_.last_time = std::max(out_.last_time, sample_.time);
     }
-    if (options_.timed_samples) out_.samples.push_back({sample_.time, thread_index, event, stack, weight, it->second});
+    if (options_.timed_samples) {
+      out_.samples.push_back({sample_.time, thread_index, event, stack, weight, it->second, off_cpu_weight.has_value()});
+    }
   }
 
   UnwindStats unwind_stats() const { return unwind_.finish(); }

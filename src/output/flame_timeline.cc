@@ -39,11 +39,16 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 FlameTimeline flame_timeline(const analysis::Profile& p, const FlameTimelineOptions& options) {
   FlameTimeline t;
   if (p.samples.empty() || p.last_time < p.first_time || (p.first_time == 0 && p.last_time == 0)) return t;
-  const uint64_t span = p.last_time - p.first_time + 1;
+  // The time line runs to the last sample, or to the end of the last off-CPU interval.
+  uint64_t last = p.last_time;
+  for (const analysis::ProfileSample& s : p.samples) {
+    if (s.interval && s.time >= p.first_time && s.weight > 0) last = std::max(last, s.time + s.weight - 1);
+  }
+  const uint64_t span = last - p.first_time + 1;
   t.start = p.first_time;
   t.width = ceil_div(span, std::max<uint32_t>(options.buckets, 1));
   auto bucket_of = [&](uint64_t time) {
-    const uint64_t c = std::clamp(time, p.first_time, p.last_time);
+    const uint64_t c = std::clamp(time, p.first_time, last);
     return static_cast<uint32_t>((c - p.first_time) / t.width);
   };
 
@@ -68,10 +73,26 @@ FlameTimeline flame_timeline(const analysis::Profile& p, const FlameTimelineOpti
       const uint32_t c = count_of(s);
       if (c == kNoIndex) continue;
       const uint32_t b = bucket_of(s.time);
-      auto [it, fresh] = index.try_emplace(uint64_t{b} << 32 | c, cells.size());
-      if (fresh) cells.push_back({b, c, 0, 0});
-      cells[it->second].samples += 1;
-      cells[it->second].weight += s.weight;
+      auto cell = [&](uint32_t bucket) -> Cell& {
+        auto [it, fresh] = index.try_emplace(uint64_t{bucket} << 32 | c, cells.size());
+        if (fresh) cells.push_back({bucket, c, 0, 0});
+        return cells[it->second];
+      };
+      cell(b).samples += 1;
+      if (!s.interval || s.time < p.first_time) {
+        cell(b).weight += s.weight;
+        continue;
+      }
+      // An off-CPU interval weighs, in each bucket, the part of it that falls there; the
+      // switch itself counts where it began.
+      const uint64_t from = s.time, to = s.time + s.weight;
+      for (uint64_t at = from; at < to;) {
+        const uint32_t bb = bucket_of(at);
+        const uint64_t bucket_end = p.first_time + (uint64_t{bb} + 1) * t.width;
+        const uint64_t until = std::min(to, bucket_end);
+        cell(bb).weight += until - at;
+        at = until;
+      }
     }
   }
   merge_cells(cells);

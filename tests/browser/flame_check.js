@@ -152,6 +152,7 @@ async function main() {
       say('range_painted', (await canvasPixels(page)).painted);
       if (args.rangeThread) {
         await page.select('#thread', args.rangeThread);
+        say('range_thread_total', await page.evaluate(() => window.tperfFlame.total()));
         await page.select('#metric', 'samples');
         say('range_thread_samples', await page.evaluate(() => window.tperfFlame.total()));
         await page.select('#metric', 'weight');

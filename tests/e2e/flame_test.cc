@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -790,6 +791,20 @@ TEST(FlameTimelineBrowserE2E, OffCpuRecordingShowsTheSleep) {
     EXPECT_GT(run.num("range_total"), 0) << run.out;
     EXPECT_LE(run.num("range_total"), run.num("total")) << run.out;
     EXPECT_EQ(run.num("reset_total"), run.num("total")) << run.out;
+
+    // Off-CPU time counts where it was spent: a range inside the sleep (60 to 120 ms from the
+    // start; the sleeper starts sleeping in the first milliseconds) holds, for the sleeper, as
+    // many nanoseconds as the range is long.
+    if (mode.empty()) continue;
+    const double width = run.num("tl_width");
+    ASSERT_GT(width, 0);
+    const auto b0 = static_cast<int>(std::ceil(60e6 / width)), b1 = static_cast<int>(120e6 / width);
+    const PageRun inside = drive_page(page, fmt::format("--timeline --range {},{} --range-thread {}", b0, b1, lanes["sleeper"][0]));
+    ASSERT_EQ(inside.status, 0) << inside.out << inside.err;
+    const auto range = numbers(inside.get("range"));
+    ASSERT_EQ(range.size(), 2u) << inside.out;
+    EXPECT_NEAR(range[0], b0, 1) << inside.out;
+    EXPECT_EQ(inside.num("range_thread_total"), (range[1] + 1 - range[0]) * width) << inside.out;
   }
 }
 

@@ -125,6 +125,35 @@ TEST(FlameTimeline, CountByKeyNoStatesNoSamples) {
   EXPECT_EQ(flame_profile_json(p).find("\"timeline\""), std::string::npos);
 }
 
+// Off-CPU pages: a switch-out's weight is the time its thread then stayed out, spread over the
+// buckets it covers, the switch itself counted where it began; the time line reaches the end of
+// the last interval. Samples (time, count, weight): 1000 c1 100; 1050 c0 350 (an interval, to
+// 1400); 1200 c1 100. Span 1000..1399 = 400 ns, 4 buckets of 100:
+//   b0: c0 1 switch, 50 ns (1050..1100); c1 1 sample 100.  b1: c0 100 ns.
+//   b2: c0 100 ns; c1 1 sample 100.  b3: c0 100 ns.
+TEST(FlameTimeline, OffCpuIntervalsSpreadOverTheirBuckets) {
+  analysis::Profile p;
+  p.functions = {{"f", ""}};
+  p.frames.resize(1);
+  p.frames[0].function = 0;
+  p.stacks = {{kNoIndex, 0, 0}};
+  p.threads = {{10, 10, "main"}, {10, 11, "worker"}};
+  p.events = {{"sched:sched_switch", "nanoseconds"}};
+  p.counts = {{0, 0, 0, 1, 350}, {1, 0, 0, 2, 200}};
+  p.samples = {{1000, 1, 0, 0, 100, 1}, {1050, 0, 0, 0, 350, 0, true}, {1200, 1, 0, 0, 100, 1}};
+  p.first_time = 1000;
+  p.last_time = 1200;
+  FlameTimelineOptions o;
+  o.buckets = 4;
+  const FlameTimeline t = flame_timeline(p, o);
+  EXPECT_EQ(t.width, 100u);
+  ASSERT_EQ(t.buckets, 4u);
+  EXPECT_EQ(t.cell_start, (std::vector<uint32_t>{0, 2, 3, 5, 6}));
+  EXPECT_EQ(t.cell_count, (std::vector<uint32_t>{0, 1, 0, 0, 1, 0}));
+  EXPECT_EQ(t.cell_samples, (std::vector<uint64_t>{1, 1, 0, 0, 1, 0}));
+  EXPECT_EQ(t.cell_weight, (std::vector<uint64_t>{50, 100, 100, 100, 100, 100}));
+}
+
 TEST(FlameTimeline, JsonAsThePageReadsIt) {
   FlameTimelineOptions o;
   o.buckets = 10;
