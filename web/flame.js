@@ -885,6 +885,10 @@
   }
   if (tl) {
     tlBox.hidden = false;
+    if (!tl.hasStates) {
+      document.querySelector('#tl-legend .tl-states').hidden = true;
+      $('tl-no-states').hidden = false;
+    }
     const xOf = (ev) => ev.clientX - tlCanvas.getBoundingClientRect().left;
     tlCanvas.addEventListener('mousedown', (ev) => {
       if (ev.button !== 0 || xOf(ev) < LABEL_W) return;
