@@ -146,6 +146,7 @@
   // null, or the first and last bucket of it.
   const tl = data.timeline && data.timeline.buckets > 0 ? data.timeline : null;
   let range = null;
+  let foldedInRange = 0;  // of the range's total, what the page keeps without its stacks
 
   let nodeSelf, nodeTotal, nodeSamples;  // per node, for the current filter and measure
   let fnSelf, fnTotal;                    // per function (total counts a recursive function once)
@@ -174,11 +175,25 @@
       nodeSelf[n] += bySamples ? samples : weight;
       nodeSamples[n] += samples;
     };
+    foldedInRange = 0;
     if (range !== null) {
       // A time range: the counts of its buckets' cells, with the same filters.
       const cells = tl.cells;
       for (let k = cells.start[range[0]]; k < cells.start[range[1] + 1]; k++) {
         add(cells.count[k], cells.samples[k], cells.weight[k]);
+      }
+      // Cells folded to bound the page: their thread and event, their stacks not kept (the root).
+      const fo = tl.folded;
+      if (fo) {
+        for (let k = fo.start[range[0]]; k < fo.start[range[1] + 1]; k++) {
+          if (fo.event[k] !== ev) continue;
+          const t = fo.thread[k];
+          if (pid !== null && threads.pid[t] !== pid) continue;
+          if (tid !== null && threads.tid[t] !== tid) continue;
+          nodeSelf[0] += bySamples ? fo.samples[k] : fo.weight[k];
+          nodeSamples[0] += fo.samples[k];
+          foldedInRange += bySamples ? fo.samples[k] : fo.weight[k];
+        }
       }
     } else {
       for (let i = 0; i < nCounts; i++) add(i, counts.samples[i], counts.weight[i]);
@@ -707,6 +722,17 @@
         d[b] += cells.samples[k];
         activity.set(l, (activity.get(l) || 0) + cells.samples[k]);
       }
+      const fo = tl.folded;
+      if (fo) {
+        for (let k = fo.start[b]; k < fo.start[b + 1]; k++) {
+          if (fo.event[k] !== ev) continue;
+          const l = laneOfThread[fo.thread[k]];
+          let d = laneDensity.get(l);
+          if (!d) { d = new Float64Array(tl.buckets); laneDensity.set(l, d); }
+          d[b] += fo.samples[k];
+          activity.set(l, (activity.get(l) || 0) + fo.samples[k]);
+        }
+      }
     }
     // Threads with off-CPU time but no sample of this event still get a lane, after the others.
     const cand = [];
@@ -759,6 +785,16 @@
           if (pid !== null && threads.pid[t] !== pid) continue;
           if (tid !== null && threads.tid[t] !== tid) continue;
           dens[b] += bySamples ? cells.samples[k] : cells.weight[k];
+        }
+        const fo = tl.folded;
+        if (fo) {
+          for (let k = fo.start[b]; k < fo.start[b + 1]; k++) {
+            if (fo.event[k] !== ev) continue;
+            const t = fo.thread[k];
+            if (pid !== null && threads.pid[t] !== pid) continue;
+            if (tid !== null && threads.tid[t] !== tid) continue;
+            dens[b] += bySamples ? fo.samples[k] : fo.weight[k];
+          }
         }
       }
       let max = 0;
@@ -876,7 +912,9 @@
     const from = range[0] * tl.width, to = (range[1] + 1) * tl.width;
     info.dataset.from = String(from);
     info.dataset.to = String(to);
-    info.textContent = `range ${fmtTime(from)} \u2013 ${fmtTime(to)} (${fmtTime(to - from)} of ${fmtTime(spanNs)})`;
+    info.textContent = `range ${fmtTime(from)} \u2013 ${fmtTime(to)} (${fmtTime(to - from)} of ${fmtTime(spanNs)})` +
+      (foldedInRange > 0 ? ` \u00b7 ${pct(foldedInRange)} of it without stacks (shown on all: the page keeps the ` +
+        'heaviest stacks of each time slice to stay small)' : '');
   }
 
   function setRange(r) {

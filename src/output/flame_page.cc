@@ -105,7 +105,21 @@ void timeline_json(std::string& out, const FlameTimeline& t) {
   u64s(t.cell_samples);
   out += ",\"weight\":";
   u64s(t.cell_weight);
-  out += "},\n\"hasStates\":";
+  out += "}";
+  if (!t.fold_start.empty()) {
+    out += ",\n\"folded\":{\"start\":";
+    u32s(t.fold_start);
+    out += ",\"thread\":";
+    u32s(t.fold_thread);
+    out += ",\"event\":";
+    u32s(t.fold_event);
+    out += ",\"samples\":";
+    u64s(t.fold_samples);
+    out += ",\"weight\":";
+    u64s(t.fold_weight);
+    out += "}";
+  }
+  out += ",\n\"hasStates\":";
   out += t.has_states ? "true" : "false";
   out += ",\"states\":{\"thread\":";
   u32s(t.state_thread);

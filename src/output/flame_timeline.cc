@@ -1,6 +1,7 @@
 #include "output/flame_timeline.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <unordered_map>
 
 namespace tperf::output {
@@ -104,6 +105,49 @@ FlameTimeline flame_timeline(const analysis::Profile& p, const FlameTimelineOpti
     t.buckets = static_cast<uint32_t>(ceil_div(span, t.width));
     for (Cell& c : cells) c.bucket /= 2;
     merge_cells(cells);
+  }
+
+  // Still too many: each bucket keeps its heaviest cells, the rest folded per (thread, event).
+  if (cells.size() > options.max_cells) {
+    const size_t keep = std::max<size_t>(1, options.max_cells / t.buckets);
+    std::vector<Cell> kept;
+    t.fold_start.assign(t.buckets + 1, 0);
+    std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> fold_of;  // (thread << 32 | event) -> totals
+    std::vector<std::pair<uint64_t, std::pair<uint64_t, uint64_t>>> folds;
+    for (size_t i = 0; i < cells.size();) {
+      size_t j = i;
+      while (j < cells.size() && cells[j].bucket == cells[i].bucket) ++j;
+      const uint32_t bucket = cells[i].bucket;
+      if (j - i > keep) {
+        std::sort(cells.begin() + static_cast<ptrdiff_t>(i), cells.begin() + static_cast<ptrdiff_t>(j), [](const Cell& a, const Cell& b) {
+          return a.samples != b.samples ? a.samples > b.samples : a.weight != b.weight ? a.weight > b.weight : a.count < b.count;
+        });
+        fold_of.clear();
+        for (size_t k = i + keep; k < j; ++k) {
+          const analysis::ProfileCount& pc = p.counts[cells[k].count];
+          auto& f = fold_of[uint64_t{pc.thread} << 32 | pc.event];
+          f.first += cells[k].samples;
+          f.second += cells[k].weight;
+        }
+        folds.assign(fold_of.begin(), fold_of.end());
+        std::sort(folds.begin(), folds.end());
+        for (const auto& [key, sw] : folds) {
+          t.fold_thread.push_back(static_cast<uint32_t>(key >> 32));
+          t.fold_event.push_back(static_cast<uint32_t>(key));
+          t.fold_samples.push_back(sw.first);
+          t.fold_weight.push_back(sw.second);
+        }
+        t.fold_start[bucket + 1] += static_cast<uint32_t>(folds.size());
+        std::sort(cells.begin() + static_cast<ptrdiff_t>(i), cells.begin() + static_cast<ptrdiff_t>(i + keep),
+                  [](const Cell& a, const Cell& b) { return a.count < b.count; });
+        kept.insert(kept.end(), cells.begin() + static_cast<ptrdiff_t>(i), cells.begin() + static_cast<ptrdiff_t>(i + keep));
+      } else {
+        kept.insert(kept.end(), cells.begin() + static_cast<ptrdiff_t>(i), cells.begin() + static_cast<ptrdiff_t>(j));
+      }
+      i = j;
+    }
+    for (uint32_t b = 0; b < t.buckets; ++b) t.fold_start[b + 1] += t.fold_start[b];
+    cells = std::move(kept);
   }
 
   t.cell_start.assign(t.buckets + 1, 0);

@@ -7,7 +7,10 @@
 // width = ceil(span / buckets) ns, bucket of time t = (t - first_time) / width (integer division),
 // so bucket b holds [first_time + b*width, first_time + (b+1)*width). When the (bucket, count)
 // cells would pass max_cells, the width doubles (two buckets become one) until they fit or the
-// buckets are down to min_buckets; the cells are then at most min_buckets times the counts.
+// buckets are down to min_buckets; if they still do not fit, each bucket keeps its heaviest
+// max_cells / buckets cells (by samples, then weight) and the rest are folded per (thread,
+// event) into "folded" entries, which a range counts on the root of the graph: totals and the
+// thread/event filters stay exact, the stacks of the folded samples are not kept.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +22,7 @@ namespace tperf::output {
 
 struct FlameTimelineOptions {
   uint32_t buckets = 1000;
-  uint32_t min_buckets = 50;
+  uint32_t min_buckets = 200;
   size_t max_cells = 1'000'000;
 };
 
@@ -32,6 +35,10 @@ struct FlameTimeline {
   std::vector<uint32_t> cell_count;    // index into Profile::counts
   std::vector<uint64_t> cell_samples;  // samples of that count in the bucket
   std::vector<uint64_t> cell_weight;   // and the sum of their weights
+  // Folded cells of bucket b: [fold_start[b], fold_start[b + 1]) per (thread, event); empty
+  // when nothing was folded.
+  std::vector<uint32_t> fold_start, fold_thread, fold_event;
+  std::vector<uint64_t> fold_samples, fold_weight;
   // Off-CPU time per (thread, bucket) that has some, by thread then bucket.
   bool has_states = false;
   std::vector<uint32_t> state_thread, state_bucket;

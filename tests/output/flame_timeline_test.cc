@@ -98,13 +98,19 @@ TEST(FlameTimeline, CellBudgetMergesBuckets) {
   EXPECT_EQ(t.state_bucket, (std::vector<uint32_t>{0, 0}));
   EXPECT_EQ(t.state_sleeping, (std::vector<uint64_t>{50, 230}));
   EXPECT_EQ(t.state_runnable, (std::vector<uint64_t>{0, 40}));
-  // Not below min_buckets: it stops at 2 buckets with 3 cells.
+  EXPECT_TRUE(t.fold_start.empty());
+  // Not below min_buckets: it stops at 2 buckets with 3 cells, and folds: 1 cell per bucket kept,
+  // bucket 0's lighter c1 (1 sample, 7) folded as thread 1.
   o.min_buckets = 2;
   t = flame_timeline(timeline_profile(), o);
   EXPECT_EQ(t.width, 800u);
   ASSERT_EQ(t.buckets, 2u);
-  EXPECT_EQ(t.cell_start, (std::vector<uint32_t>{0, 2, 3}));
-  EXPECT_EQ(t.cell_count, (std::vector<uint32_t>{0, 1, 1}));
+  EXPECT_EQ(t.cell_start, (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(t.cell_count, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(t.fold_start, (std::vector<uint32_t>{0, 1, 1}));
+  EXPECT_EQ(t.fold_thread, (std::vector<uint32_t>{1}));
+  EXPECT_EQ(t.fold_samples, (std::vector<uint64_t>{1}));
+  EXPECT_EQ(t.fold_weight, (std::vector<uint64_t>{7}));
 }
 
 // Samples without their count index (older hand-made profiles) find it by thread, event, stack;
@@ -152,6 +158,36 @@ TEST(FlameTimeline, OffCpuIntervalsSpreadOverTheirBuckets) {
   EXPECT_EQ(t.cell_count, (std::vector<uint32_t>{0, 1, 0, 0, 1, 0}));
   EXPECT_EQ(t.cell_samples, (std::vector<uint64_t>{1, 1, 0, 0, 1, 0}));
   EXPECT_EQ(t.cell_weight, (std::vector<uint64_t>{50, 100, 100, 100, 100, 100}));
+}
+
+// Past the budget with no bucket to merge (min_buckets reached), each bucket keeps its heaviest
+// max_cells / buckets cells and folds the rest per (thread, event): budget 3 over 10 buckets keeps
+// 1 per bucket; bucket 1 has c0 (1 sample, 5) and c1 (1, 7): equal samples, c1 weighs more and
+// stays, c0 is folded as thread 0, event 0: 1 sample, 5.
+TEST(FlameTimeline, FoldsTheLightestCellsPastTheBudget) {
+  FlameTimelineOptions o;
+  o.buckets = 10;
+  o.min_buckets = 10;
+  o.max_cells = 3;
+  const FlameTimeline t = flame_timeline(timeline_profile(), o);
+  ASSERT_EQ(t.buckets, 10u);
+  EXPECT_EQ(t.cell_start, (std::vector<uint32_t>{0, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3}));
+  EXPECT_EQ(t.cell_count, (std::vector<uint32_t>{0, 1, 1}));
+  EXPECT_EQ(t.cell_samples, (std::vector<uint64_t>{2, 1, 1}));
+  EXPECT_EQ(t.cell_weight, (std::vector<uint64_t>{10, 7, 7}));
+  EXPECT_EQ(t.fold_start, (std::vector<uint32_t>{0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(t.fold_thread, (std::vector<uint32_t>{0}));
+  EXPECT_EQ(t.fold_event, (std::vector<uint32_t>{0}));
+  EXPECT_EQ(t.fold_samples, (std::vector<uint64_t>{1}));
+  EXPECT_EQ(t.fold_weight, (std::vector<uint64_t>{5}));
+  const std::string json = flame_profile_json(timeline_profile(), o);
+  EXPECT_NE(json.find("\"folded\":{\"start\":[0,0,1,1,1,1,1,1,1,1,1],\"thread\":[0],\"event\":[0],\"samples\":[1],"
+                      "\"weight\":[5]}"),
+            std::string::npos)
+      << json;
+  // Nothing folded: no "folded" entry.
+  o.max_cells = 4;
+  EXPECT_EQ(flame_profile_json(timeline_profile(), o).find("\"folded\""), std::string::npos);
 }
 
 TEST(FlameTimeline, JsonAsThePageReadsIt) {
