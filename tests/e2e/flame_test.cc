@@ -808,5 +808,48 @@ TEST(FlameTimelineBrowserE2E, OffCpuRecordingShowsTheSleep) {
   }
 }
 
+// The page's own arithmetic on a hand-built timeline with folded cells (the page-size bound):
+// threads 0 (tid 10) and 1 (tid 11), one stack; samples (time, count, weight): 1000 c0 5,
+// 1099 c0 5, 1100 c1 7, 1150 c0 5, 1999 c1 7 over 10 buckets of 100 ns; a budget of 3 cells
+// keeps 1 per bucket, so bucket 1 keeps c1 (7) and folds c0 (1 sample, 5). Buckets 1..2 then
+// total 12 (2 samples), 5 of them (1 sample) thread 10's, without a stack.
+TEST(FlameTimelineBrowserE2E, FoldedCellsCountInTheRange) {
+  REQUIRE_BROWSER();
+  analysis::Profile p;
+  p.functions = {{"f", ""}};
+  p.frames.resize(1);
+  p.frames[0].function = 0;
+  p.stacks = {{analysis::kNoIndex, 0, 0}};
+  p.threads = {{10, 10, "main"}, {10, 11, "worker"}};
+  p.events = {{"cpu-clock", "nanoseconds"}};
+  p.counts = {{0, 0, 0, 3, 15}, {1, 0, 0, 2, 14}};
+  p.samples = {{1000, 0, 0, 0, 5, 0}, {1099, 0, 0, 0, 5, 0}, {1100, 1, 0, 0, 7, 1}, {1150, 0, 0, 0, 5, 0}, {1999, 1, 0, 0, 7, 1}};
+  p.first_time = 1000;
+  p.last_time = 1999;
+  const std::string page = artifact_dir() + "/flame-timeline-folded.html";
+  {
+    output::FlamePageOptions options;
+    options.timeline.buckets = 10;
+    options.timeline.min_buckets = 10;
+    options.timeline.max_cells = 3;
+    const std::string html = output::flame_page_html(p, options);
+    FILE* f = std::fopen(page.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(html.data(), 1, html.size(), f);
+    std::fclose(f);
+  }
+  const PageRun run = drive_page(page, "--timeline --range 1,2 --range-thread 10");
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  for (const auto& e : run.page_errors) ADD_FAILURE() << "page error: " << e;
+  EXPECT_EQ(run.num("total"), 29) << run.out;
+  EXPECT_EQ(run.get("range"), "1,2") << run.out;
+  EXPECT_EQ(run.num("range_total"), 12) << run.out;
+  EXPECT_EQ(run.num("range_samples"), 2) << run.out;
+  EXPECT_EQ(run.num("range_thread_total"), 5) << run.out;
+  EXPECT_EQ(run.num("range_thread_samples"), 1) << run.out;
+  EXPECT_NE(run.get("range_info").find("41.67% of it without stacks"), std::string::npos) << run.get("range_info");
+  EXPECT_EQ(run.num("reset_total"), 29) << run.out;
+}
+
 }  // namespace
 }  // namespace tperf
