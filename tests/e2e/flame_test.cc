@@ -851,5 +851,37 @@ TEST(FlameTimelineBrowserE2E, FoldedCellsCountInTheRange) {
   EXPECT_EQ(run.num("reset_total"), 29) << run.out;
 }
 
+// The page has a timeline by default (the samples' times), none with --no-timeline.
+TEST(FlameCommandE2E, NoTimelineLeavesItOut) {
+  TPERF_REQUIRE_PROGRAM("python3");
+  TPERF_REQUIRE_RECORDING(rec, spin_recording());
+  test::TempDir dir;
+  const std::string script =
+      "import json,re,sys\n"
+      "h=open(sys.argv[1],encoding='utf-8').read()\n"
+      "d=json.loads(re.search(r'<script type=\"application/json\" id=\"tperf-profile\">(.*?)</script>',h,re.S).group(1))\n"
+      "t=d.get('timeline')\n"
+      "print('none' if t is None else '%d %d' % (t['buckets'], sum(t['cells']['samples'])), sum(d['counts']['samples']))\n";
+  for (const std::string flag : {"", "--no-timeline"}) {
+    const std::string page = dir.file("p" + flag + ".html");
+    const auto r = test::e2e::run(fmt::format("{} flame {} -i {} -o {}", TPERF_BINARY, flag, shell_quote(rec.path), page));
+    ASSERT_EQ(r.status, 0) << r.err;
+    int status = -1;
+    const std::string out = python(script, page, &status);
+    ASSERT_EQ(status, 0) << out;
+    std::istringstream in(out);
+    std::string first, second, third;
+    in >> first >> second;
+    if (flag.empty()) {
+      in >> third;
+      // 1000 buckets whose cells hold every sample of the stack table.
+      EXPECT_EQ(first, "1000") << out;
+      EXPECT_EQ(second, third) << out;
+    } else {
+      EXPECT_EQ(first, "none") << out;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tperf
