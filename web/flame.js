@@ -813,7 +813,6 @@
       c.fillText('samples', 6, TL_TOP + DENSITY_H / 2);
     }
     // The lanes.
-    const sr = tl.states;
     lanes.forEach((l, li) => {
       const y = laneY(li);
       const t = laneName(l);
