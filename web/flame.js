@@ -142,6 +142,12 @@
     threadSel.value = [...threadSel.options].some((o) => o.value === keep) ? keep : 'all';
   }
 
+  // The timeline's data (absent when the samples had no times) and the selected time range:
+  // null, or the first and last bucket of it.
+  const tl = data.timeline && data.timeline.buckets > 0 ? data.timeline : null;
+  let range = null;
+  let foldedInRange = 0;  // of the range's total, what the page keeps without its stacks
+
   let nodeSelf, nodeTotal, nodeSamples;  // per node, for the current filter and measure
   let fnSelf, fnTotal;                    // per function (total counts a recursive function once)
   let grandTotal = 0;
@@ -158,16 +164,39 @@
     const bySamples = metricSel.value === 'samples';
     nodeSelf = new Float64Array(nNodes);
     nodeSamples = new Float64Array(nNodes);
-    for (let i = 0; i < nCounts; i++) {
-      if (counts.event[i] !== ev) continue;
+    const add = (i, samples, weight) => {
+      if (counts.event[i] !== ev) return;
       const t = counts.thread[i];
-      if (pid !== null && threads.pid[t] !== pid) continue;
-      if (tid !== null && threads.tid[t] !== tid) continue;
+      if (pid !== null && threads.pid[t] !== pid) return;
+      if (tid !== null && threads.tid[t] !== tid) return;
       const s = counts.stack[i];
       // A sample without any frame counts in the total, on the root itself.
       const n = s >= 0 ? stackNode[s] : 0;
-      nodeSelf[n] += bySamples ? counts.samples[i] : counts.weight[i];
-      nodeSamples[n] += counts.samples[i];
+      nodeSelf[n] += bySamples ? samples : weight;
+      nodeSamples[n] += samples;
+    };
+    foldedInRange = 0;
+    if (range !== null) {
+      // A time range: the counts of its buckets' cells, with the same filters.
+      const cells = tl.cells;
+      for (let k = cells.start[range[0]]; k < cells.start[range[1] + 1]; k++) {
+        add(cells.count[k], cells.samples[k], cells.weight[k]);
+      }
+      // Cells folded to bound the page: their thread and event, their stacks not kept (the root).
+      const fo = tl.folded;
+      if (fo) {
+        for (let k = fo.start[range[0]]; k < fo.start[range[1] + 1]; k++) {
+          if (fo.event[k] !== ev) continue;
+          const t = fo.thread[k];
+          if (pid !== null && threads.pid[t] !== pid) continue;
+          if (tid !== null && threads.tid[t] !== tid) continue;
+          nodeSelf[0] += bySamples ? fo.samples[k] : fo.weight[k];
+          nodeSamples[0] += fo.samples[k];
+          foldedInRange += bySamples ? fo.samples[k] : fo.weight[k];
+        }
+      }
+    } else {
+      for (let i = 0; i < nCounts; i++) add(i, counts.samples[i], counts.weight[i]);
     }
     nodeTotal = nodeSelf.slice();
     const totalSamples = nodeSamples;
@@ -603,6 +632,350 @@
     if (!data.info.length && !data.lost) $('header-info').hidden = true;
   }
 
+  // ---- timeline -----------------------------------------------------------------------------
+  // One lane per thread (the busiest first, a few at a time) over the recording's time buckets:
+  // running / runnable / sleeping bands where the file has sched_switch samples, else the
+  // thread's samples per bucket; above them the density of the filtered samples. Dragging
+  // across it selects a time range, which the graph, the table and the search then count.
+  const tlBox = $('timeline-box'), tlCanvas = $('timeline'), tlCtx = tlCanvas.getContext('2d');
+  const LABEL_W = 170, TL_TOP = 2, DENSITY_H = 28, LANE_H = 13, LANE_GAP = 3, AXIS_H = 16, LANES_STEP = 12;
+  const COL_RUNNING = '#5fb760', COL_RUNNABLE = '#f0a030', COL_SLEEPING = '#8fb0d8', COL_DENSITY = '#6a55a8';
+  let lanesShown = LANES_STEP;
+  let lanes = [];            // thread indices in drawing order (those shown)
+  let laneCandidates = 0;    // threads that could have a lane under the filters
+  let laneDensity = null;    // thread -> Float64Array of samples per bucket (current event)
+  let tlCssWidth = 0;
+  let drag = null;           // {from, to} buckets while the mouse is down
+  const spanNs = tl ? tl.buckets * tl.width : 0;
+  function fmtTime(ns) {
+    const total = tl ? tl.buckets * tl.width : 0;
+    if (total >= 1e9) return (ns / 1e9).toFixed(3) + ' s';
+    if (total >= 1e6) return (ns / 1e6).toFixed(2) + ' ms';
+    return (ns / 1e3).toFixed(1) + ' \u00b5s';
+  }
+  const plotW = () => Math.max(tlCssWidth - LABEL_W - 8, 50);
+  const bucketX = (b) => LABEL_W + (b / tl.buckets) * plotW();
+  function bucketAt(x) {
+    const b = Math.floor(((x - LABEL_W) / plotW()) * tl.buckets);
+    return Math.min(Math.max(b, 0), tl.buckets - 1);
+  }
+  const laneY = (i) => TL_TOP + DENSITY_H + 4 + i * (LANE_H + LANE_GAP);
+  const threadLabel = (t) => `${threads.comm[t]}-${threads.tid[t]}`;
+
+  // Lanes are threads by tid: a thread whose comm changed (exec, prctl) is several threads of the
+  // stack table and one lane, named by its last comm.
+  const laneOfThread = new Int32Array(threads.tid.length);
+  const laneThreads = [];  // lane key -> the thread indices in it, the last one naming it
+  {
+    const byTid = new Map();
+    for (let t = 0; t < threads.tid.length; t++) {
+      const key = `${threads.pid[t]}/${threads.tid[t]}`;
+      let k = byTid.get(key);
+      if (k === undefined) { k = laneThreads.length; byTid.set(key, k); laneThreads.push([]); }
+      laneThreads[k].push(t);
+      laneOfThread[t] = k;
+    }
+  }
+  const laneName = (k) => laneThreads[k][laneThreads[k].length - 1];
+  // Per lane: its off-CPU ns per bucket (runnable, sleeping) and when it was seen.
+  const laneStates = new Map();
+  const laneFirst = [], laneLast = [];
+  if (tl) {
+    const st = tl.states;
+    for (let k = 0; k < st.thread.length; k++) {
+      const l = laneOfThread[st.thread[k]];
+      let s = laneStates.get(l);
+      if (!s) { s = { runnable: new Float64Array(tl.buckets), sleeping: new Float64Array(tl.buckets), total: 0, sleepingNs: 0, runnableNs: 0 }; laneStates.set(l, s); }
+      s.runnable[st.bucket[k]] += st.runnable[k];
+      s.sleeping[st.bucket[k]] += st.sleeping[k];
+      s.total += st.runnable[k] + st.sleeping[k];
+      s.sleepingNs += st.sleeping[k];
+      s.runnableNs += st.runnable[k];
+    }
+    for (let l = 0; l < laneThreads.length; l++) {
+      let first = -1, last = -1;
+      for (const t of laneThreads[l]) {
+        const f = tl.threads.first[t], z = tl.threads.last[t];
+        if (f >= 0 && (first < 0 || f < first)) first = f;
+        if (z > last) last = z;
+      }
+      laneFirst.push(first);
+      laneLast.push(last);
+    }
+  }
+
+  // Samples of the current event per lane and bucket, and the lanes under the filters.
+  function computeLanes() {
+    const ev = +eventSel.value;
+    const pid = processSel.value === 'all' ? null : +processSel.value;
+    const tid = threadSel.value === 'all' ? null : +threadSel.value;
+    laneDensity = new Map();
+    const activity = new Map();
+    const cells = tl.cells;
+    for (let b = 0; b < tl.buckets; b++) {
+      for (let k = cells.start[b]; k < cells.start[b + 1]; k++) {
+        const i = cells.count[k];
+        if (counts.event[i] !== ev) continue;
+        const l = laneOfThread[counts.thread[i]];
+        let d = laneDensity.get(l);
+        if (!d) { d = new Float64Array(tl.buckets); laneDensity.set(l, d); }
+        d[b] += cells.samples[k];
+        activity.set(l, (activity.get(l) || 0) + cells.samples[k]);
+      }
+      const fo = tl.folded;
+      if (fo) {
+        for (let k = fo.start[b]; k < fo.start[b + 1]; k++) {
+          if (fo.event[k] !== ev) continue;
+          const l = laneOfThread[fo.thread[k]];
+          let d = laneDensity.get(l);
+          if (!d) { d = new Float64Array(tl.buckets); laneDensity.set(l, d); }
+          d[b] += fo.samples[k];
+          activity.set(l, (activity.get(l) || 0) + fo.samples[k]);
+        }
+      }
+    }
+    // Threads with off-CPU time but no sample of this event still get a lane, after the others.
+    const cand = [];
+    for (let l = 0; l < laneThreads.length; l++) {
+      if (!activity.has(l) && !laneStates.has(l)) continue;
+      const t = laneName(l);
+      if (pid !== null && threads.pid[t] !== pid) continue;
+      if (tid !== null && threads.tid[t] !== tid) continue;
+      cand.push(l);
+    }
+    const off = (l) => (laneStates.has(l) ? laneStates.get(l).total : 0);
+    cand.sort((a, b) => (activity.get(b) || 0) - (activity.get(a) || 0) || off(b) - off(a) ||
+      threads.tid[laneName(a)] - threads.tid[laneName(b)]);
+    laneCandidates = cand.length;
+    lanes = cand.slice(0, lanesShown);
+  }
+
+  function renderTimeline() {
+    if (!tl) return;
+    computeLanes();
+    const dpr = window.devicePixelRatio || 1;
+    tlCssWidth = Math.max(300, tlCanvas.parentElement.clientWidth);
+    const cssHeight = laneY(lanes.length) + AXIS_H;
+    tlCanvas.style.height = cssHeight + 'px';
+    tlCanvas.width = Math.round(tlCssWidth * dpr);
+    tlCanvas.height = Math.round(cssHeight * dpr);
+    const c = tlCtx;
+    c.setTransform(dpr, 0, 0, dpr, 0, 0);
+    c.clearRect(0, 0, tlCssWidth, cssHeight);
+    c.font = FONT;
+    c.textBaseline = 'middle';
+    const B = tl.buckets, w = tl.width;
+    // Bucket b covers whole pixels [colX(b), colX(b + 1)), at least one wide, so neighbouring
+    // buckets meet without seams.
+    const colX = (b) => Math.floor(bucketX(b));
+    const colWidth = (b) => Math.max(1, colX(b + 1) - colX(b));
+    // The density of the filtered samples (the measure of the page: samples or period).
+    {
+      const ev = +eventSel.value;
+      const pid = processSel.value === 'all' ? null : +processSel.value;
+      const tid = threadSel.value === 'all' ? null : +threadSel.value;
+      const bySamples = metricSel.value === 'samples';
+      const dens = new Float64Array(B);
+      const cells = tl.cells;
+      for (let b = 0; b < B; b++) {
+        for (let k = cells.start[b]; k < cells.start[b + 1]; k++) {
+          const i = cells.count[k];
+          if (counts.event[i] !== ev) continue;
+          const t = counts.thread[i];
+          if (pid !== null && threads.pid[t] !== pid) continue;
+          if (tid !== null && threads.tid[t] !== tid) continue;
+          dens[b] += bySamples ? cells.samples[k] : cells.weight[k];
+        }
+        const fo = tl.folded;
+        if (fo) {
+          for (let k = fo.start[b]; k < fo.start[b + 1]; k++) {
+            if (fo.event[k] !== ev) continue;
+            const t = fo.thread[k];
+            if (pid !== null && threads.pid[t] !== pid) continue;
+            if (tid !== null && threads.tid[t] !== tid) continue;
+            dens[b] += bySamples ? fo.samples[k] : fo.weight[k];
+          }
+        }
+      }
+      let max = 0;
+      for (let b = 0; b < B; b++) if (dens[b] > max) max = dens[b];
+      c.fillStyle = '#f4f2f8';
+      c.fillRect(LABEL_W, TL_TOP, plotW(), DENSITY_H);
+      c.fillStyle = COL_DENSITY;
+      if (max > 0) {
+        for (let b = 0; b < B; b++) {
+          if (!dens[b]) continue;
+          const h = Math.max(1, (dens[b] / max) * (DENSITY_H - 2));
+          c.fillRect(colX(b), TL_TOP + DENSITY_H - h, colWidth(b), h);
+        }
+      }
+      c.fillStyle = '#333';
+      c.fillText('samples', 6, TL_TOP + DENSITY_H / 2);
+    }
+    // The lanes.
+    lanes.forEach((l, li) => {
+      const y = laneY(li);
+      const t = laneName(l);
+      c.fillStyle = '#333';
+      let label = threadLabel(t);
+      const room = Math.floor((LABEL_W - 10) / (c.measureText('m').width || 7));
+      if (label.length > room) label = label.slice(0, room - 1) + '\u2026';
+      c.fillText(label, 6, y + LANE_H / 2);
+      c.fillStyle = '#f3f3f3';
+      c.fillRect(LABEL_W, y, plotW(), LANE_H);
+      const d = laneDensity.get(l);
+      let dmax = 0;
+      if (d) for (let b = 0; b < B; b++) if (d[b] > dmax) dmax = d[b];
+      if (tl.hasStates) {
+        const first = laneFirst[l], last = laneLast[l];
+        const ls = laneStates.get(l);
+        const bandH = LANE_H - 3;
+        for (let b = 0; b < B; b++) {
+          // The part of the bucket the thread was alive in, less its off-CPU time: running.
+          const alive = first < 0 ? 0 : Math.max(0, Math.min(last + 1, (b + 1) * w) - Math.max(first, b * w));
+          const fS = ls ? ls.sleeping[b] / w : 0, fR = ls ? ls.runnable[b] / w : 0;
+          const fRun = Math.max(0, alive / w - fS - fR);
+          let yy = y + bandH;
+          const x = colX(b), colW = colWidth(b);
+          for (const [f, col] of [[fRun, COL_RUNNING], [fR, COL_RUNNABLE], [fS, COL_SLEEPING]]) {
+            if (f <= 0) continue;
+            const h = Math.min(yy - y, f * bandH);
+            c.fillStyle = col;
+            c.fillRect(x, yy - h, colW, h);
+            yy -= h;
+          }
+          // The thread's samples: a strip under the band, darker where denser.
+          if (d && d[b] > 0) {
+            c.fillStyle = `rgba(60, 40, 120, ${0.25 + 0.75 * d[b] / dmax})`;
+            c.fillRect(x, y + bandH + 1, colW, 2);
+          }
+        }
+      } else if (d && dmax > 0) {
+        // No switch data: the thread ran where it has samples, as tall as their number.
+        c.fillStyle = COL_RUNNING;
+        for (let b = 0; b < B; b++) {
+          if (!d[b]) continue;
+          const h = Math.max(2, (d[b] / dmax) * LANE_H);
+          c.fillRect(colX(b), y + LANE_H - h, colWidth(b), h);
+        }
+      }
+    });
+    // The time axis, relative to the first sample.
+    {
+      const y = laneY(lanes.length);
+      c.fillStyle = '#555';
+      c.strokeStyle = '#999';
+      c.lineWidth = 1;
+      const ticks = Math.max(2, Math.floor(plotW() / 120));
+      for (let i = 0; i <= ticks; i++) {
+        const x = LABEL_W + (i / ticks) * plotW();
+        c.beginPath();
+        c.moveTo(x + 0.5, y - 2);
+        c.lineTo(x + 0.5, y + 3);
+        c.stroke();
+        const text = fmtTime((i / ticks) * spanNs);
+        const tw = c.measureText(text).width;
+        c.fillText(text, Math.min(Math.max(x - tw / 2, LABEL_W), tlCssWidth - tw - 2), y + 9);
+      }
+    }
+    // The selection (or the one being dragged): the rest is shaded.
+    const sel = drag ? [Math.min(drag.from, drag.to), Math.max(drag.from, drag.to)] : range;
+    if (sel) {
+      const x0 = bucketX(sel[0]), x1 = bucketX(sel[1] + 1);
+      const h = laneY(lanes.length);
+      c.fillStyle = 'rgba(40, 40, 60, 0.28)';
+      c.fillRect(LABEL_W, 0, x0 - LABEL_W, h);
+      c.fillRect(x1, 0, LABEL_W + plotW() - x1, h);
+      c.strokeStyle = '#2a2270';
+      c.lineWidth = 1.5;
+      c.strokeRect(x0, 1, x1 - x0, h - 2);
+    }
+    // The lane controls.
+    const more = $('lanes-more');
+    const hidden = laneCandidates - lanes.length;
+    more.hidden = laneCandidates <= LANES_STEP;
+    more.textContent = hidden > 0 ? `show ${Math.min(hidden, LANES_STEP)} more (${hidden} of ${laneCandidates} threads hidden)`
+      : 'show fewer threads';
+    renderRangeInfo();
+  }
+
+  function renderRangeInfo() {
+    const info = $('range-info'), reset = $('range-reset');
+    reset.disabled = range === null;
+    if (range === null) {
+      info.textContent = `whole recording, ${fmtTime(spanNs)}: drag on the timeline to select a time range`;
+      delete info.dataset.from;
+      delete info.dataset.to;
+      return;
+    }
+    const from = range[0] * tl.width, to = (range[1] + 1) * tl.width;
+    info.dataset.from = String(from);
+    info.dataset.to = String(to);
+    info.textContent = `range ${fmtTime(from)} \u2013 ${fmtTime(to)} (${fmtTime(to - from)} of ${fmtTime(spanNs)})` +
+      (foldedInRange > 0 ? ` \u00b7 ${pct(foldedInRange)} of it without stacks (shown on all: the page keeps the ` +
+        'heaviest stacks of each time slice to stay small)' : '');
+  }
+
+  function setRange(r) {
+    range = r;
+    refresh();
+  }
+  if (tl) {
+    tlBox.hidden = false;
+    if (!tl.hasStates) {
+      document.querySelector('#tl-legend .tl-states').hidden = true;
+      $('tl-no-states').hidden = false;
+    }
+    const xOf = (ev) => ev.clientX - tlCanvas.getBoundingClientRect().left;
+    tlCanvas.addEventListener('mousedown', (ev) => {
+      if (ev.button !== 0 || xOf(ev) < LABEL_W) return;
+      ev.preventDefault();
+      const b = bucketAt(xOf(ev));
+      drag = { from: b, to: b, x: ev.clientX };
+    });
+    window.addEventListener('mousemove', (ev) => {
+      if (!drag) return;
+      const b = bucketAt(xOf(ev));
+      if (b !== drag.to) { drag.to = b; renderTimeline(); }
+    });
+    window.addEventListener('mouseup', (ev) => {
+      if (!drag) return;
+      const d = drag;
+      drag = null;
+      // A click without a drag selects nothing (a stray click must not filter the graph).
+      if (Math.abs(ev.clientX - d.x) < 3) { renderTimeline(); return; }
+      setRange([Math.min(d.from, d.to), Math.max(d.from, d.to)]);
+    });
+    tlCanvas.addEventListener('dblclick', () => { if (range !== null) setRange(null); });
+    $('range-reset').addEventListener('click', () => setRange(null));
+    $('lanes-more').addEventListener('click', () => {
+      lanesShown = lanes.length < laneCandidates ? lanesShown + LANES_STEP : LANES_STEP;
+      renderTimeline();
+    });
+    tlCanvas.addEventListener('mousemove', (ev) => {
+      const r = tlCanvas.getBoundingClientRect();
+      const x = ev.clientX - r.left, y = ev.clientY - r.top;
+      if (x < LABEL_W || drag) { tooltip.hidden = true; return; }
+      const b = bucketAt(x);
+      const lines = [`${fmtTime(b * tl.width)} \u2013 ${fmtTime((b + 1) * tl.width)}`];
+      const li = Math.floor((y - laneY(0)) / (LANE_H + LANE_GAP));
+      if (li >= 0 && li < lanes.length) {
+        const l = lanes[li], t = laneName(l);
+        lines.push(`${threads.comm[t]} ${threads.pid[t]}/${threads.tid[t]}`);
+        const d = laneDensity.get(l);
+        lines.push(`${fmtInt(d ? d[b] : 0)} samples of ${events.name[+eventSel.value]}`);
+        const ls = laneStates.get(l);
+        if (ls && ls.runnable[b]) lines.push(`runnable ${fmtTime(ls.runnable[b])}`);
+        if (ls && ls.sleeping[b]) lines.push(`sleeping ${fmtTime(ls.sleeping[b])}`);
+      }
+      tooltip.textContent = lines.join('\n');
+      tooltip.hidden = false;
+      tooltip.style.left = Math.max(4, Math.min(ev.clientX + 14, window.innerWidth - tooltip.offsetWidth - 8)) + 'px';
+      tooltip.style.top = (ev.clientY + 16) + 'px';
+    });
+    tlCanvas.addEventListener('mouseleave', () => { tooltip.hidden = true; });
+  }
+
   // ---- wiring -------------------------------------------------------------------------------
   function refresh() {
     computeWeights();
@@ -611,13 +984,14 @@
     render();
     renderTable();
     renderRelations();
+    renderTimeline();
   }
   eventSel.addEventListener('change', () => { fillProcesses(); fillThreads(); refresh(); });
   processSel.addEventListener('change', () => { threadSel.value = 'all'; fillThreads(); refresh(); });
   threadSel.addEventListener('change', refresh);
   metricSel.addEventListener('change', refresh);
   let resizeTimer = 0;
-  window.addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(render, 100); });
+  window.addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { render(); renderTimeline(); }, 100); });
 
   fillProcesses();
   fillThreads();
@@ -631,6 +1005,22 @@
     zoomName: () => nodeName(zoom),
     canvasWidth: () => cssWidth,
     total: () => grandTotal,  // of the current filter and measure
+    // The timeline: its buckets, where they are drawn (canvas CSS pixels) and its lanes.
+    timeline() {
+      if (!tl) return null;
+      return {
+        start: tl.start, width: tl.width, buckets: tl.buckets, hasStates: tl.hasStates,
+        left: bucketX(0), right: bucketX(tl.buckets), laneHeight: LANE_H,
+        lanes: lanes.map((l, i) => {
+          const t = laneName(l), ls = laneStates.get(l);
+          return { tid: threads.tid[t], pid: threads.pid[t], label: threadLabel(t), y: laneY(i),
+            sleepingNs: ls ? ls.sleepingNs : 0, runnableNs: ls ? ls.runnableNs : 0 };
+        }),
+        candidates: laneCandidates,
+      };
+    },
+    bucketX: (b) => (tl ? bucketX(b) : 0),
+    range: () => range,
     frameRect(name) {
       let best = -1;
       for (let i = 0; i < drawnNode.length; i++) {

@@ -83,6 +83,19 @@ struct ProfileSample {
   uint32_t event = 0;
   uint32_t stack = kNoIndex;
   uint64_t weight = 0;
+  uint32_t count = kNoIndex;  // its entry in Profile::counts
+  // An off-CPU switch-out (off_cpu / wall_clock): its weight is the time the thread then spent
+  // switched out, from `time` on.
+  bool interval = false;
+};
+
+// A stretch of a thread switched out, from the file's sched_switch samples (only when the
+// builder was asked for them): what the flame page's timeline draws as runnable or sleeping.
+struct ProfileThreadState {
+  uint32_t thread = 0;  // index into Profile::threads
+  uint64_t start = 0;   // perf's clock, nanoseconds
+  uint64_t end = 0;
+  bool runnable = false;  // preempted or yielded; false: sleeping (S, D, I, ...)
 };
 
 struct Profile {
@@ -94,6 +107,10 @@ struct Profile {
   std::vector<ProfileEvent> events;
   std::vector<ProfileCount> counts;    // one per distinct (thread, event, stack), in first-seen order
   std::vector<ProfileSample> samples;  // in time order; empty unless asked for
+  // The off-CPU stretches of the threads, by thread then time; has_thread_states tells whether
+  // the file had sched_switch samples to take them from (asked for with thread_states).
+  std::vector<ProfileThreadState> thread_states;
+  bool has_thread_states = false;
   uint64_t first_time = 0;  // time of the first and last sample (0 without timestamps)
   uint64_t last_time = 0;
   // Wall-clock time (nanoseconds since the epoch) of the first sample: from the file's CLOCK_DATA

@@ -207,7 +207,9 @@ class Builder {
       if (out_.first_time == 0 || sample_.time < out_.first_time) out_.first_time = sample_.time;
       out_.last_time = std::max(out_.last_time, sample_.time);
     }
-    if (options_.timed_samples) out_.samples.push_back({sample_.time, thread_index, event, stack, weight});
+    if (options_.timed_samples) {
+      out_.samples.push_back({sample_.time, thread_index, event, stack, weight, it->second, off_cpu_weight.has_value()});
+    }
   }
 
   UnwindStats unwind_stats() const { return unwind_.finish(); }
@@ -342,6 +344,23 @@ class Builder {
   int wall_event_;                 // >= 0: wall-clock, the event on-CPU time samples count in
 };
 
+// The tracker's intervals as the profile's thread states: each on the profile thread of its tid
+// (the last one made, when its comm changed); a thread no sample named has no lane to show it.
+void add_thread_states(const OffCpuTracker& tracker, Profile& out) {
+  std::unordered_map<int32_t, uint32_t> by_tid;
+  for (size_t i = 0; i < out.threads.size(); ++i) by_tid[out.threads[i].tid] = static_cast<uint32_t>(i);
+  for (const OffCpuInterval& iv : tracker.intervals()) {
+    if (iv.duration() == 0 || iv.state == OffCpuState::kDead) continue;
+    auto it = by_tid.find(iv.tid);
+    if (it == by_tid.end()) continue;
+    out.thread_states.push_back({it->second, iv.start, iv.end, iv.state == OffCpuState::kRunnable});
+  }
+  std::stable_sort(out.thread_states.begin(), out.thread_states.end(), [](const auto& a, const auto& b) {
+    return a.thread != b.thread ? a.thread < b.thread : a.start < b.start;
+  });
+  out.has_thread_states = true;
+}
+
 }  // namespace
 
 Profile build_profile(const std::string& given_path, const ProfileOptions& options, UnwindStats* unwind_stats) {
@@ -353,12 +372,20 @@ Profile build_profile(const std::string& given_path, const ProfileOptions& optio
   auto reader = perfdata::Reader::open(path);
   Profile out;
   std::optional<OffCpuTracker> off_cpu;
+  std::optional<OffCpuTracker> off_cpu_states;  // read for the thread states only
   if (options.off_cpu || options.wall_clock) {
     auto first = perfdata::Reader::open(path);
     off_cpu.emplace(track_off_cpu(*first, &out.problems));
     const OffCpuSource src = off_cpu->source();
     if (src == OffCpuSource::kNone || src == OffCpuSource::kSwitchRecords) throw std::runtime_error(describe_off_cpu(*off_cpu));
     out.info.emplace_back("off-CPU", describe_off_cpu(*off_cpu));
+  } else if (options.thread_states && !reader->is_pipe()) {
+    // The timeline's states: only when the file has sched_switch samples (known from its attrs).
+    auto first = perfdata::Reader::open(path);
+    if (OffCpuTracker(*first).source() == OffCpuSource::kSchedSwitch) {
+      std::vector<std::string> problems;
+      off_cpu_states.emplace(track_off_cpu(*first, &problems));
+    }
   }
   std::unique_ptr<session::Machine> machine = make_report_machine(*reader);
   symbols::Symbolizer symbolizer(*machine, options.symbols);
@@ -372,6 +399,10 @@ Profile build_profile(const std::string& given_path, const ProfileOptions& optio
     std::vector<std::string> problems = replay(*reader, *machine, symbolizer, &preloader, handlers).problems;
     out.problems.insert(out.problems.end(), problems.begin(), problems.end());
     if (unwind_stats) *unwind_stats = builder.unwind_stats();
+  }
+  if (options.thread_states) {
+    const OffCpuTracker* states = off_cpu ? &*off_cpu : off_cpu_states ? &*off_cpu_states : nullptr;
+    if (states && states->source() == OffCpuSource::kSchedSwitch) add_thread_states(*states, out);
   }
   // Events no sample named (pipe files announce theirs as they go).
   for (size_t i = out.events.size(); i < reader->attrs().size(); ++i) {

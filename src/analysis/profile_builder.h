@@ -28,6 +28,10 @@ struct ProfileOptions {
   // Wall-clock time: off_cpu, plus the samples of the events whose period is time (cpu-clock,
   // task-clock) counted in the off-CPU event, renamed "wall-clock (<event> + on-CPU time)".
   bool wall_clock = false;
+  // Profile::thread_states: each thread's off-CPU stretches, runnable or sleeping, when the file
+  // has sched_switch samples (one more pass over the file, which must not be a pipe; a pipe or
+  // a file without them leaves has_thread_states false).
+  bool thread_states = false;
   symbols::SymbolizerOptions symbols;
 };
 

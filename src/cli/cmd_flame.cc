@@ -22,6 +22,7 @@ struct FlameCliOptions {
   InputOption input;
   std::string output;  // "" = flame.html, or flame.svg with --svg
   bool svg = false;
+  bool no_timeline = false;
   std::string title;
   std::vector<int32_t> pids, tids;
   StackTableCliOptions stacks;
@@ -44,6 +45,10 @@ int run_flame(const FlameCliOptions& cli, const std::string& input) {
   options.pids = cli.pids;
   options.tids = cli.tids;
   cli.stacks.apply_to(&options);
+  // The page's timeline: every sample's time, and the threads' off-CPU states when the file has
+  // sched_switch samples. The SVG has no timeline.
+  options.timed_samples = !cli.svg && !cli.no_timeline;
+  options.thread_states = !cli.svg && !cli.no_timeline;
   analysis::UnwindStats unwind;
   analysis::Profile profile = analysis::build_profile(input, options, &unwind);
   profile.unwind_summary = output::unwind_summary_text(unwind);
@@ -83,6 +88,8 @@ void add_flame_command(CLI::App& app, int& status) {
   opt->input.add_to(*cmd);
   cmd->add_option("-o,--output", opt->output, "output file (default flame.html, flame.svg with --svg)");
   cmd->add_flag("--svg", opt->svg, "write a static SVG flame graph instead of the interactive page");
+  cmd->add_flag("--no-timeline", opt->no_timeline,
+                "leave the per-thread timeline out of the page (it keeps every sample's time while building)");
   cmd->add_option("--title", opt->title, "title of the page or image (default: tperf flame: FILE)");
   cmd->add_option("--pid", opt->pids, "only samples of these processes (comma-separated)")->delimiter(',');
   cmd->add_option("--tid", opt->tids, "only samples of these threads (comma-separated)")->delimiter(',');

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-
+#include "output/flame_timeline.h"
 #include "output/web_assets.h"
 
 namespace tperf::output {
@@ -90,9 +90,55 @@ std::string html_escape(std::string_view s) {
   return out;
 }
 
+void timeline_json(std::string& out, const FlameTimeline& t) {
+  fmt::format_to(std::back_inserter(out), "{{\"start\":{},\"width\":{},\"buckets\":{},\"cells\":{{\"start\":", t.start,
+                 t.width, t.buckets);
+  auto u32s = [&](const std::vector<uint32_t>& v) { array(out, v.size(), [&](std::string& o, size_t i) { number(o, v[i]); }); };
+  auto u64s = [&](const std::vector<uint64_t>& v) { array(out, v.size(), [&](std::string& o, size_t i) { number(o, v[i]); }); };
+  auto i64s = [&](const std::vector<int64_t>& v) {
+    array(out, v.size(), [&](std::string& o, size_t i) { fmt::format_to(std::back_inserter(o), "{}", v[i]); });
+  };
+  u32s(t.cell_start);
+  out += ",\"count\":";
+  u32s(t.cell_count);
+  out += ",\"samples\":";
+  u64s(t.cell_samples);
+  out += ",\"weight\":";
+  u64s(t.cell_weight);
+  out += "}";
+  if (!t.fold_start.empty()) {
+    out += ",\n\"folded\":{\"start\":";
+    u32s(t.fold_start);
+    out += ",\"thread\":";
+    u32s(t.fold_thread);
+    out += ",\"event\":";
+    u32s(t.fold_event);
+    out += ",\"samples\":";
+    u64s(t.fold_samples);
+    out += ",\"weight\":";
+    u64s(t.fold_weight);
+    out += "}";
+  }
+  out += ",\n\"hasStates\":";
+  out += t.has_states ? "true" : "false";
+  out += ",\"states\":{\"thread\":";
+  u32s(t.state_thread);
+  out += ",\"bucket\":";
+  u32s(t.state_bucket);
+  out += ",\"runnable\":";
+  u64s(t.state_runnable);
+  out += ",\"sleeping\":";
+  u64s(t.state_sleeping);
+  out += "},\n\"threads\":{\"first\":";
+  i64s(t.thread_first);
+  out += ",\"last\":";
+  i64s(t.thread_last);
+  out += "}}";
+}
+
 }  // namespace
 
-std::string flame_profile_json(const analysis::Profile& p) {
+std::string flame_profile_json(const analysis::Profile& p, const FlameTimelineOptions& timeline) {
   std::string out;
   // About 6 bytes per stack node and per count column entry, plus the names.
   out.reserve(64 * 1024 + p.stacks.size() * 14 + p.counts.size() * 40 + p.frames.size() * 12);
@@ -149,6 +195,11 @@ std::string flame_profile_json(const analysis::Profile& p) {
   number(out, p.lost_samples);
   out += ",\n\"unwind\":";
   out += json_string(p.unwind_summary);
+  // The timeline, when the samples came with their times (absent: the page shows none).
+  if (const FlameTimeline t = flame_timeline(p, timeline); t.buckets > 0) {
+    out += ",\n\"timeline\":";
+    timeline_json(out, t);
+  }
   out += "}";
   return out;
 }
@@ -166,7 +217,7 @@ std::string flame_page_html(const analysis::Profile& profile, const FlamePageOpt
       {"@TPERF_TITLE@", title},
       {"@TPERF_CSS@", std::string(web::flame_css())},
       {"@TPERF_JS@", std::string(web::flame_js())},
-      {"@TPERF_DATA@", flame_profile_json(profile)},
+      {"@TPERF_DATA@", flame_profile_json(profile, options.timeline)},
   };
   std::string out;
   out.reserve(tmpl.size() + fills[1].text.size() + fills[2].text.size() + fills[3].text.size() + 2 * title.size());

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "analysis/profile.h"
+#include "output/flame_timeline.h"
 
 namespace tperf::output {
 
@@ -21,11 +22,14 @@ std::string json_string(std::string_view s);
 
 // The stack table as the page reads it: column arrays (functions, frames, stacks, threads,
 // events, counts), the report header lines and the unwinding summary. Indices that point
-// nowhere (kNoIndex) are -1.
-std::string flame_profile_json(const analysis::Profile& profile);
+// nowhere (kNoIndex) are -1. With the profile's timed samples, also "timeline"
+// (output/flame_timeline.h): start, width, buckets, the cells of each bucket (count index,
+// samples, weight), hasStates, the off-CPU ns per (thread, bucket), each thread's first and last time.
+std::string flame_profile_json(const analysis::Profile& profile, const FlameTimelineOptions& timeline = {});
 
 struct FlamePageOptions {
   std::string title = "tperf flame";
+  FlameTimelineOptions timeline;
 };
 
 // The whole page: web/flame.html with the CSS, the script and flame_profile_json filled in.

@@ -4,6 +4,12 @@
 // (tests/e2e/flame_browser_test.cc), which holds them against perf/tperf report.
 //
 //   node flame_check.js PAGE [--zoom NAME] [--search REGEX] [--sort] [--thread TID] [--event NAME] [--screenshot PNG]
+//                            [--timeline] [--range B0,B1 [--range-thread TID]]
+//
+// --timeline prints the timeline's buckets and, per lane, its thread, off-CPU ns and the pixel
+// columns drawn in the sleeping colour; --range drags the mouse across the timeline from the
+// middle of bucket B0 to the middle of bucket B1 and prints the range the page took and the
+// totals in it (the range stays selected for the later checks; reset at the end).
 //
 // Exit status 0 when the page could be driven (the checks are the caller's), 1 otherwise, with
 // "error=..." and any page errors printed.
@@ -14,7 +20,8 @@ const path = require('path');
 const puppeteer = require('puppeteer-core');
 
 function parseArgs(argv) {
-  const out = { page: null, zoom: null, search: null, sort: false, thread: null, event: null, screenshot: null };
+  const out = { page: null, zoom: null, search: null, sort: false, thread: null, event: null, screenshot: null,
+    timeline: false, range: null, rangeThread: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--zoom') out.zoom = argv[++i];
@@ -23,6 +30,9 @@ function parseArgs(argv) {
     else if (a === '--thread') out.thread = argv[++i];
     else if (a === '--event') out.event = argv[++i];
     else if (a === '--screenshot') out.screenshot = argv[++i];
+    else if (a === '--timeline') out.timeline = true;
+    else if (a === '--range') out.range = argv[++i].split(',').map(Number);
+    else if (a === '--range-thread') out.rangeThread = argv[++i];
     else if (!out.page) out.page = a;
     else throw new Error(`unexpected argument ${a}`);
   }
@@ -93,6 +103,62 @@ async function main() {
     say('canvas_css_width', await page.evaluate(() => window.tperfFlame.canvasWidth()));
 
     say('total', await page.evaluate(() => window.tperfFlame.total()));
+    if (args.timeline) {
+      const tl = await page.evaluate(() => window.tperfFlame.timeline());
+      say('tl_present', tl ? 1 : 0);
+      if (tl) {
+        say('tl_start', tl.start);
+        say('tl_width', tl.width);
+        say('tl_buckets', tl.buckets);
+        say('tl_states', tl.hasStates ? 1 : 0);
+        say('tl_candidates', tl.candidates);
+        say('tl_ns_per_px', (tl.width * tl.buckets) / (tl.right - tl.left));
+        // Per lane, the pixel columns with the sleeping colour (#8fb0d8) in its band.
+        const cols = await page.evaluate((lanes, h) => {
+          const c = document.getElementById('timeline');
+          const dpr = c.width / c.getBoundingClientRect().width;
+          const ctx = c.getContext('2d');
+          return lanes.map((l) => {
+            const y0 = Math.round(l.y * dpr), y1 = Math.round((l.y + h) * dpr);
+            const d = ctx.getImageData(0, y0, c.width, y1 - y0).data;
+            let n = 0;
+            for (let x = 0; x < c.width; x++) {
+              for (let y = 0; y < y1 - y0; y++) {
+                const i = (y * c.width + x) * 4;
+                if (Math.abs(d[i] - 0x8f) < 3 && Math.abs(d[i + 1] - 0xb0) < 3 && Math.abs(d[i + 2] - 0xd8) < 3) { n++; break; }
+              }
+            }
+            return n / dpr;
+          });
+        }, tl.lanes, tl.laneHeight);
+        tl.lanes.forEach((l, i) => say('tl_lane', `${l.tid}|${l.label}|${l.sleepingNs}|${l.runnableNs}|${cols[i]}`));
+      }
+    }
+    if (args.range) {
+      const box = await (await page.$('#timeline')).boundingBox();
+      const mid = async (b) => page.evaluate((b) => (window.tperfFlame.bucketX(b) + window.tperfFlame.bucketX(b + 1)) / 2, b);
+      const y = box.y + 10;  // the density track
+      await page.mouse.move(box.x + (await mid(args.range[0])), y);
+      await page.mouse.down();
+      await page.mouse.move(box.x + (await mid(args.range[1])), y, { steps: 8 });
+      await page.mouse.up();
+      const r = await page.evaluate(() => window.tperfFlame.range());
+      say('range', r ? r.join(',') : '');
+      say('range_info', await page.$eval('#range-info', (e) => e.textContent));
+      say('range_total', await page.evaluate(() => window.tperfFlame.total()));
+      await page.select('#metric', 'samples');
+      say('range_samples', await page.evaluate(() => window.tperfFlame.total()));
+      await page.select('#metric', 'weight');
+      say('range_painted', (await canvasPixels(page)).painted);
+      if (args.rangeThread) {
+        await page.select('#thread', args.rangeThread);
+        say('range_thread_total', await page.evaluate(() => window.tperfFlame.total()));
+        await page.select('#metric', 'samples');
+        say('range_thread_samples', await page.evaluate(() => window.tperfFlame.total()));
+        await page.select('#metric', 'weight');
+        await page.select('#thread', 'all');
+      }
+    }
     if (args.thread) {
       // The thread filter, picked from its list as a person would, then back to all threads.
       const offered = await page.$$eval('#thread option', (os) => os.map((o) => o.value));
@@ -187,6 +253,12 @@ async function main() {
       await page.evaluate(() => window.scrollTo(0, 0));
       await page.screenshot({ path: args.screenshot });
       say('screenshot', args.screenshot);
+    }
+    if (args.range) {
+      // Back to the whole recording with the reset button.
+      await page.click('#range-reset');
+      say('range_after_reset', JSON.stringify(await page.evaluate(() => window.tperfFlame.range())));
+      say('reset_total', await page.evaluate(() => window.tperfFlame.total()));
     }
     say('page_errors', errors.length);
     errors.forEach((e) => say('page_error', e));

@@ -10,10 +10,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -577,6 +579,308 @@ TEST(FlameBrowserE2E, LargeProfileRendersInSeconds) {
   EXPECT_GT(run.num("search_highlighted"), 0) << run.out;
   std::printf("large page: %s, load %s ms, %s merged nodes, %s drawn\n", page.c_str(), run.get("load_ms").c_str(),
               run.get("nodes").c_str(), run.get("drawn").c_str());
+}
+
+
+// ---- the timeline -------------------------------------------------------------------------
+
+// One sample of `perf script -F tid,time,period,ip,sym --ns`: its thread, time, period and the
+// innermost frame's symbol.
+struct TimedSample {
+  std::string tid;
+  uint64_t time = 0;
+  uint64_t period = 0;
+  std::string leaf;
+};
+
+std::vector<TimedSample> timed_samples(const std::string& script) {
+  std::vector<TimedSample> out;
+  std::istringstream in(script);
+  std::string line;
+  bool want_leaf = false;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    if (line[0] != '\t') {
+      // "  20456 13352.674261373:     250000"
+      std::istringstream f(line);
+      TimedSample s;
+      std::string when;
+      f >> s.tid >> when >> s.period;
+      if (!when.empty() && when.back() == ':') when.pop_back();
+      if (!test::e2e::parse_seconds_ns(when, &s.time)) continue;
+      out.push_back(s);
+      want_leaf = true;
+    } else if (want_leaf && !out.empty()) {
+      // "\t            1187 leaf"
+      std::istringstream f(line);
+      std::string ip;
+      f >> ip >> out.back().leaf;
+      want_leaf = false;
+    }
+  }
+  return out;
+}
+
+// Dragging across the timeline selects a range of buckets; the page then counts exactly the
+// samples whose bucket (time - start) / width is in it. The oracle: perf script's samples with
+// their time stamps (--ns), put in buckets by that rule, and their periods.
+TEST(FlameTimelineBrowserE2E, RangeTotalsArePerfScriptsSamplesInTheRange) {
+  REQUIRE_BROWSER();
+  static const test::e2e::Recording two_threads = [] {
+    test::e2e::Recording r;
+    std::string err;
+    const std::string w = test::e2e::workload("spin", &err);
+    if (w.empty()) {
+      r.error = err;
+      return r;
+    }
+    const std::string path = test::e2e::scratch_dir() + "/flame-timeline-spin.data";
+    return test::e2e::record_with_perf(
+        fmt::format("timeout 60 perf record -q -e cpu-clock -g -o {} -- {} 0.6", shell_quote(path), shell_quote(w)), path);
+  }();
+  TPERF_REQUIRE_RECORDING(rec, two_threads);
+  const std::string page = artifact_dir() + "/flame-timeline-spin.html";
+  const auto made = test::e2e::run(fmt::format("{} flame -i {} -o {}", TPERF_BINARY, shell_quote(rec.path), page));
+  ASSERT_EQ(made.status, 0) << made.err;
+  test::e2e::KeepOnFailure keep({rec.path, page});
+
+  const auto script =
+      test::e2e::run(fmt::format("perf script -i {} -F tid,time,period,ip,sym --ns 2>/dev/null", shell_quote(rec.path)));
+  ASSERT_EQ(script.status, 0);
+  const std::vector<TimedSample> samples = timed_samples(script.out);
+  ASSERT_GT(samples.size(), 200u) << script.out.substr(0, 2000);
+  std::map<std::string, uint64_t> per_tid;
+  uint64_t first = UINT64_MAX, all_periods = 0;
+  for (const auto& s : samples) {
+    first = std::min(first, s.time);
+    per_tid[s.tid]++;
+    all_periods += s.period;
+  }
+  ASSERT_EQ(per_tid.size(), 2u) << "the workload's two threads";
+  const std::string tid = per_tid.rbegin()->first;  // the worker
+
+  const std::string shot = artifact_dir() + "/flame-timeline-spin.png";
+  fs::remove(shot);
+  const PageRun run = drive_page(page, fmt::format("--timeline --range 250,700 --range-thread {} --search '^leaf$' --screenshot {}",
+                                                   tid, shell_quote(shot)));
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  for (const auto& e : run.page_errors) ADD_FAILURE() << "page error: " << e;
+  ASSERT_EQ(run.get("tl_present"), "1") << run.out;
+  // Bucket 0 starts at the first sample; 1000 buckets over the span.
+  EXPECT_EQ(run.get("tl_start"), std::to_string(first)) << run.out;
+  EXPECT_EQ(run.num("tl_buckets"), 1000) << run.out;
+  EXPECT_EQ(run.get("tl_states"), "0") << "a cpu-clock recording has no switch data";
+  // A lane for each thread of the workload.
+  std::set<std::string> lane_tids;
+  {
+    std::istringstream in(run.out);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("tl_lane=", 0) == 0) lane_tids.insert(line.substr(8, line.find('|') - 8));
+    }
+  }
+  std::set<std::string> script_tids;
+  for (const auto& [t, n] : per_tid) script_tids.insert(t);
+  EXPECT_EQ(lane_tids, script_tids) << run.out;
+
+  // The range the drag made: the buckets under the mouse (a pixel holds about one bucket).
+  const auto range = numbers(run.get("range"));
+  ASSERT_EQ(range.size(), 2u) << run.out;
+  EXPECT_NEAR(range[0], 250, 1) << run.out;
+  EXPECT_NEAR(range[1], 700, 1) << run.out;
+  const auto width = static_cast<uint64_t>(run.num("tl_width"));
+  ASSERT_GT(width, 0u);
+  uint64_t in_range = 0, in_range_periods = 0, in_range_tid = 0, leaf_periods = 0;
+  for (const auto& s : samples) {
+    const uint64_t b = (s.time - first) / width;
+    if (b < range[0] || b > range[1]) continue;
+    ++in_range;
+    in_range_periods += s.period;
+    in_range_tid += s.tid == tid;
+    if (s.leaf == "leaf") leaf_periods += s.period;
+  }
+  ASSERT_GT(in_range, 50u);
+  ASSERT_LT(in_range, samples.size());
+  EXPECT_EQ(run.num("range_samples"), in_range) << run.out;
+  EXPECT_EQ(run.num("range_total"), in_range_periods) << run.out;
+  EXPECT_EQ(run.num("range_thread_samples"), in_range_tid) << run.out;
+  EXPECT_GT(run.num("range_painted"), 1000) << run.out;
+  // The range in times from the start, as the page names it.
+  EXPECT_EQ(run.get("range_info").rfind("range ", 0), 0u) << run.get("range_info");
+  // The search's self share is of the samples in the range: leaf innermost in perf script.
+  EXPECT_NEAR(run.num("search_self"), 100.0 * static_cast<double>(leaf_periods) / static_cast<double>(in_range_periods), 0.006)
+      << run.out;
+  // Reset: the whole recording again.
+  EXPECT_EQ(run.get("range_after_reset"), "null") << run.out;
+  EXPECT_EQ(run.num("reset_total"), all_periods) << run.out;
+  ASSERT_TRUE(fs::exists(shot));
+  std::printf("timeline page: %s\nscreenshot: %s\n", page.c_str(), shot.c_str());
+}
+
+// An off-CPU recording (tperf record --off-cpu -g) of the workload with known waits: the
+// sleeper's lane shows sleeping bands over its 200 ms sleep, in the plain, --off-cpu and
+// --wall-clock pages, and a range selects on each.
+TEST(FlameTimelineBrowserE2E, OffCpuRecordingShowsTheSleep) {
+  REQUIRE_BROWSER();
+  TPERF_REQUIRE_PERF();
+  ASSERT_EQ(test::e2e::ensure_tracefs(), "") << "set-up failed (sched:sched_switch needs tracefs)";
+  std::string err;
+  const std::string bin = test::e2e::workload("offcpu_waits", &err);
+  ASSERT_FALSE(bin.empty()) << "set-up failed: " << err;
+  const std::string data = test::e2e::scratch_dir() + "/flame-timeline-offcpu.data";
+  const auto recorded = test::e2e::run(fmt::format("{} record --off-cpu -g -o {} -- {}", TPERF_BINARY, shell_quote(data), shell_quote(bin)));
+  ASSERT_EQ(recorded.status, 0) << recorded.err;
+  test::e2e::KeepOnFailure keep({data});
+  // The workload's own measure of its sleep ("sleep_200ms 200123456").
+  double slept = 0;
+  {
+    std::istringstream in(recorded.out);
+    std::string name;
+    double ns = 0;
+    while (in >> name >> ns) {
+      if (name == "sleep_200ms") slept = ns;
+    }
+  }
+  ASSERT_GE(slept, 199e6) << recorded.out;
+
+  for (const std::string mode : {"", "--off-cpu", "--wall-clock"}) {
+    SCOPED_TRACE(mode.empty() ? "plain page" : mode);
+    const std::string name = mode.empty() ? "plain" : mode.substr(2);
+    const std::string page = artifact_dir() + "/flame-timeline-offcpu-" + name + ".html";
+    const auto made = test::e2e::run(fmt::format("{} flame {} -i {} -o {}", TPERF_BINARY, mode, shell_quote(data), page));
+    ASSERT_EQ(made.status, 0) << made.err;
+    keep.add(page);
+    const std::string shot = artifact_dir() + "/flame-timeline-offcpu-" + name + ".png";
+    const PageRun run = drive_page(page, "--timeline --range 50,400 --screenshot " + shell_quote(shot));
+    ASSERT_EQ(run.status, 0) << run.out << run.err;
+    for (const auto& e : run.page_errors) ADD_FAILURE() << "page error: " << e;
+    EXPECT_EQ(run.get("tl_states"), "1") << run.out;
+    // Lanes "tid|label|sleeping ns|runnable ns|sleeping pixel columns".
+    std::map<std::string, std::vector<std::string>> lanes;  // comm -> fields
+    {
+      std::istringstream in(run.out);
+      std::string line;
+      while (std::getline(in, line)) {
+        if (line.rfind("tl_lane=", 0) != 0) continue;
+        std::vector<std::string> f;
+        std::istringstream fields(line.substr(8));
+        std::string v;
+        while (std::getline(fields, v, '|')) f.push_back(v);
+        ASSERT_EQ(f.size(), 5u) << line;
+        lanes[f[1].substr(0, f[1].rfind('-'))] = f;
+      }
+    }
+    // The waiting threads have switches; the spinner samples (an idle machine may never switch
+    // it out, so the --off-cpu page, which has only switches, may have no lane for it).
+    for (const char* comm : {"sleeper", "reader", "writer"}) EXPECT_TRUE(lanes.count(comm)) << comm << "\n" << run.out;
+    ASSERT_TRUE(lanes.count("sleeper")) << run.out;
+    const double sleeping_ns = std::stod(lanes["sleeper"][2]);
+    const double sleeping_px = std::stod(lanes["sleeper"][4]);
+    // Its off-CPU sleeping time is the measured sleep (within 5%, as the off-CPU report's), and
+    // the bands drawn for it cover as much time, to a few pixels.
+    EXPECT_NEAR(sleeping_ns, slept, 0.05 * slept) << run.out;
+    const double ns_per_px = run.num("tl_ns_per_px");
+    EXPECT_NEAR(sleeping_px * ns_per_px, slept, std::max(0.05 * slept, 3 * ns_per_px)) << run.out;
+    // The spinner spins: it is seldom sleeping.
+    if (mode != "--off-cpu") {
+      ASSERT_TRUE(lanes.count("spinner")) << run.out;
+      EXPECT_LT(std::stod(lanes["spinner"][2]), 0.1 * slept) << run.out;
+    }
+    // A range works with these weights too: something in it, less than the whole.
+    EXPECT_NE(run.get("range"), "") << run.out;
+    EXPECT_GT(run.num("range_total"), 0) << run.out;
+    EXPECT_LE(run.num("range_total"), run.num("total")) << run.out;
+    EXPECT_EQ(run.num("reset_total"), run.num("total")) << run.out;
+
+    // Off-CPU time counts where it was spent: a range inside the sleep (60 to 120 ms from the
+    // start; the sleeper starts sleeping in the first milliseconds) holds, for the sleeper, as
+    // many nanoseconds as the range is long.
+    if (mode.empty()) continue;
+    const double width = run.num("tl_width");
+    ASSERT_GT(width, 0);
+    const auto b0 = static_cast<int>(std::ceil(60e6 / width)), b1 = static_cast<int>(120e6 / width);
+    const PageRun inside = drive_page(page, fmt::format("--timeline --range {},{} --range-thread {}", b0, b1, lanes["sleeper"][0]));
+    ASSERT_EQ(inside.status, 0) << inside.out << inside.err;
+    const auto range = numbers(inside.get("range"));
+    ASSERT_EQ(range.size(), 2u) << inside.out;
+    EXPECT_NEAR(range[0], b0, 1) << inside.out;
+    EXPECT_EQ(inside.num("range_thread_total"), (range[1] + 1 - range[0]) * width) << inside.out;
+  }
+}
+
+// The page's own arithmetic on a hand-built timeline with folded cells (the page-size bound):
+// threads 0 (tid 10) and 1 (tid 11), one stack; samples (time, count, weight): 1000 c0 5,
+// 1099 c0 5, 1100 c1 7, 1150 c0 5, 1999 c1 7 over 10 buckets of 100 ns; a budget of 3 cells
+// keeps 1 per bucket, so bucket 1 keeps c1 (7) and folds c0 (1 sample, 5). Buckets 1..2 then
+// total 12 (2 samples), 5 of them (1 sample) thread 10's, without a stack.
+TEST(FlameTimelineBrowserE2E, FoldedCellsCountInTheRange) {
+  REQUIRE_BROWSER();
+  analysis::Profile p;
+  p.functions = {{"f", ""}};
+  p.frames.resize(1);
+  p.frames[0].function = 0;
+  p.stacks = {{analysis::kNoIndex, 0, 0}};
+  p.threads = {{10, 10, "main"}, {10, 11, "worker"}};
+  p.events = {{"cpu-clock", "nanoseconds"}};
+  p.counts = {{0, 0, 0, 3, 15}, {1, 0, 0, 2, 14}};
+  p.samples = {{1000, 0, 0, 0, 5, 0}, {1099, 0, 0, 0, 5, 0}, {1100, 1, 0, 0, 7, 1}, {1150, 0, 0, 0, 5, 0}, {1999, 1, 0, 0, 7, 1}};
+  p.first_time = 1000;
+  p.last_time = 1999;
+  const std::string page = artifact_dir() + "/flame-timeline-folded.html";
+  {
+    output::FlamePageOptions options;
+    options.timeline.buckets = 10;
+    options.timeline.min_buckets = 10;
+    options.timeline.max_cells = 3;
+    const std::string html = output::flame_page_html(p, options);
+    FILE* f = std::fopen(page.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(html.data(), 1, html.size(), f);
+    std::fclose(f);
+  }
+  const PageRun run = drive_page(page, "--timeline --range 1,2 --range-thread 10");
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  for (const auto& e : run.page_errors) ADD_FAILURE() << "page error: " << e;
+  EXPECT_EQ(run.num("total"), 29) << run.out;
+  EXPECT_EQ(run.get("range"), "1,2") << run.out;
+  EXPECT_EQ(run.num("range_total"), 12) << run.out;
+  EXPECT_EQ(run.num("range_samples"), 2) << run.out;
+  EXPECT_EQ(run.num("range_thread_total"), 5) << run.out;
+  EXPECT_EQ(run.num("range_thread_samples"), 1) << run.out;
+  EXPECT_NE(run.get("range_info").find("41.67% of it without stacks"), std::string::npos) << run.get("range_info");
+  EXPECT_EQ(run.num("reset_total"), 29) << run.out;
+}
+
+// The page has a timeline by default (the samples' times), none with --no-timeline.
+TEST(FlameCommandE2E, NoTimelineLeavesItOut) {
+  TPERF_REQUIRE_PROGRAM("python3");
+  TPERF_REQUIRE_RECORDING(rec, spin_recording());
+  test::TempDir dir;
+  const std::string script =
+      "import json,re,sys\n"
+      "h=open(sys.argv[1],encoding='utf-8').read()\n"
+      "d=json.loads(re.search(r'<script type=\"application/json\" id=\"tperf-profile\">(.*?)</script>',h,re.S).group(1))\n"
+      "t=d.get('timeline')\n"
+      "print('none' if t is None else '%d %d' % (t['buckets'], sum(t['cells']['samples'])), sum(d['counts']['samples']))\n";
+  for (const std::string flag : {"", "--no-timeline"}) {
+    const std::string page = dir.file("p" + flag + ".html");
+    const auto r = test::e2e::run(fmt::format("{} flame {} -i {} -o {}", TPERF_BINARY, flag, shell_quote(rec.path), page));
+    ASSERT_EQ(r.status, 0) << r.err;
+    int status = -1;
+    const std::string out = python(script, page, &status);
+    ASSERT_EQ(status, 0) << out;
+    std::istringstream in(out);
+    std::string first, second, third;
+    in >> first >> second;
+    if (flag.empty()) {
+      in >> third;
+      // 1000 buckets whose cells hold every sample of the stack table.
+      EXPECT_EQ(first, "1000") << out;
+      EXPECT_EQ(second, third) << out;
+    } else {
+      EXPECT_EQ(first, "none") << out;
+    }
+  }
 }
 
 }  // namespace
