@@ -175,6 +175,7 @@ OffCpuTracker::OffCpuTracker(const perfdata::Reader& reader) : reader_(reader), 
     switch_attr_.push_back(is_switch);
     // perf's BPF way: a bpf-output event named "offcpu-time" whose period is the blocked time.
     offcpu_attr_.push_back(ea.name == "offcpu-time");
+    runnable_id_.push_back(ea.name == "offcpu-time" && ea.ids.size() >= 2 ? ea.ids[1] : 0);
   }
 }
 
@@ -222,12 +223,28 @@ void OffCpuTracker::close(int32_t tid, uint64_t time, bool late) {
   open_.erase(it);
 }
 
+OffCpuState OffCpuTracker::offcpu_time_state(const perfdata::Sample& sample, int attr_index) const {
+  if (!is_offcpu_time_event(attr_index)) return OffCpuState::kSleeping;
+  const uint64_t runnable = runnable_id_[static_cast<size_t>(attr_index)];
+  const uint64_t id = sample.has(perfdata::kSampleIdentifier) ? sample.identifier : sample.id;
+  return runnable != 0 && id == runnable ? OffCpuState::kRunnable : OffCpuState::kSleeping;
+}
+
 void OffCpuTracker::on_sample(const perfdata::Record& rec, const perfdata::Sample& sample, int attr_index) {
+  if (is_offcpu_time_event(attr_index)) {
+    // Totals written at the end, stamped after every real sample: they say nothing of when
+    // threads ran, so they neither move the clock nor close intervals.
+    const int i = offcpu_time_state(sample, attr_index) == OffCpuState::kRunnable ? 1 : 0;
+    offcpu_runnable_seen_ = offcpu_runnable_seen_ || i == 1;
+    offcpu_ns_[i] += sample.period;
+    ++offcpu_samples_[i];
+    return;
+  }
   last_time_ = std::max(last_time_, sample.time);
   const auto tid = static_cast<int32_t>(sample.tid);
   if (!is_switch_event(attr_index)) {
     // A thread seen running was switched in by now, whether the switch-in was recorded or not.
-    if (!is_offcpu_time_event(attr_index) && tid > 0) close(tid, sample.time, true);
+    if (tid > 0) close(tid, sample.time, true);
     return;
   }
   const bool swap = reader_.swapped();
@@ -358,6 +375,13 @@ std::string describe_off_cpu(const OffCpuTracker& tracker) {
 
 std::string describe_off_cpu_states(const OffCpuTracker& tracker) {
   uint64_t ns[2] = {0, 0}, n[2] = {0, 0};
+  if (tracker.source() == OffCpuSource::kOffcpuTimeEvent) {
+    auto part = [&](int i, const char* name) {
+      return fmt::format("{} {:.3f} ms in {} total{}", name, static_cast<double>(tracker.offcpu_ns_[i]) / 1e6,
+                         tracker.offcpu_samples_[i], tracker.offcpu_samples_[i] == 1 ? "" : "s");
+    };
+    return part(0, "sleeping") + ", " + part(1, "runnable");
+  }
   for (const OffCpuInterval& iv : tracker.intervals()) {
     const int i = iv.state == OffCpuState::kRunnable ? 1 : 0;
     ns[i] += iv.duration();
