@@ -143,16 +143,16 @@ int run_record_command(const RecordCliOptions& c) {
         // or preempted; with -g its callchain is where the thread blocked), and SWITCH records for
         // the switch-ins, which a per-task sched_switch never sees (it fires in the task leaving).
         // The normal samples stay: the default event too when no -e was given.
+        if (!c.quiet) {
+          fmt::print(stderr, "tperf record: --off-cpu: the tracepoint way (sched:sched_switch samples{} + switch events): {}\n",
+                     o.call_graph != record::CallGraph::kNone ? " with callchains" : "", why);
+        }
         if (o.events.empty()) o.events.push_back(record::parse_event("cpu-clock"));
         const bool have = std::any_of(o.events.begin(), o.events.end(), [](const record::EventSpec& e) {
           return e.name == "sched:sched_switch";
         });
         if (!have) o.events.push_back(record::parse_event("sched:sched_switch"));
         o.switch_events = true;
-        if (!c.quiet) {
-          fmt::print(stderr, "tperf record: --off-cpu: the tracepoint way (sched:sched_switch samples{} + switch events): {}\n",
-                     o.call_graph != record::CallGraph::kNone ? " with callchains" : "", why);
-        }
       }
     }
     if (c.compression_level >= 0) {

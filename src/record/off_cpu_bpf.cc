@@ -33,6 +33,7 @@ int libbpf_print(enum libbpf_print_level level, const char* format, va_list args
   if (n > 0) {
     std::string line(buf);
     while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+    if (line.rfind("libbpf: ", 0) == 0) line.erase(0, 8);
     if (!line.empty()) *g_libbpf_last = line;
   }
   return 0;

@@ -20,6 +20,25 @@ struct task_struct {
   unsigned int __state;
 } __attribute__((preserve_access_index));
 
+#ifdef TPERF_BPF_X86
+struct pt_regs {
+  unsigned long bp;
+  unsigned long orig_ax;
+  unsigned long ip;
+  unsigned long sp;
+} __attribute__((preserve_access_index));
+#endif
+
+// Unwinding is most of the cost of a switch (about a microsecond for the kernel stack, half of
+// that for the user one). A thread that blocks again exactly where it blocked last time (the
+// same system call, user ip, sp, bp and return address, and the same depth of kernel stack)
+// reuses the stack ids of that time.
+struct stack_cache {
+  __u64 where[6];
+  __s32 kernel_stack;
+  __s32 user_stack;
+};
+
 // When a task left: where it blocked and in which state.
 struct switch_out {
   __u64 time;
@@ -49,6 +68,13 @@ struct {
   __type(value, struct tperf_offcpu_total);
   __uint(max_entries, 65536);
 } totals SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __type(key, __u32);  // tid
+  __type(value, struct stack_cache);
+  __uint(max_entries, 65536);
+} last_stacks SEC(".maps");
 
 // The recorded tasks: tgids (or tids, filter_mode 2); value unused.
 struct {
@@ -88,12 +114,39 @@ int BPF_PROG(tperf_sched_switch, bool preempt, struct task_struct *prev, struct 
     if (preempt || !(prev_state & TASK_DEAD_STATE)) {
       struct switch_out out = {};
       out.time = now;
-      // The two innermost kernel frames are this program and bpf_trace_run4, which called it.
-      out.kernel_stack = bpf_get_stackid(ctx, &stacks, 2);
-      out.user_stack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+      __u32 tid = BPF_CORE_READ(prev, pid);
+      struct stack_cache where = {};
+#ifdef TPERF_BPF_X86
+      struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+      if (regs) {
+        where.where[0] = BPF_CORE_READ(regs, orig_ax);
+        where.where[1] = BPF_CORE_READ(regs, ip);
+        where.where[2] = BPF_CORE_READ(regs, sp);
+        where.where[3] = BPF_CORE_READ(regs, bp);
+        bpf_probe_read_user(&where.where[4], sizeof(__u64), (void *)(where.where[3] + 8));
+      }
+      // This program's stack lies on the task's kernel stack: its address is the depth of the
+      // kernel path that led to the switch.
+      where.where[5] = (__u64)(unsigned long)&out;
+      struct stack_cache *last = bpf_map_lookup_elem(&last_stacks, &tid);
+      if (regs && last && last->kernel_stack >= 0 && last->where[0] == where.where[0] &&
+          last->where[1] == where.where[1] && last->where[2] == where.where[2] &&
+          last->where[3] == where.where[3] && last->where[4] == where.where[4] &&
+          last->where[5] == where.where[5]) {
+        out.kernel_stack = last->kernel_stack;
+        out.user_stack = last->user_stack;
+      } else
+#endif
+      {
+        // The two innermost kernel frames are this program and bpf_trace_run4, which called it.
+        out.kernel_stack = bpf_get_stackid(ctx, &stacks, 2);
+        out.user_stack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+        where.kernel_stack = out.kernel_stack;
+        where.user_stack = out.user_stack;
+        bpf_map_update_elem(&last_stacks, &tid, &where, BPF_ANY);
+      }
       // Preempted (or yielded with TASK_RUNNING): still runnable; otherwise it sleeps.
       out.state = (preempt || prev_state == 0) ? TPERF_OFFCPU_RUNNABLE : TPERF_OFFCPU_SLEEPING;
-      __u32 tid = BPF_CORE_READ(prev, pid);
       bpf_map_update_elem(&switched_out, &tid, &out, BPF_ANY);
     }
   }
