@@ -30,13 +30,18 @@ struct pt_regs {
 #endif
 
 // Unwinding is most of the cost of a switch (about a microsecond for the kernel stack, half of
-// that for the user one). A thread that blocks again exactly where it blocked last time (the
-// same system call, user ip, sp, bp and return address, and the same depth of kernel stack)
-// reuses the stack ids of that time.
+// that for the user one). A thread that blocks again where it blocked last time (the same system
+// call, user ip, sp, bp and return address, the same state) reuses the stack ids of that time.
+// The kernel part is then assumed the same; as a wait inside one system call at one user site may
+// take another kernel path now and then, every kRefresh-th reuse unwinds again. (The kernel stack
+// pointer would tell the paths apart, but RANDOMIZE_KSTACK_OFFSET moves it at every system call.)
+#define STACK_CACHE_REFRESH 32
 struct stack_cache {
   __u64 where[6];
   __s32 kernel_stack;
   __s32 user_stack;
+  __u32 reuses;
+  __u32 pad;
 };
 
 // When a task left: where it blocked and in which state.
@@ -125,16 +130,15 @@ int BPF_PROG(tperf_sched_switch, bool preempt, struct task_struct *prev, struct 
         where.where[3] = BPF_CORE_READ(regs, bp);
         bpf_probe_read_user(&where.where[4], sizeof(__u64), (void *)(where.where[3] + 8));
       }
-      // This program's stack lies on the task's kernel stack: its address is the depth of the
-      // kernel path that led to the switch.
-      where.where[5] = (__u64)(unsigned long)&out;
+      where.where[5] = (preempt ? 0x100000000ull : 0) | prev_state;
       struct stack_cache *last = bpf_map_lookup_elem(&last_stacks, &tid);
-      if (regs && last && last->kernel_stack >= 0 && last->where[0] == where.where[0] &&
-          last->where[1] == where.where[1] && last->where[2] == where.where[2] &&
-          last->where[3] == where.where[3] && last->where[4] == where.where[4] &&
-          last->where[5] == where.where[5]) {
+      if (regs && last && last->kernel_stack >= 0 && last->reuses < STACK_CACHE_REFRESH &&
+          last->where[0] == where.where[0] && last->where[1] == where.where[1] &&
+          last->where[2] == where.where[2] && last->where[3] == where.where[3] &&
+          last->where[4] == where.where[4] && last->where[5] == where.where[5]) {
         out.kernel_stack = last->kernel_stack;
         out.user_stack = last->user_stack;
+        last->reuses++;
       } else
 #endif
       {
