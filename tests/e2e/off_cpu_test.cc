@@ -318,6 +318,13 @@ TEST(OffCpuE2E, TperfRecordBpfWayFindsTheKnownWaits) {
     for (const auto& n : names) inclusive[n] += c.weight;
   }
   expect_known_waits(waits, [&](const std::string& n) { return static_cast<double>(inclusive[n]); }, "flame --off-cpu");
+  // The totals' time stamps (from ~0 << 32) are no time of the recording: the profile's span is
+  // that of the cpu-clock samples, under the workload's 1.3 s or so.
+  po.wall_clock = true;
+  const analysis::Profile wall_profile = analysis::build_profile(data, po);
+  EXPECT_GT(wall_profile.first_time, 0u);
+  EXPECT_LT(wall_profile.last_time, ~uint64_t{0} << 32);
+  EXPECT_LT(wall_profile.last_time - wall_profile.first_time, uint64_t{5000} * 1000000);
 
   CommandResult folded = run(fmt::format("{} collapse --off-cpu --period -i {}", kTperf, shell_quote(data)));
   ASSERT_EQ(folded.status, 0) << folded.err;
