@@ -132,7 +132,8 @@ int BPF_PROG(tperf_sched_switch, bool preempt, struct task_struct *prev, struct 
       }
       where.where[5] = (preempt ? 0x100000000ull : 0) | prev_state;
       struct stack_cache *last = bpf_map_lookup_elem(&last_stacks, &tid);
-      if (regs && last && last->kernel_stack >= 0 && last->reuses < STACK_CACHE_REFRESH &&
+      // Kernel threads have no user registers to tell their waits apart: they always unwind.
+      if (regs && where.where[1] != 0 && last && last->kernel_stack >= 0 && last->reuses < STACK_CACHE_REFRESH &&
           last->where[0] == where.where[0] && last->where[1] == where.where[1] &&
           last->where[2] == where.where[2] && last->where[3] == where.where[3] &&
           last->where[4] == where.where[4] && last->where[5] == where.where[5]) {
