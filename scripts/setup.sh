@@ -13,6 +13,8 @@ PACKAGES=(
   libzstd-dev libfmt-dev libcli11-dev libelf-dev libdw-dev liblzma-dev libiberty-dev zlib1g-dev
   # libtraceevent: evaluates tracepoint print formats for script's trace field, as perf does
   libtraceevent-dev
+  # the BPF way of record --off-cpu: libbpf to load it, bpftool to embed it as a skeleton (clang-14 compiles it)
+  libbpf-dev bpftool
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # oracles and tools the tests and the demo run

@@ -179,6 +179,19 @@ bool OffCpuTracker::switch_attr(const perfdata::EventAttr& ea) const {
 // perf's BPF way: a bpf-output event named "offcpu-time" whose period is the blocked time.
 bool OffCpuTracker::offcpu_attr(const perfdata::EventAttr& ea) { return ea.name == "offcpu-time"; }
 
+// tperf's offcpu-time event has two ids: samples of runnable waits carry the second.
+uint64_t OffCpuTracker::runnable_id_of(const perfdata::EventAttr& ea) {
+  return offcpu_attr(ea) && ea.ids.size() >= 2 ? ea.ids[1] : 0;
+}
+
+uint64_t OffCpuTracker::runnable_id(int attr_index) const {
+  if (attr_index < 0) return 0;
+  const auto i = static_cast<size_t>(attr_index);
+  if (finished_) return i < runnable_id_.size() ? runnable_id_[i] : 0;
+  const auto& attrs = reader_.attrs();
+  return i < attrs.size() ? runnable_id_of(attrs[i]) : 0;
+}
+
 OffCpuSource OffCpuTracker::source() const {
   if (finished_) return final_source_;
   const auto& attrs = reader_.attrs();
@@ -235,12 +248,28 @@ void OffCpuTracker::close(int32_t tid, uint64_t time, bool late) {
   open_.erase(it);
 }
 
+OffCpuState OffCpuTracker::offcpu_time_state(const perfdata::Sample& sample, int attr_index) const {
+  if (!is_offcpu_time_event(attr_index)) return OffCpuState::kSleeping;
+  const uint64_t runnable = runnable_id(attr_index);
+  const uint64_t id = sample.has(perfdata::kSampleIdentifier) ? sample.identifier : sample.id;
+  return runnable != 0 && id == runnable ? OffCpuState::kRunnable : OffCpuState::kSleeping;
+}
+
 void OffCpuTracker::on_sample(const perfdata::Record& rec, const perfdata::Sample& sample, int attr_index) {
+  if (is_offcpu_time_event(attr_index)) {
+    // Totals written at the end, stamped after every real sample: they say nothing of when
+    // threads ran, so they neither move the clock nor close intervals.
+    const int i = offcpu_time_state(sample, attr_index) == OffCpuState::kRunnable ? 1 : 0;
+    offcpu_runnable_seen_ = offcpu_runnable_seen_ || i == 1;
+    offcpu_ns_[i] += sample.period;
+    ++offcpu_samples_[i];
+    return;
+  }
   last_time_ = std::max(last_time_, sample.time);
   const auto tid = static_cast<int32_t>(sample.tid);
   if (!is_switch_event(attr_index)) {
     // A thread seen running was switched in by now, whether the switch-in was recorded or not.
-    if (!is_offcpu_time_event(attr_index) && tid > 0) close(tid, sample.time, true);
+    if (tid > 0) close(tid, sample.time, true);
     return;
   }
   const bool swap = reader_.swapped();
@@ -319,6 +348,7 @@ void OffCpuTracker::finish() {
   for (const perfdata::EventAttr& ea : reader_.attrs()) {
     switch_attr_.push_back(switch_attr(ea));
     offcpu_attr_.push_back(offcpu_attr(ea));
+    runnable_id_.push_back(runnable_id_of(ea));
   }
   finished_ = true;
   for (const auto& [tid, index] : open_) {
@@ -387,6 +417,13 @@ std::string describe_off_cpu(const OffCpuTracker& tracker) {
 
 std::string describe_off_cpu_states(const OffCpuTracker& tracker) {
   uint64_t ns[2] = {0, 0}, n[2] = {0, 0};
+  if (tracker.source() == OffCpuSource::kOffcpuTimeEvent) {
+    auto part = [&](int i, const char* name) {
+      return fmt::format("{} {:.3f} ms in {} total{}", name, static_cast<double>(tracker.offcpu_ns_[i]) / 1e6,
+                         tracker.offcpu_samples_[i], tracker.offcpu_samples_[i] == 1 ? "" : "s");
+    };
+    return part(0, "sleeping") + ", " + part(1, "runnable");
+  }
   for (const OffCpuInterval& iv : tracker.intervals()) {
     const int i = iv.state == OffCpuState::kRunnable ? 1 : 0;
     ns[i] += iv.duration();

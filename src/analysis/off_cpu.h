@@ -100,6 +100,13 @@ class OffCpuTracker {
   // on the tracker no longer uses the reader.
   void finish();
 
+  // The state of an offcpu-time sample. tperf's BPF way (record/offcpu_time_event.h) gives that
+  // event two ids, the second for runnable time; perf's own files use the first for every sample
+  // (its layout keeps no state), so theirs count as sleeping.
+  OffCpuState offcpu_time_state(const perfdata::Sample& sample, int attr_index) const;
+  // Whether some offcpu-time sample carried the runnable id (tperf's files): the states are known.
+  bool offcpu_time_states_known() const { return offcpu_runnable_seen_; }
+
   const std::vector<OffCpuInterval>& intervals() const { return intervals_; }
   // The interval a switch-out sample started, or nullptr (a final switch, or not a switch-out
   // sample). `rec`: the same record read again, by a later pass over the same file.
@@ -121,6 +128,8 @@ class OffCpuTracker {
   static RecordKey key_of(const perfdata::Record& rec);
   bool switch_attr(const perfdata::EventAttr& ea) const;
   static bool offcpu_attr(const perfdata::EventAttr& ea);
+  static uint64_t runnable_id_of(const perfdata::EventAttr& ea);
+  uint64_t runnable_id(int attr_index) const;
   void open(int32_t pid, int32_t tid, uint64_t time, OffCpuState state, const perfdata::Record* rec);
   void close(int32_t tid, uint64_t time, bool late);
 
@@ -136,6 +145,11 @@ class OffCpuTracker {
   std::unordered_set<int32_t> exited_;                       // tids whose EXIT went by
   uint64_t last_time_ = 0;
   bool finished_ = false;
+  std::vector<uint64_t> runnable_id_;  // per attr: the offcpu-time event's second id, 0 if none
+  // offcpu-time totals by state ([0] sleeping, [1] runnable): nanoseconds and samples.
+  uint64_t offcpu_ns_[2] = {0, 0}, offcpu_samples_[2] = {0, 0};
+  bool offcpu_runnable_seen_ = false;
+  friend std::string describe_off_cpu_states(const OffCpuTracker& tracker);
 };
 
 // Reads `reader`'s file once through analysis::replay (side-band records other than switches and

@@ -203,7 +203,9 @@ class Builder {
     ProfileCount& c = out_.counts[it->second];
     ++c.samples;
     c.weight += weight;
-    if (sample_.has(perfdata::kSampleTime)) {
+    // offcpu-time samples are totals written at the end, stamped from ~0 << 32 (perf's, and
+    // tperf's BPF way): no time of the recording.
+    if (sample_.has(perfdata::kSampleTime) && reader_.attrs()[static_cast<size_t>(ai)].name != "offcpu-time") {
       if (out_.first_time == 0 || sample_.time < out_.first_time) out_.first_time = sample_.time;
       out_.last_time = std::max(out_.last_time, sample_.time);
     }

@@ -33,6 +33,7 @@ struct RecordCliOptions {
   std::string call_graph;
   bool switch_events = false;
   bool off_cpu = false;
+  std::string off_cpu_way;  // auto (empty), bpf, tracepoint
   bool compress = false;
   int compression_level = -1;
   std::string mmap_pages;
@@ -73,6 +74,7 @@ std::vector<std::string> own_cmdline() {
 
 int run_record_command(const RecordCliOptions& c) {
   record::RecordOptions o;
+  std::unique_ptr<record::OffCpuBpf> bpf;  // the BPF way of --off-cpu, loaded before the recording
   try {
     for (const auto& e : c.events) {
       auto list = record::parse_event_list(e);
@@ -105,22 +107,52 @@ int run_record_command(const RecordCliOptions& c) {
     if (c.g) o.call_graph = record::CallGraph::kFramePointer;
     if (!c.call_graph.empty()) record::parse_call_graph(c.call_graph, &o.call_graph, &o.dwarf_stack_size, &o.defer_callchain);
     o.switch_events = c.switch_events;
+    if (!c.off_cpu_way.empty() && !c.off_cpu) throw std::invalid_argument("--off-cpu-way needs --off-cpu");
     if (c.off_cpu) {
-      // The tracepoint way: every switch-out as a sched_switch sample (prev_state says sleeping
-      // or preempted; with -g its callchain is where the thread blocked), and SWITCH records for
-      // the switch-ins, which a per-task sched_switch never sees (it fires in the task leaving).
-      // The normal samples stay: the default event too when no -e was given.
-      if (o.events.empty()) o.events.push_back(record::parse_event("cpu-clock"));
-      const bool have = std::any_of(o.events.begin(), o.events.end(), [](const record::EventSpec& e) {
-        return e.name == "sched:sched_switch";
-      });
-      if (!have) o.events.push_back(record::parse_event("sched:sched_switch"));
-      o.switch_events = true;
-      if (!c.quiet) {
-        fmt::print(stderr,
-                   "tperf record: --off-cpu: the tracepoint way (sched:sched_switch samples{} + switch events); "
-                   "the BPF way is not built into this tperf\n",
-                   o.call_graph != record::CallGraph::kNone ? " with callchains" : "");
+      // The BPF way when it loads (in-kernel totals written as perf's offcpu-time event), else the
+      // tracepoint way; --off-cpu-way forces one.
+      const std::string way = c.off_cpu_way.empty() ? "auto" : c.off_cpu_way;
+      if (way != "auto" && way != "bpf" && way != "tracepoint") {
+        throw std::invalid_argument(fmt::format("--off-cpu-way={}: expected bpf or tracepoint", way));
+      }
+      std::string why;
+      if (way == "tracepoint") {
+        why = "asked for with --off-cpu-way=tracepoint";
+      } else if (!c.pids.empty() && !c.tids.empty()) {
+        why = "the BPF way filters by processes or by threads, not both (-p with -t)";
+      } else {
+        record::OffCpuBpfFilter filter;
+        if (o.system_wide || !o.cpus.empty()) filter.mode = record::OffCpuBpfFilter::Mode::kAll;
+        else if (!o.tids.empty()) filter.mode = record::OffCpuBpfFilter::Mode::kThreads;
+        filter.follow_forks = !c.no_inherit;
+        bpf = record::OffCpuBpf::open(filter, &why);
+      }
+      if (!bpf && way == "bpf") {
+        fmt::print(stderr, "tperf record: --off-cpu-way=bpf: {}\n", why);
+        return 1;
+      }
+      if (bpf) {
+        o.off_cpu_bpf = bpf.get();
+        if (!c.quiet) {
+          fmt::print(stderr,
+                     "tperf record: --off-cpu: the BPF way (a sched_switch program sums the time switched out per "
+                     "thread, stack and state in the kernel; written as offcpu-time samples)\n");
+        }
+      } else {
+        // The tracepoint way: every switch-out as a sched_switch sample (prev_state says sleeping
+        // or preempted; with -g its callchain is where the thread blocked), and SWITCH records for
+        // the switch-ins, which a per-task sched_switch never sees (it fires in the task leaving).
+        // The normal samples stay: the default event too when no -e was given.
+        if (!c.quiet) {
+          fmt::print(stderr, "tperf record: --off-cpu: the tracepoint way (sched:sched_switch samples{} + switch events): {}\n",
+                     o.call_graph != record::CallGraph::kNone ? " with callchains" : "", why);
+        }
+        if (o.events.empty()) o.events.push_back(record::parse_event("cpu-clock"));
+        const bool have = std::any_of(o.events.begin(), o.events.end(), [](const record::EventSpec& e) {
+          return e.name == "sched:sched_switch";
+        });
+        if (!have) o.events.push_back(record::parse_event("sched:sched_switch"));
+        o.switch_events = true;
       }
     }
     if (c.compression_level >= 0) {
@@ -181,7 +213,10 @@ void add_record_command(CLI::App& app, int& status) {
   cmd->add_flag("--switch-events", opt->switch_events, "record context switches");
   cmd->add_flag("--off-cpu", opt->off_cpu,
                 "also record the time threads spend switched out, with -g the stacks they blocked in "
-                "(adds -e sched:sched_switch and --switch-events; read with tperf report --off-cpu)");
+                "(the BPF way when it loads, else -e sched:sched_switch and --switch-events; read with tperf report --off-cpu)");
+  cmd->add_option("--off-cpu-way", opt->off_cpu_way,
+                  "bpf (in-kernel totals as perf's offcpu-time event; needs root and BTF) or tracepoint; default: "
+                  "bpf when it loads, else tracepoint");
   cmd->add_flag("-z", opt->compress, "zstd-compress the data (level 1)");
   cmd->add_option("--compression-level", opt->compression_level, "zstd level 1..22");
   cmd->add_option("-m,--mmap-pages", opt->mmap_pages, "ring-buffer pages per CPU (power of two) or size (512K); default 2M for root (at most 256M over all CPUs), else 512K as perf");

@@ -492,6 +492,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     }
     if (!decided) decide_children();
     reader->decode_sample(rec, sample);
+    if (wanted_state && off_cpu->is_offcpu_time_event(ai) && off_cpu->offcpu_time_state(sample, ai) != *wanted_state) return;
     if (analysis::time_skipped(time_ranges, sample.time)) return;
     // --cpu too drops samples before anything counts them, as perf does.
     if (!listed(cpu_filter, sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1)) return;
@@ -731,8 +732,10 @@ int run_hist_report(const ReportCliOptions& cli) {
   }
   if (off_cpu) {
     filter_lines.push_back(analysis::describe_off_cpu(*off_cpu));
-    if (off_cpu->source() == analysis::OffCpuSource::kSchedSwitch) {
+    if (off_cpu->source() == analysis::OffCpuSource::kSchedSwitch || off_cpu->offcpu_time_states_known()) {
       filter_lines.push_back("off-CPU by state: " + analysis::describe_off_cpu_states(*off_cpu));
+    } else if (off_cpu->source() == analysis::OffCpuSource::kOffcpuTimeEvent) {
+      filter_lines.push_back("off-CPU by state: not recorded (perf's offcpu-time samples keep no state; all count as sleeping)");
     }
     if (cli.wall_clock) {
       filter_lines.push_back(fmt::format(

@@ -61,7 +61,7 @@ void EventList::build_attrs() {
   // System-wide, perf puts the side-band flags on a dummy event that is enabled from the start, so
   // tasks created during /proc synthesis are not missed.
   bool add_dummy = config_.system_wide;
-  size_t total = specs.size() + (add_dummy ? 1 : 0);
+  size_t total = specs.size() + (add_dummy ? 1 : 0) + (config_.extra_event ? 1 : 0);
   for (size_t i = 0; i < specs.size(); ++i) {
     const EventSpec& s = specs[i];
     Event ev;
@@ -131,7 +131,7 @@ void EventList::build_attrs() {
   // Several events: each sample names its event. perf uses IDENTIFIER (at a fixed place) only when
   // the sample layouts differ, else ID.
   if (total > 1) {
-    bool differ = false;
+    bool differ = config_.extra_event;
     for (const auto& ev : events_) differ = differ || ev.attr.sample_type != events_.front().attr.sample_type;
     for (auto& ev : events_) ev.attr.sample_type |= differ ? kSampleIdentifier : kSampleId;
   }

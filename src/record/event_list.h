@@ -39,6 +39,9 @@ struct EventListConfig {
   bool buildid_mmap = false;  // MMAP2 records carry build ids (attr.build_id)
   int clockid = -1;           // -k; -1: the kernel's perf clock
   bool sample_cpu = false;    // force the CPU bit
+  // The file gets one more attr of another sample layout that no fd opens (the BPF way's
+  // offcpu-time): every sample then names its event with IDENTIFIER, as perf's do.
+  bool extra_event = false;
 };
 
 // The sample_regs_user mask perf uses for DWARF unwinding on this architecture.

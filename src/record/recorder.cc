@@ -391,6 +391,7 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
   cfg.switch_events = o.switch_events;
   cfg.buildid_mmap = o.buildid_mmap;
   cfg.clockid = o.clockid;
+  cfg.extra_event = o.off_cpu_bpf != nullptr;
 
   Workload workload;
   std::vector<int32_t> target_tids;
@@ -404,6 +405,10 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
       if (::kill(tid, 0) != 0 && errno == ESRCH) return fail(fmt::format("no thread with tid {}", tid), 2);
       target_tids.push_back(tid);
     }
+    if (o.off_cpu_bpf) {
+      for (int32_t pid : o.pids) o.off_cpu_bpf->add_task(pid);
+      for (int32_t tid : o.tids) o.off_cpu_bpf->add_task(tid);
+    }
   }
   if (!o.command.empty()) {
     try {
@@ -416,6 +421,7 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
     if (o.pids.empty() && o.tids.empty()) {
       cfg.threads = {workload.pid()};
       cfg.enable_on_exec = true;
+      if (o.off_cpu_bpf) o.off_cpu_bpf->add_task(workload.pid());
     } else {
       cfg.threads = target_tids;
     }
@@ -468,6 +474,20 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
     auto& ev = evlist->events()[i];
     writer->add_attr(ev.attr, ev.ids, ev.spec.name);
     if (ev.tracking) tracking_index = i;
+  }
+  // The BPF way's offcpu-time event: two ids of its own (first sleeping, second runnable), above
+  // every id the kernel gave this recording's fds.
+  size_t offcpu_index = 0;
+  uint64_t offcpu_ids[2] = {0, 0};
+  if (o.off_cpu_bpf) {
+    uint64_t top = 0;
+    for (const auto& ev : evlist->events()) {
+      for (uint64_t id : ev.ids) top = std::max(top, id);
+    }
+    offcpu_ids[0] = top + 1;
+    offcpu_ids[1] = top + 2;
+    offcpu_index = writer->add_attr(offcpu_time_attr(evlist->events().front().attr), {offcpu_ids[0], offcpu_ids[1]},
+                                    "offcpu-time");
   }
   HostInfo host = read_host_info();
   std::vector<std::string> cmdline = o.cmdline;
@@ -584,6 +604,7 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
   // --- start ---
   std::string workload_error;
   if (write_error.empty()) {
+    if (o.off_cpu_bpf) o.off_cpu_bpf->set_enabled(true);
     if (!cfg.enable_on_exec) evlist->enable(wq);
     if (!o.command.empty()) {
       workload_error = workload.start();
@@ -697,6 +718,7 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
     workload.wait();
   }
   evlist->disable(wq);
+  if (o.off_cpu_bpf) o.off_cpu_bpf->set_enabled(false);
   if (threaded) {
     readers_stop.store(true, std::memory_order_release);
     if (readers_wake >= 0) {
@@ -712,6 +734,21 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
     try {
       if (!threaded) drain_all();
       res.lost_samples = write_lost_samples(*evlist, *writer);
+      if (o.off_cpu_bpf) {
+        // The totals, after every real sample (perf's time stamps), then a round so a reader
+        // orders them in.
+        const PerfEventAttr& attr = writer->attr(offcpu_index);
+        uint64_t time = kOffcpuTimestamp;
+        for (const OffCpuTotal& t : o.off_cpu_bpf->totals()) {
+          if (t.ns == 0) continue;
+          writer->write_record(offcpu_time_sample(attr, t, offcpu_ids[t.runnable ? 1 : 0], time++));
+          ++main_counters.samples;
+        }
+        writer->write_record(rb.finished_round());
+        if (uint64_t dropped = o.off_cpu_bpf->dropped()) {
+          say(fmt::format("tperf record: --off-cpu: {} off-CPU intervals were dropped (the BPF maps were full)", dropped));
+        }
+      }
     } catch (const std::exception& e) {
       write_error = e.what();
     }

@@ -14,6 +14,7 @@
 #include "record/event_list.h"
 #include "record/event_spec.h"
 #include "record/host_features.h"
+#include "record/off_cpu_bpf.h"
 
 namespace tperf::record {
 
@@ -41,6 +42,9 @@ struct RecordOptions {
   std::optional<CpuGrouping> threads;  // --threads
   unsigned synthesis_threads = 0;      // /proc synthesis parallelism; 0: online CPUs
   bool quiet = false;
+  // --off-cpu, the BPF way: the loaded program (the caller's); the recorder adds the workload to
+  // its filter, enables it while recording and writes its totals as offcpu-time samples.
+  OffCpuBpf* off_cpu_bpf = nullptr;
   std::vector<std::string> cmdline;  // for the CMDLINE feature
   std::string version = "0.1.0";
 };

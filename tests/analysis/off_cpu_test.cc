@@ -302,3 +302,81 @@ TEST(OffCpuTracker, ShortRawDataIsAnErrorWithTheRecordOffset) {
 
 }  // namespace
 }  // namespace tperf::analysis
+
+namespace tperf::analysis {
+namespace {
+
+// offcpu-time files: the state is the sample id (the attr's second id: runnable), as tperf's BPF
+// way writes them; perf's files use the first id for every sample and keep no state. The
+// totals (time stamps from ~0 << 32) do not move the clock of the intervals.
+std::string offcpu_time_file(const test::TempDir& dir, const char* name, const std::vector<uint64_t>& sample_ids) {
+  const std::string path = dir.path() + "/" + name;
+  perfdata::Writer w;
+  w.open(path);
+  perfdata::PerfEventAttr clock;
+  clock.type = perfdata::kTypeSoftware;
+  clock.size = perfdata::kAttrSizeVer7;
+  clock.sample_type = perfdata::kSampleIdentifier | perfdata::kSampleIp | perfdata::kSampleTid | perfdata::kSampleTime |
+                      perfdata::kSamplePeriod;
+  clock.set_flag(perfdata::kFlagSampleIdAll);
+  clock.set_flag(perfdata::kFlagTask);
+  perfdata::PerfEventAttr off = clock;
+  off.config = perfdata::kSwBpfOutput;
+  off.sample_type |= perfdata::kSampleCallchain;
+  w.add_attr(clock, {5}, "cpu-clock");
+  w.add_attr(off, {6, 7}, "offcpu-time");
+  const perfdata::RecordBuilder on_rb = w.builder(0);
+  const perfdata::RecordBuilder rb = w.builder(1);
+  perfdata::Sample on;
+  on.identifier = 5;
+  on.pid = on.tid = 10;
+  on.time = 1000;
+  on.period = 250000;
+  w.write_record(on_rb.sample(on, perfdata::kMiscUser));
+  uint64_t period = 1000000;  // 1 ms, then 2 ms, ...
+  uint64_t time = ~uint64_t{0} << 32;
+  for (uint64_t id : sample_ids) {
+    perfdata::Sample s;
+    s.identifier = id;
+    s.pid = s.tid = 10;
+    s.time = time++;
+    s.period = period;
+    s.callchain = {perfdata::kContextUser, 0x401000};
+    s.ip = 0x401000;
+    w.write_record(rb.sample(s, perfdata::kMiscUser));
+    period += 1000000;
+  }
+  w.finish();
+  return path;
+}
+
+TEST(OffCpuTracker, OffcpuTimeStateFromTheSampleId) {
+  test::TempDir dir;
+  auto reader = perfdata::Reader::open(offcpu_time_file(dir, "tperf.data", {6, 7, 6}));
+  std::vector<std::string> problems;
+  OffCpuTracker t = track_off_cpu(*reader, &problems);
+  EXPECT_TRUE(problems.empty());
+  EXPECT_EQ(t.source(), OffCpuSource::kOffcpuTimeEvent);
+  EXPECT_TRUE(t.is_offcpu_time_event(1));
+  EXPECT_TRUE(t.offcpu_time_states_known());
+  EXPECT_EQ(t.last_time(), 1000u);  // the totals' time stamps are no time
+  // Sleeping: 1 + 3 ms; runnable: 2 ms.
+  EXPECT_EQ(describe_off_cpu_states(t), "sleeping 4.000 ms in 2 totals, runnable 2.000 ms in 1 total");
+  perfdata::Sample s;
+  s.present = perfdata::kSampleIdentifier;
+  s.identifier = 7;
+  EXPECT_EQ(t.offcpu_time_state(s, 1), OffCpuState::kRunnable);
+  s.identifier = 6;
+  EXPECT_EQ(t.offcpu_time_state(s, 1), OffCpuState::kSleeping);
+}
+
+TEST(OffCpuTracker, PerfOffcpuTimeFileKeepsNoState) {
+  test::TempDir dir;
+  auto reader = perfdata::Reader::open(offcpu_time_file(dir, "perf.data", {6, 6}));
+  OffCpuTracker t = track_off_cpu(*reader, nullptr);
+  EXPECT_EQ(t.source(), OffCpuSource::kOffcpuTimeEvent);
+  EXPECT_FALSE(t.offcpu_time_states_known());
+}
+
+}  // namespace
+}  // namespace tperf::analysis

@@ -135,10 +135,12 @@ TEST(OffCpuE2E, TperfRecordFindsTheKnownWaits) {
   REQUIRE_WORKLOAD(bin, "offcpu_waits");
   const std::string data = scratch_dir() + "/offcpu_tperf.data";
   KeepOnFailure keep({data});
-  CommandResult r = run(fmt::format("{} record --off-cpu -g -o {} -- {}", kTperf, shell_quote(data), shell_quote(bin)));
+  CommandResult r = run(fmt::format("{} record --off-cpu --off-cpu-way=tracepoint -g -o {} -- {}", kTperf,
+                                    shell_quote(data), shell_quote(bin)));
   ASSERT_EQ(r.status, 0) << r.err;
   const Waits waits = measured_waits(r.out);
-  EXPECT_NE(r.err.find("--off-cpu: the tracepoint way (sched:sched_switch samples with callchains + switch events)"),
+  EXPECT_NE(r.err.find("--off-cpu: the tracepoint way (sched:sched_switch samples with callchains + switch events): "
+                       "asked for with --off-cpu-way=tracepoint"),
             std::string::npos)
       << r.err;
 
@@ -250,6 +252,157 @@ TEST(OffCpuE2E, TperfRecordFindsTheKnownWaits) {
   EXPECT_EQ(wall_sections.begin()->first, "wall-clock (sched:sched_switch + on-CPU time)");
   expect_known_waits(waits, w, wall.out);
   EXPECT_GE(w.inclusive("spin_500ms"), 475 * kMs) << wall.out;
+}
+
+// The function names of a folded line's frames (its first frame, the comm, left out), once each.
+std::set<std::string> folded_functions(const std::string& stack) {
+  std::set<std::string> names;
+  std::istringstream frames(stack);
+  std::string frame;
+  bool first = true;
+  while (std::getline(frames, frame, ';')) {
+    if (!first && !frame.empty() && frame[0] != '[') names.insert(frame);
+    first = false;
+  }
+  return names;
+}
+
+// The BPF way: the same waits from the in-kernel totals written as perf's offcpu-time event, the
+// spin on-CPU, perf 6.1 reading the file without a word, and perf script's offcpu-time samples
+// (periods and stacks) adding up to what tperf aggregates from them.
+TEST(OffCpuE2E, TperfRecordBpfWayFindsTheKnownWaits) {
+  TPERF_REQUIRE_PERF();
+  REQUIRE_WORKLOAD(bin, "offcpu_waits");
+  const std::string data = scratch_dir() + "/offcpu_bpf.data";
+  KeepOnFailure keep({data});
+  CommandResult r = run(fmt::format("{} record --off-cpu --off-cpu-way=bpf -g -o {} -- {}", kTperf, shell_quote(data),
+                                    shell_quote(bin)));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Waits waits = measured_waits(r.out);
+  EXPECT_NE(r.err.find("tperf record: --off-cpu: the BPF way ("), std::string::npos) << r.err;
+
+  const std::string opts = "--stdio --children --sort sym -g none";
+  CommandResult off = run(fmt::format("{} report --off-cpu -i {} {}", kTperf, shell_quote(data), opts));
+  ASSERT_EQ(off.status, 0) << off.err;
+  auto sections = parse_children_report(off.out);
+  ASSERT_EQ(sections.count("offcpu-time"), 1u) << off.out;
+  EXPECT_EQ(sections.size(), 1u) << off.out;
+  expect_known_waits(waits, sections["offcpu-time"], off.out);
+  EXPECT_NE(off.out.find("# off-CPU time from the offcpu-time event (aggregated in the kernel by BPF)"), std::string::npos)
+      << off.out;
+  EXPECT_NE(off.out.find("# off-CPU by state: sleeping "), std::string::npos) << off.out;
+
+  // Sleeping only: the waits stay, the spin's preemptions go.
+  CommandResult asleep =
+      run(fmt::format("{} report --off-cpu --state sleeping -i {} {}", kTperf, shell_quote(data), opts));
+  ASSERT_EQ(asleep.status, 0) << asleep.err;
+  auto asleep_sections = parse_children_report(asleep.out);
+  expect_known_waits(waits, asleep_sections["offcpu-time"], asleep.out);
+  EXPECT_LT(asleep_sections["offcpu-time"].inclusive("spin_500ms"), 5 * kMs) << asleep.out;
+
+  // The spin is on-CPU.
+  CommandResult on = run(fmt::format("{} report -i {} {}", kTperf, shell_quote(data), opts));
+  ASSERT_EQ(on.status, 0) << on.err;
+  auto on_sections = parse_children_report(on.out);
+  ASSERT_EQ(on_sections.count("cpu-clock"), 1u) << on.out;
+  EXPECT_NEAR(on_sections["cpu-clock"].inclusive("spin_500ms"), 500 * kMs, 25 * kMs) << on.out;
+
+  // Wall-clock: waits and spin in one section.
+  CommandResult wall = run(fmt::format("{} report --wall-clock -i {} {}", kTperf, shell_quote(data), opts));
+  ASSERT_EQ(wall.status, 0) << wall.err;
+  auto wall_sections = parse_children_report(wall.out);
+  ASSERT_EQ(wall_sections.size(), 1u) << wall.out;
+  EXPECT_EQ(wall_sections.begin()->first, "wall-clock (offcpu-time + on-CPU time)");
+  expect_known_waits(waits, wall_sections.begin()->second, wall.out);
+  EXPECT_GE(wall_sections.begin()->second.inclusive("spin_500ms"), 475 * kMs) << wall.out;
+
+  // The stack table (flame, exports) and collapse: the same times.
+  analysis::ProfileOptions po;
+  po.off_cpu = true;
+  const analysis::Profile profile = analysis::build_profile(data, po);
+  std::map<std::string, uint64_t> inclusive;
+  for (const analysis::ProfileCount& c : profile.counts) {
+    EXPECT_EQ(profile.events[c.event].name, "offcpu-time");
+    EXPECT_EQ(profile.events[c.event].unit, "nanoseconds");
+    if (c.stack == analysis::kNoIndex) continue;
+    std::set<std::string> names;
+    for (uint32_t f : profile.frames_root_first(c.stack)) names.insert(profile.functions[profile.frames[f].function].name);
+    for (const auto& n : names) inclusive[n] += c.weight;
+  }
+  expect_known_waits(waits, [&](const std::string& n) { return static_cast<double>(inclusive[n]); }, "flame --off-cpu");
+  // The totals' time stamps (from ~0 << 32) are no time of the recording: the profile's span is
+  // that of the cpu-clock samples, under the workload's 1.3 s or so.
+  po.wall_clock = true;
+  const analysis::Profile wall_profile = analysis::build_profile(data, po);
+  EXPECT_GT(wall_profile.first_time, 0u);
+  EXPECT_LT(wall_profile.last_time, ~uint64_t{0} << 32);
+  EXPECT_LT(wall_profile.last_time - wall_profile.first_time, uint64_t{5000} * 1000000);
+
+  CommandResult folded = run(fmt::format("{} collapse --off-cpu --period -i {}", kTperf, shell_quote(data)));
+  ASSERT_EQ(folded.status, 0) << folded.err;
+  std::map<std::string, uint64_t> tperf_by_function;
+  uint64_t tperf_total = 0;
+  {
+    std::istringstream lines(folded.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+      const size_t space = line.rfind(' ');
+      if (space == std::string::npos) continue;
+      const uint64_t weight = std::stoull(line.substr(space + 1));
+      tperf_total += weight;
+      for (const auto& n : folded_functions(line.substr(0, space))) tperf_by_function[n] += weight;
+    }
+  }
+  expect_known_waits(waits, [&](const std::string& n) { return static_cast<double>(tperf_by_function[n]); },
+                     "collapse --off-cpu --period");
+
+  // perf 6.1 reads it without a word, the offcpu-time samples as an ordinary event.
+  CommandResult pr = run(fmt::format("perf report --stdio -i {}", shell_quote(data)));
+  EXPECT_EQ(pr.status, 0);
+  EXPECT_EQ(pr.err, "");
+  EXPECT_NE(pr.out.find("of event 'offcpu-time'"), std::string::npos) << pr.out;
+  CommandResult ps = run(fmt::format("perf script -i {}", shell_quote(data)));
+  EXPECT_EQ(ps.status, 0);
+  EXPECT_EQ(ps.err, "");
+  // Its offcpu-time samples: the periods and stacks tperf aggregated.
+  std::map<std::string, uint64_t> perf_by_function;
+  uint64_t perf_total = 0, perf_samples = 0;
+  {
+    static const std::regex head(R"(^\S.*\s[0-9]+\s+[0-9.]+:\s+([0-9]+) offcpu-time:)");
+    static const std::regex frame(R"(^\s+[0-9a-f]+ (\S+?)(\+0x[0-9a-f]+)? \()");
+    std::istringstream lines(ps.out);
+    std::string line;
+    std::smatch m;
+    bool in_sample = false;
+    uint64_t period = 0;
+    std::set<std::string> names;
+    auto flush = [&]() {
+      if (in_sample) {
+        for (const auto& n : names) perf_by_function[n] += period;
+      }
+      names.clear();
+      in_sample = false;
+    };
+    while (std::getline(lines, line)) {
+      if (std::regex_search(line, m, head)) {
+        flush();
+        in_sample = true;
+        period = std::stoull(m[1]);
+        perf_total += period;
+        ++perf_samples;
+      } else if (in_sample && std::regex_search(line, m, frame)) {
+        if (m[1].str()[0] != '[') names.insert(m[1]);
+      } else if (line.empty()) {
+        flush();
+      }
+    }
+    flush();
+  }
+  EXPECT_GT(perf_samples, 0u) << ps.out;
+  EXPECT_EQ(perf_samples, sections["offcpu-time"].samples) << off.out;
+  EXPECT_EQ(perf_total, sections["offcpu-time"].total) << off.out;
+  EXPECT_EQ(perf_total, tperf_total);
+  EXPECT_EQ(perf_by_function, tperf_by_function);
 }
 
 TEST(OffCpuE2E, PerfSchedSwitchFileKnownWaitsAndSwitchCounts) {
