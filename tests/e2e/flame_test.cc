@@ -717,7 +717,8 @@ TEST(FlameTimelineBrowserE2E, RangeTotalsArePerfScriptsSamplesInTheRange) {
   std::printf("timeline page: %s\nscreenshot: %s\n", page.c_str(), shot.c_str());
 }
 
-// An off-CPU recording (tperf record --off-cpu -g) of the workload with known waits: the
+// An off-CPU recording of the workload with known waits (tperf record --off-cpu -g, the
+// tracepoint way: thread states come from sched_switch; the BPF way keeps totals only): the
 // sleeper's lane shows sleeping bands over its 200 ms sleep, in the plain, --off-cpu and
 // --wall-clock pages, and a range selects on each.
 TEST(FlameTimelineBrowserE2E, OffCpuRecordingShowsTheSleep) {
@@ -728,7 +729,7 @@ TEST(FlameTimelineBrowserE2E, OffCpuRecordingShowsTheSleep) {
   const std::string bin = test::e2e::workload("offcpu_waits", &err);
   ASSERT_FALSE(bin.empty()) << "set-up failed: " << err;
   const std::string data = test::e2e::scratch_dir() + "/flame-timeline-offcpu.data";
-  const auto recorded = test::e2e::run(fmt::format("{} record --off-cpu -g -o {} -- {}", TPERF_BINARY, shell_quote(data), shell_quote(bin)));
+  const auto recorded = test::e2e::run(fmt::format("{} record --off-cpu --off-cpu-way=tracepoint -g -o {} -- {}", TPERF_BINARY, shell_quote(data), shell_quote(bin)));
   ASSERT_EQ(recorded.status, 0) << recorded.err;
   test::e2e::KeepOnFailure keep({data});
   // The workload's own measure of its sleep ("sleep_200ms 200123456").
