@@ -113,7 +113,7 @@ uint64_t script_field_by_name(std::string_view name) {
 
 uint64_t script_supported_fields() {
   return kFieldComm | kFieldTid | kFieldPid | kFieldTime | kFieldCpu | kFieldEvent | kFieldTrace | kFieldIp |
-         kFieldSym | kFieldDso | kFieldAddr | kFieldSymoff | kFieldSrcline | kFieldPeriod | kFieldWeight | kFieldBpfOutput |
+         kFieldSym | kFieldDso | kFieldAddr | kFieldSymoff | kFieldSrcline | kFieldPeriod | kFieldWeight | kFieldDataSrc | kFieldBpfOutput |
          kFieldIregs | kFieldUregs | kFieldBrstack | kFieldBrstacksym | kFieldCallindent | kFieldPhysAddr | kFieldMisc |
          kFieldTod | kFieldDataPageSize | kFieldCodePageSize | kFieldInsLat | kFieldMachinePid | kFieldVcpu;
 }
@@ -1318,6 +1318,7 @@ void ScriptWriter::on_sample(const Record& rec) {
       append_addr(out_, s.addr, nullptr, ipo);
     }
   }
+  if (fields & kFieldDataSrc) data_src_column_.append(out_, s.data_src);
   // WEIGHT_STRUCT packs weight (low 32 bits) and instruction latency (next 16).
   const bool weight_struct = s.has(kSampleWeightStruct);
   if (fields & kFieldWeight) {

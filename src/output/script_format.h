@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analysis/time_filter.h"
+#include "output/mem_format.h"
 #include "perfdata/reader.h"
 #include "perfdata/records.h"
 #include "perfdata/sample.h"
@@ -329,6 +330,7 @@ class ScriptWriter {
   ScriptOptions options_;
   FILE* file_;
   std::string out_;
+  DataSrcColumn data_src_column_;  // -F data_src: padded to the widest decoding so far
   std::string fatal_;
   std::vector<std::string> names_;                         // per attr, as perf names them
   std::unordered_set<std::string> kernel_build_id_paths_;  // kernel-space files of the BUILD_ID table
