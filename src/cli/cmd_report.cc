@@ -32,6 +32,7 @@
 #include "session/machine.h"
 #include "symbols/dwarf_unwind.h"
 #include "symbols/symbolizer.h"
+#include "cli/report_mem.h"
 #include "util/progress.h"
 
 namespace tperf::cli {
@@ -72,6 +73,7 @@ struct ReportCliOptions {
   bool off_cpu = false;        // --off-cpu: weights are the time threads spent switched out
   bool wall_clock = false;     // --wall-clock: on-CPU time samples and off-CPU time in one section
   std::string state;           // --state runnable|sleeping (with --off-cpu)
+  bool mem_mode = false;       // --mem-mode: memory samples by perf's memory sort keys
 };
 
 // perf's default pattern for the parent key.
@@ -800,6 +802,11 @@ int run_hist_report(const ReportCliOptions& cli) {
 
 int run_report(const ReportCliOptions& cli) {
   if (cli.tasks || cli.mmaps) return run_tasks(cli);
+  if (cli.mem_mode) {
+    symbols::SymbolizerOptions so;
+    cli.symbols.apply_to(&so);
+    return run_mem_report({.path = cli.path, .sort = cli.sort, .show_samples = cli.show_samples, .quiet = cli.quiet}, so);
+  }
   return run_hist_report(cli);
 }
 
@@ -854,6 +861,9 @@ void add_report_command(CLI::App& app, int& status) {
                 "perf's offcpu-time event); -n counts switches");
   cmd->add_flag("--wall-clock", opt->wall_clock,
                 "on-CPU time (cpu-clock/task-clock periods) and off-CPU time together, in one section");
+  cmd->add_flag("--mem-mode", opt->mem_mode,
+                "memory samples (data_src, weight) by perf's memory sort keys: local_weight, weight, mem, sym, dso, "
+                "symbol_daddr, dso_daddr, snoop, tlb, locked, blocked, local_ins_lat, ins_lat");
   cmd->add_option("--state", opt->state, "with --off-cpu: only the time spent runnable (preempted) or sleeping");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);

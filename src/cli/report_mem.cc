@@ -1,0 +1,89 @@
+#include "cli/report_mem.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "analysis/mem_sort.h"
+#include "analysis/sample_path.h"
+#include "cli/commands.h"
+#include "output/mem_report.h"
+#include "output/report_format.h"
+#include "output/script_format.h"
+#include "perfdata/abi.h"
+#include "perfdata/reader.h"
+#include "perfdata/sample.h"
+#include "session/machine.h"
+#include "symbols/symbolizer.h"
+
+namespace tperf::cli {
+
+int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOptions& so) {
+  std::string sort_order = cli.sort.empty() ? analysis::kMemModeSortOrder : cli.sort;
+  // perf adds its (empty, without branch stacks) IPC column to a --sort that names "symbol".
+  if (!cli.sort.empty() && cli.sort.find("symbol") != std::string::npos) sort_order += ",ipc_null";
+  std::vector<analysis::MemKey> keys;
+  if (auto bad = analysis::parse_mem_sort_keys(sort_order, &keys); !bad.empty()) {
+    fmt::print(stderr, "tperf report: --mem-mode: unknown --sort key '{}'\n", bad);
+    return 2;
+  }
+  auto reader = perfdata::Reader::open(cli.path);
+  const std::unique_ptr<session::Machine> machine_owner = analysis::make_report_machine(*reader);
+  session::Machine& machine = *machine_owner;
+  symbols::Symbolizer symbolizer(machine, so);
+  analysis::SymbolPreloader preloader(machine, symbolizer);
+  std::vector<analysis::MemHist> hists;
+  uint64_t lost_samples = 0;
+  perfdata::Sample sample;
+  analysis::ReplayHandlers handlers;
+  handlers.on_other = [&](const perfdata::Record& rec, uint64_t) {
+    if (rec.type == perfdata::kRecordLostSamples) {
+      lost_samples += perfdata::decode_lost_samples(rec.body(), reader->swapped(), rec.offset + 8);
+    }
+  };
+  handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
+    const int ai = reader->attr_index_of(rec);
+    if (ai < 0) return;
+    while (hists.size() < reader->attrs().size()) hists.emplace_back(keys);
+    reader->decode_sample(rec, sample);
+    session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
+    const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
+    analysis::MemEntry e;
+    const session::Map* map = analysis::find_sample_map(machine, symbolizer, &thread, cpumode, sample.ip);
+    e.self = analysis::sample_entry(machine, symbolizer, thread, sample, cpumode, map);
+    e.daddr = sample.addr;
+    const session::Map* dmap = analysis::find_sample_map(machine, symbolizer, &thread, cpumode, sample.addr);
+    e.data = analysis::locate(symbolizer, dmap, thread.pid(), cpumode, sample.addr, false);
+    e.data_src = sample.data_src;
+    // WEIGHT_STRUCT: weight (low 32 bits), instruction latency, pipeline stage cycles.
+    if (sample.has(perfdata::kSampleWeightStruct)) {
+      e.weight = sample.weight & 0xffffffffULL;
+      e.ins_lat = (sample.weight >> 32) & 0xffff;
+      e.p_stage_cyc = (sample.weight >> 48) & 0xffff;
+    } else {
+      e.weight = sample.weight;
+    }
+    hists[static_cast<size_t>(ai)].add(e);
+  };
+  const std::vector<std::string> problems = analysis::replay(*reader, machine, symbolizer, &preloader, handlers).problems;
+  output::MemReportOptions mo;
+  mo.show_samples = cli.show_samples;
+  mo.quiet = cli.quiet;
+  mo.sort_order = sort_order;
+  if (!cli.quiet) output::print_report_preamble(stdout, lost_samples);
+  for (size_t i = 0; i < hists.size(); ++i) {
+    if (hists[i].total_samples() == 0) continue;
+    output::print_mem_report_section(stdout, output::script_event_name(reader->attrs()[i]), hists[i], mo);
+  }
+  // perf's closing tip block, which tperf leaves out, follows two empty lines.
+  if (!cli.quiet && !hists.empty()) std::fputs("\n", stdout);
+  std::fflush(stdout);
+  int status = report_reader_problems("report", *reader);
+  for (const auto& p : problems) {
+    fmt::print(stderr, "tperf report: {}: {}\n", reader->path(), p);
+    status = 2;
+  }
+  return status;
+}
+
+}  // namespace tperf::cli

@@ -1,0 +1,142 @@
+#include "output/mem_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "output/mem_format.h"
+#include "output/report_format.h"
+#include "session/machine.h"
+#include "symbols/symbol_table.h"
+
+namespace tperf::output {
+
+namespace {
+
+using analysis::MemEntry;
+using analysis::MemKey;
+
+std::string_view dso_text(const analysis::Location& loc) { return loc.dso ? loc.dso->short_name() : "[unknown]"; }
+
+// The data address's cell: a data object shows where in it the address is.
+std::string daddr_text(const MemEntry& e) {
+  if (e.data.sym) {
+    if (e.data.sym->type == symbols::kTypeObject) {
+      return fmt::format("[{}] {}+{:#x}", e.data.level, e.data.sym->name(), e.data.addr - e.data.sym_start);
+    }
+    return fmt::format("[{}] {}", e.data.level, e.data.sym->name());
+  }
+  return address_text(e.data.level, e.daddr);
+}
+
+std::string cell(MemKey key, const MemEntry& e) {
+  switch (key) {
+    case MemKey::kLocalWeight: return fmt::format("{}", e.local_weight());
+    case MemKey::kWeight: return fmt::format("{}", e.weight);
+    case MemKey::kLocalInsLat: return fmt::format("{}", e.local_ins_lat());
+    case MemKey::kInsLat: return fmt::format("{}", e.ins_lat);
+    case MemKey::kLocalPStageCyc: return fmt::format("{}", e.local_p_stage_cyc());
+    case MemKey::kPStageCyc: return fmt::format("{}", e.p_stage_cyc);
+    case MemKey::kMem: return mem_lvl_text(e.data_src);
+    case MemKey::kSnoop: return mem_snoop_text(e.data_src);
+    case MemKey::kTlb: return mem_tlb_text(e.data_src);
+    case MemKey::kLocked: return mem_lock_text(e.data_src);
+    case MemKey::kBlocked: return mem_blk_text(e.data_src);
+    case MemKey::kSym: return sym_text(e.self);
+    case MemKey::kDso: return std::string(dso_text(e.self.loc));
+    case MemKey::kSymbolDaddr: return daddr_text(e);
+    case MemKey::kDsoDaddr: return std::string(dso_text(e.data));
+    case MemKey::kComm: return e.self.comm ? *e.self.comm : std::string();
+    case MemKey::kPid: return fmt::format("{:>7}:{}", e.self.pid, e.self.comm ? *e.self.comm : std::string());
+    case MemKey::kIpcNull: return "-      -";
+  }
+  return {};
+}
+
+// Cells perf pads itself ("%-*s"), even in the last column; the others are padded only when a
+// column follows.
+bool self_padded(MemKey key) {
+  return key != MemKey::kSym && key != MemKey::kSymbolDaddr && key != MemKey::kLocked && key != MemKey::kBlocked;
+}
+
+// perf's column width before the entries (hists__calc_col_len's fixed widths) and what an
+// entry widens it to.
+size_t base_width(MemKey key) {
+  switch (key) {
+    case MemKey::kMem: return 24;
+    case MemKey::kTlb: return 22;
+    case MemKey::kSnoop: return 12;
+    case MemKey::kLocked: return 6;
+    case MemKey::kBlocked: return 10;
+    case MemKey::kLocalWeight:
+    case MemKey::kWeight: return 12;
+    case MemKey::kLocalInsLat:
+    case MemKey::kInsLat:
+    case MemKey::kLocalPStageCyc:
+    case MemKey::kPStageCyc: return 13;
+    default: return 0;
+  }
+}
+
+size_t entry_width(MemKey key, const MemEntry& e) {
+  switch (key) {
+    case MemKey::kSym: return e.self.loc.sym ? e.self.loc.sym->name().size() + 4 : kUnresolvedWidth + 6;
+    case MemKey::kDso: return e.self.loc.sym ? dso_text(e.self.loc).size() : std::max(dso_text(e.self.loc).size(), kUnresolvedWidth);
+    case MemKey::kSymbolDaddr: return e.data.sym ? e.data.sym->name().size() + 4 + kUnresolvedWidth + 2 : kUnresolvedWidth + 6;
+    case MemKey::kDsoDaddr: return e.data.dso ? dso_text(e.data).size() : kUnresolvedWidth;
+    case MemKey::kComm: return e.self.comm ? e.self.comm->size() : 0;
+    case MemKey::kPid: return cell(key, e).size();
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+void print_mem_report_section(std::FILE* out, std::string_view event_name, const analysis::MemHist& hist,
+                              const MemReportOptions& options) {
+  const std::vector<const MemEntry*> rows = hist.sorted();
+  std::vector<MemKey> keys;
+  for (MemKey k : hist.keys()) {
+    if (!analysis::mem_key_hidden(k)) keys.push_back(k);
+  }
+  std::vector<size_t> widths;
+  for (MemKey k : keys) {
+    size_t w = std::max(base_width(k), std::string_view(analysis::mem_key_header(k)).size());
+    for (const MemEntry* e : rows) w = std::max(w, entry_width(k, *e));
+    widths.push_back(w);
+  }
+  std::string text;
+  if (!options.quiet) {
+    text += fmt::format("# Samples: {} of event '{}'\n", abbreviated_count(hist.total_samples()), event_name);
+    text += fmt::format("# Total weight : {}\n", hist.total_weight());
+    text += fmt::format("# Sort order   : {}\n#\n", options.sort_order);
+    std::string head = "# Overhead", dots = "# ........";
+    if (options.show_samples) {
+      head += "       Samples";
+      dots += "  ............";
+    }
+    for (size_t i = 0; i < keys.size(); ++i) {
+      head += fmt::format("  {:<{}}", analysis::mem_key_header(keys[i]), widths[i]);
+      dots += "  " + std::string(widths[i], '.');
+    }
+    text += head + "\n" + dots + "\n#\n";
+  }
+  const uint64_t total = hist.total_period();
+  for (const MemEntry* e : rows) {
+    const double p = total ? 100.0 * static_cast<double>(e->period) / static_cast<double>(total) : 0.0;
+    text += fmt::format("{:>9.2f}%", p);
+    if (options.show_samples) text += fmt::format("  {:>12}", e->samples);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const std::string c = cell(keys[i], *e);
+      text += "  ";
+      text += c;
+      if ((self_padded(keys[i]) || i + 1 < keys.size()) && c.size() < widths[i]) text.append(widths[i] - c.size(), ' ');
+    }
+    text += '\n';
+  }
+  text += '\n';
+  std::fwrite(text.data(), 1, text.size(), out);
+}
+
+}  // namespace tperf::output
