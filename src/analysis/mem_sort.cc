@@ -71,6 +71,31 @@ const char* mem_key_header(MemKey key) {
   return "";
 }
 
+bool is_common_mem_key(MemKey key) {
+  switch (key) {
+    case MemKey::kMem:
+    case MemKey::kSymbolDaddr:
+    case MemKey::kDsoDaddr:
+    case MemKey::kSnoop:
+    case MemKey::kTlb:
+    case MemKey::kLocked:
+    case MemKey::kBlocked:
+    case MemKey::kIpcNull: return false;
+    default: return true;
+  }
+}
+
+bool wants_weight_report(std::string_view sort) {
+  std::vector<MemKey> keys;
+  if (sort.empty() || !parse_mem_sort_keys(sort, &keys).empty()) return false;
+  bool weight = false;
+  for (MemKey k : keys) {
+    if (!is_common_mem_key(k)) return false;
+    if (k != MemKey::kSym && k != MemKey::kDso && k != MemKey::kComm && k != MemKey::kPid) weight = true;
+  }
+  return weight;
+}
+
 bool mem_key_hidden(MemKey key) { return key == MemKey::kLocalPStageCyc || key == MemKey::kPStageCyc; }
 
 int MemHist::compare(MemKey key, const MemEntry& a, const MemEntry& b) const {
@@ -135,9 +160,8 @@ size_t MemHist::hash_of(const MemEntry& e) const {
 }
 
 void MemHist::add(const MemEntry& sample) {
-  const uint64_t cost = sample.weight ? sample.weight : 1;
+  const uint64_t cost = sample.period;
   MemEntry s = sample;  // an entry of one sample, as the keys compare it
-  s.period = cost;
   s.samples = 1;
   total_period_ += cost;
   total_weight_ += s.weight;
@@ -165,6 +189,11 @@ std::vector<const MemEntry*> MemHist::sorted() const {
   std::stable_sort(out.begin(), out.end(), [&](const MemEntry* a, const MemEntry* b) {
     if (a->period != b->period) return a->period > b->period;
     for (MemKey k : keys_) {
+      // perf's output sort takes symbols by name where its entries are told apart by address.
+      if (k == MemKey::kSym && a->self.loc.sym && b->self.loc.sym) {
+        if (int c = a->self.loc.sym->name().compare(b->self.loc.sym->name())) return c < 0;
+        continue;
+      }
       if (int c = compare(k, *a, *b)) return c < 0;
     }
     return false;

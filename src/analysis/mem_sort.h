@@ -42,6 +42,12 @@ inline constexpr const char* kMemModeSortOrder =
 // Returns "" or the key perf would refuse.
 std::string parse_mem_sort_keys(std::string_view spec, std::vector<MemKey>* out);
 const char* mem_key_header(MemKey key);
+// The keys of a plain report (no --mem-mode) this histogram takes: the weights and the keys it
+// shares with perf's other reports (sym, dso, comm, pid).
+bool is_common_mem_key(MemKey key);
+// A plain report's --sort that needs this histogram: it has a weight key and only common keys.
+bool wants_weight_report(std::string_view sort);
+
 // Keys perf parses but does not show on this architecture (p_stage_cyc is POWER's).
 bool mem_key_hidden(MemKey key);
 
@@ -64,7 +70,8 @@ struct MemEntry {
 class MemHist {
  public:
   explicit MemHist(std::vector<MemKey> keys) : keys_(std::move(keys)) {}
-  // One sample: `s` holds its keys, weight, ins_lat and p_stage_cyc (values of one sample).
+  // One sample: `s` holds its keys, period (--mem-mode: its weight, 1 for 0; else the sample's
+  // period), weight, ins_lat and p_stage_cyc.
   void add(const MemEntry& s);
   // perf's output order: period descending, then the keys.
   std::vector<const MemEntry*> sorted() const;

@@ -33,6 +33,7 @@
 #include "symbols/dwarf_unwind.h"
 #include "symbols/symbolizer.h"
 #include "cli/report_mem.h"
+#include "analysis/mem_sort.h"
 #include "util/progress.h"
 
 namespace tperf::cli {
@@ -802,10 +803,12 @@ int run_hist_report(const ReportCliOptions& cli) {
 
 int run_report(const ReportCliOptions& cli) {
   if (cli.tasks || cli.mmaps) return run_tasks(cli);
-  if (cli.mem_mode) {
+  if (cli.mem_mode || analysis::wants_weight_report(cli.sort)) {
     symbols::SymbolizerOptions so;
     cli.symbols.apply_to(&so);
-    return run_mem_report({.path = cli.path, .sort = cli.sort, .show_samples = cli.show_samples, .quiet = cli.quiet}, so);
+    return run_mem_report({.path = cli.path, .sort = cli.sort, .show_samples = cli.show_samples, .quiet = cli.quiet,
+                           .plain = !cli.mem_mode},
+                          so);
   }
   return run_hist_report(cli);
 }

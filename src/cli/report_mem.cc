@@ -20,6 +20,7 @@ namespace tperf::cli {
 
 int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOptions& so) {
   std::string sort_order = cli.sort.empty() ? analysis::kMemModeSortOrder : cli.sort;
+  if (cli.plain) sort_order = cli.sort;
   // perf adds its (empty, without branch stacks) IPC column to a --sort that names "symbol".
   if (!cli.sort.empty() && cli.sort.find("symbol") != std::string::npos) sort_order += ",ipc_null";
   std::vector<analysis::MemKey> keys;
@@ -63,6 +64,12 @@ int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOpti
     } else {
       e.weight = sample.weight;
     }
+    const perfdata::PerfEventAttr& attr = reader->attrs()[static_cast<size_t>(ai)].attr;
+    if (cli.plain) {
+      e.period = sample.has(perfdata::kSamplePeriod) ? sample.period : attr.sample_period;
+    } else {
+      e.period = e.weight ? e.weight : 1;  // perf's mem mode: a sample costs its weight
+    }
     hists[static_cast<size_t>(ai)].add(e);
   };
   const std::vector<std::string> problems = analysis::replay(*reader, machine, symbolizer, &preloader, handlers).problems;
@@ -70,6 +77,7 @@ int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOpti
   mo.show_samples = cli.show_samples;
   mo.quiet = cli.quiet;
   mo.sort_order = sort_order;
+  mo.plain = cli.plain;
   if (!cli.quiet) output::print_report_preamble(stdout, lost_samples);
   for (size_t i = 0; i < hists.size(); ++i) {
     if (hists[i].total_samples() == 0) continue;

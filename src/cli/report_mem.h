@@ -14,6 +14,9 @@ struct MemReportCliOptions {
   std::string sort;  // --sort ("" = perf's --mem-mode order)
   bool show_samples = false;
   bool quiet = false;
+  // Not --mem-mode: a plain report whose --sort has weight keys; entries weigh their samples'
+  // periods and the section says its event count.
+  bool plain = false;
 };
 
 int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOptions& so);

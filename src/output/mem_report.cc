@@ -109,8 +109,12 @@ void print_mem_report_section(std::FILE* out, std::string_view event_name, const
   std::string text;
   if (!options.quiet) {
     text += fmt::format("# Samples: {} of event '{}'\n", abbreviated_count(hist.total_samples()), event_name);
-    text += fmt::format("# Total weight : {}\n", hist.total_weight());
-    text += fmt::format("# Sort order   : {}\n#\n", options.sort_order);
+    if (options.plain) {
+      text += fmt::format("# Event count (approx.): {}\n#\n", hist.total_period());
+    } else {
+      text += fmt::format("# Total weight : {}\n", hist.total_weight());
+      text += fmt::format("# Sort order   : {}\n#\n", options.sort_order);
+    }
     std::string head = "# Overhead", dots = "# ........";
     if (options.show_samples) {
       head += "       Samples";

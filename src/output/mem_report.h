@@ -15,6 +15,7 @@ struct MemReportOptions {
   bool show_samples = false;  // -n
   bool quiet = false;         // -q: no '#' lines
   std::string sort_order;     // the "# Sort order" line
+  bool plain = false;         // a plain report: "# Event count" instead of weight and sort order
 };
 
 void print_mem_report_section(std::FILE* out, std::string_view event_name, const analysis::MemHist& hist,
