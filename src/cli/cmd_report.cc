@@ -34,6 +34,7 @@
 #include "symbols/symbolizer.h"
 #include "cli/report_mem.h"
 #include "analysis/mem_sort.h"
+#include "analysis/sample_read.h"
 #include "util/progress.h"
 
 namespace tperf::cli {
@@ -460,8 +461,9 @@ int run_hist_report(const ReportCliOptions& cli) {
       unwind.add_lost(perfdata::decode_lost(rec.body(), reader->swapped(), rec.offset + 8).lost);
     }
   };
-  handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
-    int ai = reader->attr_index_of(rec);
+  // `read`: one of the samples perf makes of a SAMPLE_READ record (its event and period).
+  auto on_one_sample = [&](const perfdata::Record& rec, const analysis::ReadDelivery* read) {
+    int ai = read ? read->attr_index : reader->attr_index_of(rec);
     if (ai < 0) return;
     // --off-cpu: only the switches, each weighing its interval; the offcpu-time event's samples
     // already carry their time as period.
@@ -497,8 +499,10 @@ int run_hist_report(const ReportCliOptions& cli) {
       unwinder.append_user_frames(attr, thread, sample, 4096, &user_frames);
     }
     // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
-    const uint64_t period =
-        off_cpu_period ? *off_cpu_period : sample.has(perfdata::kSamplePeriod) ? sample.period : attr.sample_period;
+    const uint64_t period = read               ? read->period
+                            : off_cpu_period ? *off_cpu_period
+                            : sample.has(perfdata::kSamplePeriod) ? sample.period
+                                                                  : attr.sample_period;
     ++ev.samples;
     ev.period += period;
     key.clear();
@@ -661,6 +665,14 @@ int run_hist_report(const ReportCliOptions& cli) {
     combo_index.emplace(std::span<const uint64_t>(stored.get(), key.size()), static_cast<uint32_t>(combos.size()));
     combos.push_back({slot.leader, slot.member, with_chain, self, callers, with_chain ? chain : std::vector<analysis::CallFrame>{},
                       summary ? stats_frames : std::vector<session::CallchainFrame>{}, period, 1});
+  };
+  analysis::SampleReadSplitter read_splitter(*reader);
+  handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
+    const perfdata::EventAttr* ea = reader->attr_of(rec);
+    if (!ea || !analysis::SampleReadSplitter::applies(ea->attr)) return on_one_sample(rec, nullptr);
+    reader->decode_sample(rec, sample);
+    const std::vector<analysis::ReadDelivery> deliveries = read_splitter.split(sample);
+    for (const auto& d : deliveries) on_one_sample(rec, &d);
   };
   {
     // Like perf's "Processing events..." bar: only on a terminal, only for a large file.
