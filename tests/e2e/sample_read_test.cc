@@ -1,0 +1,64 @@
+// Counter values read with samples (PERF_SAMPLE_READ): `perf record -e '{cpu-clock,page-faults}:S'`
+// samples on the leader and reads the group with each sample; perf script and report make one
+// sample of each value read, for the event its id names, with the growth since that id's previous
+// sample as period. Also a plain --group recording and `perf record -s` (inherit_stat, values
+// read without SAMPLE_READ). Each recorded anew, in file and pipe mode, against perf 6.1.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "e2e/recording_util.h"
+#include "test_util.h"
+
+namespace tperf::test::e2e {
+namespace {
+
+// Page faults and CPU time in one process, then in a child (inherit).
+constexpr const char* kWorkload =
+    "bash -c 'for i in $(seq 2000); do echo $i; done > /dev/null; ls -R /usr/share/doc > /dev/null; "
+    "(ls -R /usr/lib > /dev/null &); wait'";
+
+TEST(SampleReadE2E, ScriptAndReportAsPerf) {
+  TPERF_REQUIRE_PERF();
+  TempDir dir;
+  struct Recording {
+    const char* name;
+    const char* args;
+  };
+  for (const Recording& r : {Recording{"read-group", "-e '{cpu-clock,page-faults}:S'"},
+                             Recording{"read-group-tc", "-e '{task-clock,page-faults,minor-faults}:S'"},
+                             Recording{"group", "-e '{task-clock,context-switches}' --group"},
+                             Recording{"inherit-stat", "-s -e task-clock"}}) {
+    for (bool pipe : {false, true}) {
+      const std::string path = dir.file(fmt::format("{}{}.data", r.name, pipe ? "-pipe" : ""));
+      CommandResult rec = run(fmt::format("timeout 60 perf record -q {} -o {} -- {} {}", r.args,
+                                          pipe ? "-" : shell_quote(path), kWorkload,
+                                          pipe ? "> " + shell_quote(path) : std::string()));
+      ASSERT_EQ(rec.status, 0) << "set-up failed: perf record " << r.args << ": " << rec.err;
+      const std::string input = pipe ? fmt::format("- < {}", shell_quote(path)) : shell_quote(path);
+      for (std::string cmd : {"script", "script -F +period", "script -F comm,tid,event,period,ip,sym",
+                              "report --stdio", "report --stdio -n", "report --stdio --no-group -n",
+                              "report --stdio --no-children --sort comm,sym -n"}) {
+        SCOPED_TRACE(fmt::format("{}{}: {}", r.name, pipe ? " (pipe)" : "", cmd));
+        const bool report = cmd.starts_with("report");
+        const std::string filter = report ? " | grep -v '^# (Tip' | grep -v '^#$' | grep -v '^$'" : "";
+        ComparedOutputs c = compare_outputs(
+            fmt::format("perf {} -i {} 2>/dev/null{}", cmd, input, filter),
+            fmt::format("{} {}{} -i {} 2>/dev/null{}", TPERF_BINARY, cmd, report ? " --no-unwind-summary" : "", input,
+                        filter),
+            path);
+        EXPECT_EQ(c.diff, "") << "diff perf tperf; kept in " << c.kept;
+        EXPECT_GE(c.perf_lines, 5u) << "perf printed too little";
+      }
+      // The members are there: each event of the group has samples of its own.
+      if (std::string(r.name).starts_with("read-group")) {
+        CommandResult t = run(fmt::format("{} script -F event -i {} | sort | uniq -c", TPERF_BINARY, input));
+        EXPECT_NE(t.out.find("page-faults:"), std::string::npos) << t.out;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tperf::test::e2e
