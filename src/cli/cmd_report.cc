@@ -35,6 +35,7 @@
 #include "cli/report_mem.h"
 #include "analysis/mem_sort.h"
 #include "analysis/sample_read.h"
+#include "output/thread_values.h"
 #include "util/progress.h"
 
 namespace tperf::cli {
@@ -76,6 +77,7 @@ struct ReportCliOptions {
   bool wall_clock = false;     // --wall-clock: on-CPU time samples and off-CPU time in one section
   std::string state;           // --state runnable|sleeping (with --off-cpu)
   bool mem_mode = false;       // --mem-mode: memory samples by perf's memory sort keys
+  bool threads = false;        // -T: per-thread counter values (READ records) after the report
 };
 
 // perf's default pattern for the parent key.
@@ -449,10 +451,12 @@ int run_hist_report(const ReportCliOptions& cli) {
     batch_frames = 0;
   };
 
+  output::ThreadValues thread_values;  // -T: the READ records' values per thread
   analysis::ReplayHandlers handlers;
   handlers.on_other = [&](const perfdata::Record& rec, uint64_t) {
     // A BPF program's symbol may land in the kernel image's table without a map change.
     if (rec.type == perfdata::kRecordKsymbol) flush_combos();
+    if (rec.type == perfdata::kRecordRead && cli.threads) thread_values.add_record(*reader, rec);
     if (rec.type == perfdata::kRecordLostSamples) {
       uint64_t n = perfdata::decode_lost_samples(rec.body(), reader->swapped(), rec.offset + 8);
       lost_samples += n;
@@ -800,6 +804,7 @@ int run_hist_report(const ReportCliOptions& cli) {
                                  events[i].samples, events[i].period, events[i].hist,
                                  columns, thread_comm);
   }
+  if (cli.threads) thread_values.print(stdout);
   std::fflush(stdout);
   for (const auto& w : symbolizer.take_warnings()) {
     if (!cli.quiet) fmt::print(stderr, "tperf report: warning: {}\n", w);
@@ -876,6 +881,7 @@ void add_report_command(CLI::App& app, int& status) {
                 "perf's offcpu-time event); -n counts switches");
   cmd->add_flag("--wall-clock", opt->wall_clock,
                 "on-CPU time (cpu-clock/task-clock periods) and off-CPU time together, in one section");
+  cmd->add_flag("-T,--threads", opt->threads, "per-thread counter values (perf record -s) after the report");
   cmd->add_flag("--mem-mode", opt->mem_mode,
                 "memory samples (data_src, weight) by perf's memory sort keys: local_weight, weight, mem, sym, dso, "
                 "symbol_daddr, dso_daddr, snoop, tlb, locked, blocked, local_ins_lat, ins_lat");

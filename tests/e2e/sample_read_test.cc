@@ -1,8 +1,8 @@
 // Counter values read with samples (PERF_SAMPLE_READ): `perf record -e '{cpu-clock,page-faults}:S'`
 // samples on the leader and reads the group with each sample; perf script and report make one
 // sample of each value read, for the event its id names, with the growth since that id's previous
-// sample as period. Also a plain --group recording and `perf record -s` (inherit_stat, values
-// read without SAMPLE_READ). Each recorded anew, in file and pipe mode, against perf 6.1.
+// sample as period. Also a plain --group recording and `perf record -s` (inherit_stat: READ
+// records with each thread's totals, report -T's table). Each recorded anew, in file and pipe mode, against perf 6.1.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -39,7 +39,8 @@ TEST(SampleReadE2E, ScriptAndReportAsPerf) {
       const std::string input = pipe ? fmt::format("- < {}", shell_quote(path)) : shell_quote(path);
       for (std::string cmd : {"script", "script -F +period", "script -F comm,tid,event,period,ip,sym",
                               "report --stdio", "report --stdio -n", "report --stdio --no-group -n",
-                              "report --stdio --no-children --sort comm,sym -n"}) {
+                              "report --stdio --no-children --sort comm,sym -n", "report --stdio -T",
+                              "report --stdio --threads -n --no-group"}) {
         SCOPED_TRACE(fmt::format("{}{}: {}", r.name, pipe ? " (pipe)" : "", cmd));
         const bool report = cmd.starts_with("report");
         const std::string filter = report ? " | grep -v '^# (Tip' | grep -v '^#$' | grep -v '^$'" : "";
@@ -50,6 +51,11 @@ TEST(SampleReadE2E, ScriptAndReportAsPerf) {
             path);
         EXPECT_EQ(c.diff, "") << "diff perf tperf; kept in " << c.kept;
         EXPECT_GE(c.perf_lines, 5u) << "perf printed too little";
+      }
+      // perf record -s: the threads' totals (READ records) are in the -T table.
+      if (std::string(r.name) == "inherit-stat") {
+        CommandResult t = run(fmt::format("{} report --stdio -q -T -i {}", TPERF_BINARY, input));
+        EXPECT_NE(t.out.find("TID  task-clock\n"), std::string::npos) << t.out;
       }
       // The members are there: each event of the group has samples of its own.
       if (std::string(r.name).starts_with("read-group")) {
