@@ -153,7 +153,12 @@ size_t MemHist::hash_of(const MemEntry& e) const {
       case MemKey::kDsoDaddr: mix(std::hash<std::string_view>{}(dso_name(e.data))); break;
       case MemKey::kComm: mix(std::hash<std::string_view>{}(e.self.comm ? *e.self.comm : "")); break;
       case MemKey::kPid: mix(static_cast<uint32_t>(e.self.pid)); break;
-      default: break;  // the weights change as samples add up: compared, not hashed
+      // An entry takes a sample only when its mean equals the sample's value, so its mean stays
+      // its first sample's value: hashable. The sums change as samples add up: compared only.
+      case MemKey::kLocalWeight: mix(e.local_weight()); break;
+      case MemKey::kLocalInsLat: mix(e.local_ins_lat()); break;
+      case MemKey::kLocalPStageCyc: mix(e.local_p_stage_cyc()); break;
+      default: break;
     }
   }
   return h;
