@@ -125,7 +125,7 @@ int MemHist::compare(MemKey key, const MemEntry& a, const MemEntry& b) const {
       return l.compare(r);
     }
     case MemKey::kPid: return cmp_u64(static_cast<uint32_t>(a.self.pid), static_cast<uint32_t>(b.self.pid));
-    case MemKey::kIpcNull: return 0;
+    case MemKey::kIpcNull: return compare(MemKey::kSym, a, b);  // perf's ipc_null keys by the symbol
   }
   return 0;
 }
@@ -147,7 +147,8 @@ size_t MemHist::hash_of(const MemEntry& e) const {
       case MemKey::kTlb: mix(tlb_of(e.data_src)); break;
       case MemKey::kLocked: mix(lock_of(e.data_src)); break;
       case MemKey::kBlocked: mix(blk_of(e.data_src)); break;
-      case MemKey::kSym: mix(e.self.loc.sym ? reinterpret_cast<uintptr_t>(e.self.loc.sym) : e.self.loc.addr); break;
+      case MemKey::kSym:
+      case MemKey::kIpcNull: mix(e.self.loc.sym ? reinterpret_cast<uintptr_t>(e.self.loc.sym) : e.self.loc.addr); break;
       case MemKey::kDso: mix(std::hash<std::string_view>{}(dso_name(e.self.loc))); break;
       case MemKey::kSymbolDaddr: mix(e.daddr); break;
       case MemKey::kDsoDaddr: mix(std::hash<std::string_view>{}(dso_name(e.data))); break;
@@ -195,7 +196,8 @@ std::vector<const MemEntry*> MemHist::sorted() const {
     if (a->period != b->period) return a->period > b->period;
     for (MemKey k : keys_) {
       // perf's output sort takes symbols by name where its entries are told apart by address.
-      if (k == MemKey::kSym && a->self.loc.sym && b->self.loc.sym) {
+      if ((k == MemKey::kSym || k == MemKey::kIpcNull) && (a->self.loc.sym || b->self.loc.sym)) {
+        if (!a->self.loc.sym || !b->self.loc.sym) return a->self.loc.sym != nullptr;  // resolved first
         if (int c = a->self.loc.sym->name().compare(b->self.loc.sym->name())) return c < 0;
         continue;
       }

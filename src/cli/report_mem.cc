@@ -18,6 +18,11 @@
 
 namespace tperf::cli {
 
+namespace {
+// PERF_MEM_DATA_SRC_NONE: op, lvl, snoop, lock and dtlb NA.
+constexpr uint64_t kDataSrcNone = 1 | 1ULL << 5 | 1ULL << 19 | 1ULL << 24 | 1ULL << 26;
+}  // namespace
+
 int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOptions& so) {
   std::string sort_order = cli.sort.empty() ? analysis::kMemModeSortOrder : cli.sort;
   if (cli.plain) sort_order = cli.sort;
@@ -29,6 +34,18 @@ int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOpti
     return 2;
   }
   auto reader = perfdata::Reader::open(cli.path);
+  // perf 6.1 refuses a file without data sources in --mem-mode (a pipe's events come later: it
+  // reads those), with exit status 0.
+  if (!cli.plain && !reader->is_pipe()) {
+    bool data_src = false;
+    for (const auto& ea : reader->attrs()) data_src = data_src || (ea.attr.sample_type & perfdata::kSampleDataSrc);
+    if (!data_src) {
+      std::fflush(stdout);
+      fmt::print(stderr, "Error:\nSelected --mem-mode but no mem data. Did you call perf record without -d?\n");
+      output::print_report_header_hint(stdout);
+      return 0;
+    }
+  }
   const std::unique_ptr<session::Machine> machine_owner = analysis::make_report_machine(*reader);
   session::Machine& machine = *machine_owner;
   symbols::Symbolizer symbolizer(machine, so);
@@ -55,7 +72,8 @@ int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOpti
     e.daddr = sample.addr;
     const session::Map* dmap = analysis::find_sample_map(machine, symbolizer, &thread, cpumode, sample.addr);
     e.data = analysis::locate(symbolizer, dmap, thread.pid(), cpumode, sample.addr, false);
-    e.data_src = sample.data_src;
+    // A sample without DATA_SRC: perf's "none" value, every field N/A.
+    e.data_src = sample.has(perfdata::kSampleDataSrc) ? sample.data_src : kDataSrcNone;
     // WEIGHT_STRUCT: weight (low 32 bits), instruction latency, pipeline stage cycles.
     if (sample.has(perfdata::kSampleWeightStruct)) {
       e.weight = sample.weight & 0xffffffffULL;

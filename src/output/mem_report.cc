@@ -112,7 +112,8 @@ void print_mem_report_section(std::FILE* out, std::string_view event_name, const
     if (options.plain) {
       text += fmt::format("# Event count (approx.): {}\n#\n", hist.total_period());
     } else {
-      text += fmt::format("# Total weight : {}\n", hist.total_weight());
+      // perf's "weight" here is the period total: a sample of weight 0 counts 1.
+      text += fmt::format("# Total weight : {}\n", hist.total_period());
       text += fmt::format("# Sort order   : {}\n#\n", options.sort_order);
     }
     std::string head = "# Overhead", dots = "# ........";

@@ -253,5 +253,35 @@ TEST(MemSamplesE2E, ReportMemModeAsPerf) {
   }
 }
 
+// Samples without data sources: perf reads a pipe in --mem-mode (every field N/A, a sample of
+// weight 0 counting 1, the ipc_null key telling symbols apart) and refuses a file with one line
+// and status 0.
+TEST(MemSamplesE2E, RecordingWithoutDataSource) {
+  TPERF_REQUIRE_PERF();
+  TempDir dir;
+  const std::string pipe = dir.file("pipe.data"), file = dir.file("file.data");
+  for (const std::string& out : {pipe, file}) {
+    CommandResult rec = run(fmt::format("timeout 60 perf record -q -e task-clock -o {} -- ls -R /usr/share/doc > {}",
+                                        out == pipe ? "-" : shell_quote(out), out == pipe ? shell_quote(out) : "/dev/null"));
+    ASSERT_EQ(rec.status, 0) << "set-up failed: perf record: " << rec.err;
+  }
+  for (std::string args : {"--mem-mode", "--mem-mode -n --sort mem,sym", "--mem-mode --sort symbol_daddr,dso"}) {
+    SCOPED_TRACE(args);
+    ComparedOutputs c = compare_outputs(
+        fmt::format("perf report --stdio {} -i - < {} 2>/dev/null | grep -v '^# (Tip' | grep -v '^#$' | grep -v '^$'",
+                    args, shell_quote(pipe)),
+        fmt::format("{} report --stdio {} -i - < {} 2>/dev/null | grep -v '^#$' | grep -v '^$'", TPERF_BINARY, args,
+                    shell_quote(pipe)),
+        pipe);
+    EXPECT_EQ(c.diff, "") << "diff perf tperf; kept in " << c.kept;
+    EXPECT_GE(c.perf_lines, 8u) << "perf printed too little";
+  }
+  CommandResult p = run(fmt::format("perf report --stdio --mem-mode -i {}", shell_quote(file)));
+  CommandResult t = run(fmt::format("{} report --stdio --mem-mode -i {}", TPERF_BINARY, shell_quote(file)));
+  EXPECT_EQ(t.status, p.status);
+  EXPECT_EQ(t.out, p.out);
+  EXPECT_NE(t.err.find("Selected --mem-mode but no mem data."), std::string::npos) << t.err;
+}
+
 }  // namespace
 }  // namespace tperf::test::e2e
