@@ -6,9 +6,12 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 
 #include "e2e/recording_util.h"
+#include "perfdata/record_builder.h"
+#include "perfdata/writer.h"
 #include "test_util.h"
 
 namespace tperf::test::e2e {
@@ -64,6 +67,63 @@ TEST(SampleReadE2E, ScriptAndReportAsPerf) {
       }
     }
   }
+}
+
+// A group read made with our writer, the periods worked out by hand: values (cpu-clock,
+// page-faults) of (1000, 5), (3000, 5), (3500, 9) and one of an id no event has give cpu-clock
+// 1000, 2000, 500 and page-faults 5, then nothing (it did not grow), then 4.
+TEST(SampleReadE2E, GroupValuesBecomeMemberSamples) {
+  using namespace tperf::perfdata;
+  PerfEventAttr leader = test::cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSampleRead | kSampleId | kSamplePeriod);
+  leader.read_format = kReadId | kReadGroup;
+  PerfEventAttr member = leader;
+  member.config = kSwPageFaults;
+  member.sample_period = 0;
+  RecordBuilder rb(leader);
+  TempDir dir;
+  const std::string path = dir.file("read.data");
+  Writer w;
+  w.open(path);
+  w.add_attr(leader, {11}, "cpu-clock");
+  w.add_attr(member, {12}, "page-faults");
+  CommEvent comm;
+  comm.pid = comm.tid = 99;
+  comm.comm = "reader";
+  SampleId sid;
+  sid.pid = sid.tid = 99;
+  sid.time = 10;
+  sid.id = 11;
+  w.write_record(rb.comm(comm, sid));
+  uint64_t time = 100;
+  for (auto [clock, faults] : {std::pair<uint64_t, uint64_t>{1000, 5}, {3000, 5}, {3500, 9}}) {
+    Sample smp;
+    smp.pid = smp.tid = 99;
+    smp.time = time += 100;
+    smp.id = 11;
+    smp.period = 777;  // the leader's own period: not what perf shows
+    smp.ip = 0xffffffff81000000;
+    smp.read.values = {{clock, 11, 0}, {faults, 12, 0}, {42, 13, 0}};
+    w.write_record(rb.sample(smp, kMiscKernel));
+  }
+  w.finish();
+  // The period, then the event name padded to the longest one.
+  const std::string expected =
+      "1000   cpu-clock:\n"
+      "5 page-faults:\n"
+      "2000   cpu-clock:\n"
+      "500   cpu-clock:\n"
+      "4 page-faults:\n";
+  CommandResult t = run(fmt::format("{} script -F event,period -i {} | sed 's/^ *//'", TPERF_BINARY, shell_quote(path)));
+  EXPECT_EQ(t.status, 0) << t.err;
+  std::string got;
+  std::istringstream in(t.out);
+  for (std::string line; std::getline(in, line);) got += line.substr(0, line.find_last_not_of(' ') + 1) + "\n";
+  EXPECT_EQ(got, expected) << t.out;
+  TPERF_REQUIRE_PROGRAM("perf");
+  ComparedOutputs c = compare_outputs(fmt::format("perf script -F event,period -i {} 2>/dev/null", shell_quote(path)),
+                                      fmt::format("{} script -F event,period -i {}", TPERF_BINARY, shell_quote(path)), path);
+  EXPECT_EQ(c.diff, "") << "diff perf tperf; kept in " << c.kept;
+  EXPECT_EQ(c.perf_lines, 5u);
 }
 
 }  // namespace
