@@ -102,7 +102,7 @@ int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOpti
     output::print_mem_report_section(stdout, output::script_event_name(reader->attrs()[i]), hists[i], mo);
   }
   // perf's closing tip block, which tperf leaves out, follows two empty lines.
-  if (!cli.quiet && !hists.empty()) std::fputs("\n", stdout);
+  if (!hists.empty()) std::fputs("\n", stdout);
   std::fflush(stdout);
   int status = report_reader_problems("report", *reader);
   for (const auto& p : problems) {

@@ -250,6 +250,15 @@ TEST(MemSamplesE2E, ReportMemModeAsPerf) {
       EXPECT_EQ(c.diff, "") << "diff perf tperf; kept in " << c.kept;
       EXPECT_GE(c.perf_lines, 2u) << "perf printed too little";
     }
+    // -q: the whole output, blank lines included.
+    for (std::string args : {"-q --mem-mode", "-q --sort sym,local_weight"}) {
+      SCOPED_TRACE(std::string(l.name) + " " + args);
+      const std::string input = l.pipe ? fmt::format("- < {}", shell_quote(f.path)) : shell_quote(f.path);
+      ComparedOutputs c = compare_outputs(fmt::format("perf report --stdio -i {} {} 2>/dev/null", input, args),
+                                          fmt::format("{} report --stdio -i {} {}", TPERF_BINARY, input, args), f.path);
+      EXPECT_EQ(c.diff, "") << "diff perf tperf; kept in " << c.kept;
+      EXPECT_GE(c.perf_lines, f.samples / 2) << "perf printed too little";
+    }
   }
 }
 
