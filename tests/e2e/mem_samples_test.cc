@@ -109,7 +109,9 @@ struct MemFile {
 };
 
 // `weight_struct`: WEIGHT_STRUCT (weight, ins_lat) instead of WEIGHT.
-MemFile write_mem_file(const TempDir& dir, const std::string& name, bool pipe, bool weight_struct) {
+// `swap`: the other byte order; `zstd`: compressed data.
+MemFile write_mem_file(const TempDir& dir, const std::string& name, bool pipe, bool weight_struct, bool swap = false,
+                       bool zstd = false) {
   const auto text = dynamic_symbols("/usr/bin/bash", "Tt");
   const auto data = dynamic_symbols("/usr/bin/bash", "BbDd");
   PerfEventAttr attr;
@@ -125,7 +127,7 @@ MemFile write_mem_file(const TempDir& dir, const std::string& name, bool pipe, b
   for (AttrFlagBit f : {kFlagSampleIdAll, kFlagMmap, kFlagComm, kFlagTask, kFlagMmap2, kFlagCommExec, kFlagMmapData}) {
     attr.set_flag(f);
   }
-  RecordBuilder rb(attr);
+  RecordBuilder rb(attr, swap);
   std::vector<std::vector<uint8_t>> records;
   uint64_t now = 1'000'000'000;
   auto sid = [&] {
@@ -187,6 +189,8 @@ MemFile write_mem_file(const TempDir& dir, const std::string& name, bool pipe, b
   out.path = dir.file(name);
   Writer::Options o;
   o.pipe = pipe;
+  o.swap = swap;
+  if (zstd) o.compression_level = 3;
   Writer w(o);
   w.open(out.path);
   w.add_attr(attr, {7}, "cpu/mem-loads,ldlat=30/P");
@@ -200,15 +204,18 @@ struct Layout {
   const char* name;
   bool pipe;
   bool weight_struct;
+  bool swap = false;
+  bool zstd = false;
 };
-constexpr Layout kLayouts[] = {{"mem.data", false, false}, {"mem-pipe.data", true, false},
-                               {"mem-ws.data", false, true}, {"mem-ws-pipe.data", true, true}};
+constexpr Layout kLayouts[] = {{"mem.data", false, false},        {"mem-pipe.data", true, false},
+                               {"mem-ws.data", false, true},      {"mem-ws-pipe.data", true, true},
+                               {"mem-be.data", false, true, true}, {"mem-zstd-pipe.data", true, false, false, true}};
 
 TEST(MemSamplesE2E, ScriptAsPerf) {
   TPERF_REQUIRE_PROGRAM("perf");
   TempDir dir;
   for (const Layout& l : kLayouts) {
-    const MemFile f = write_mem_file(dir, l.name, l.pipe, l.weight_struct);
+    const MemFile f = write_mem_file(dir, l.name, l.pipe, l.weight_struct, l.swap, l.zstd);
     ASSERT_EQ(f.samples, 3 * data_sources().size());
     for (std::string fields :
          {"", "-F addr,data_src,weight,phys_addr,data_page_size", "-F ip,sym,addr,data_src,weight,ins_lat",
@@ -231,7 +238,7 @@ TEST(MemSamplesE2E, ReportMemModeAsPerf) {
   TPERF_REQUIRE_PROGRAM("perf");
   TempDir dir;
   for (const Layout& l : kLayouts) {
-    const MemFile f = write_mem_file(dir, l.name, l.pipe, l.weight_struct);
+    const MemFile f = write_mem_file(dir, l.name, l.pipe, l.weight_struct, l.swap, l.zstd);
     for (std::string args :
          {"--mem-mode", "--mem-mode -n", "--mem-mode --sort mem", "--mem-mode --sort symbol_daddr",
           "--mem-mode --sort dso_daddr,tlb", "--mem-mode --sort snoop,locked,blocked", "--mem-mode --sort blocked,snoop",
