@@ -15,6 +15,7 @@
 #include "perfdata/sample.h"
 #include "session/machine.h"
 #include "symbols/symbolizer.h"
+#include "util/text.h"
 
 namespace tperf::cli {
 
@@ -32,6 +33,36 @@ int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOpti
   if (auto bad = analysis::parse_mem_sort_keys(sort_order, &keys); !bad.empty()) {
     fmt::print(stderr, "tperf report: --mem-mode: unknown --sort key '{}'\n", bad);
     return 2;
+  }
+  // -F: its keys are the entries' keys, its order the columns'.
+  std::vector<output::MemColumn> columns;
+  if (!cli.fields.empty()) {
+    if (!cli.sort.empty()) {
+      fmt::print(stderr, "tperf report: --mem-mode: -F with --sort is not supported yet\n");
+      return 2;
+    }
+    const std::vector<std::string> items = util::split_commas(cli.fields);
+    if (items.empty() || items.front() != "overhead") {
+      fmt::print(stderr, "tperf report: --mem-mode: -F must start with overhead (other orders are not supported yet)\n");
+      return 2;
+    }
+    std::vector<analysis::MemKey> field_keys;
+    for (size_t i = 1; i < items.size(); ++i) {
+      if (items[i] == "sample") {
+        columns.push_back({output::MemColumn::Kind::kSamples});
+      } else if (items[i] == "period") {
+        columns.push_back({output::MemColumn::Kind::kPeriod});
+      } else {
+        std::vector<analysis::MemKey> one;
+        if (auto bad = analysis::parse_mem_sort_keys(items[i], &one); !bad.empty() || one.size() != 1) {
+          fmt::print(stderr, "tperf report: Unknown --fields key: `{}'\n", items[i]);
+          return 2;
+        }
+        columns.push_back({output::MemColumn::Kind::kKey, one[0]});
+        field_keys.push_back(one[0]);
+      }
+    }
+    keys = field_keys;
   }
   auto reader = perfdata::Reader::open(cli.path);
   // perf 6.1 refuses a file without data sources in --mem-mode (a pipe's events come later: it
@@ -93,6 +124,7 @@ int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOpti
   const std::vector<std::string> problems = analysis::replay(*reader, machine, symbolizer, &preloader, handlers).problems;
   output::MemReportOptions mo;
   mo.show_samples = cli.show_samples;
+  mo.columns = columns;
   mo.quiet = cli.quiet;
   mo.sort_order = sort_order;
   mo.plain = cli.plain;

@@ -12,6 +12,7 @@ namespace tperf::cli {
 struct MemReportCliOptions {
   std::string path;
   std::string sort;  // --sort ("" = perf's --mem-mode order)
+  std::string fields;  // -F: overhead first, then sample, period and keys (the keys, without --sort)
   bool show_samples = false;
   bool quiet = false;
   // Not --mem-mode: a plain report whose --sort has weight keys; entries weigh their samples'

@@ -96,14 +96,20 @@ size_t entry_width(MemKey key, const MemEntry& e) {
 void print_mem_report_section(std::FILE* out, std::string_view event_name, const analysis::MemHist& hist,
                               const MemReportOptions& options) {
   const std::vector<const MemEntry*> rows = hist.sorted();
-  std::vector<MemKey> keys;
-  for (MemKey k : hist.keys()) {
-    if (!analysis::mem_key_hidden(k)) keys.push_back(k);
+  std::vector<MemColumn> columns = options.columns;
+  if (columns.empty()) {
+    if (options.show_samples) columns.push_back({MemColumn::Kind::kSamples});
+    for (MemKey k : hist.keys()) columns.push_back({MemColumn::Kind::kKey, k});
   }
+  std::erase_if(columns, [](const MemColumn& c) { return c.kind == MemColumn::Kind::kKey && analysis::mem_key_hidden(c.key); });
   std::vector<size_t> widths;
-  for (MemKey k : keys) {
-    size_t w = std::max(base_width(k), std::string_view(analysis::mem_key_header(k)).size());
-    for (const MemEntry* e : rows) w = std::max(w, entry_width(k, *e));
+  for (const MemColumn& c : columns) {
+    if (c.kind != MemColumn::Kind::kKey) {
+      widths.push_back(12);
+      continue;
+    }
+    size_t w = std::max(base_width(c.key), std::string_view(analysis::mem_key_header(c.key)).size());
+    for (const MemEntry* e : rows) w = std::max(w, entry_width(c.key, *e));
     widths.push_back(w);
   }
   std::string text;
@@ -117,12 +123,12 @@ void print_mem_report_section(std::FILE* out, std::string_view event_name, const
       text += fmt::format("# Sort order   : {}\n#\n", options.sort_order);
     }
     std::string head = "# Overhead", dots = "# ........";
-    if (options.show_samples) {
-      head += "       Samples";
-      dots += "  ............";
-    }
-    for (size_t i = 0; i < keys.size(); ++i) {
-      head += fmt::format("  {:<{}}", analysis::mem_key_header(keys[i]), widths[i]);
+    for (size_t i = 0; i < columns.size(); ++i) {
+      switch (columns[i].kind) {
+        case MemColumn::Kind::kSamples: head += fmt::format("  {:>12}", "Samples"); break;
+        case MemColumn::Kind::kPeriod: head += fmt::format("  {:>12}", "Period"); break;
+        case MemColumn::Kind::kKey: head += fmt::format("  {:<{}}", analysis::mem_key_header(columns[i].key), widths[i]); break;
+      }
       dots += "  " + std::string(widths[i], '.');
     }
     text += head + "\n" + dots + "\n#\n";
@@ -131,12 +137,20 @@ void print_mem_report_section(std::FILE* out, std::string_view event_name, const
   for (const MemEntry* e : rows) {
     const double p = total ? 100.0 * static_cast<double>(e->period) / static_cast<double>(total) : 0.0;
     text += fmt::format("{:>9.2f}%", p);
-    if (options.show_samples) text += fmt::format("  {:>12}", e->samples);
-    for (size_t i = 0; i < keys.size(); ++i) {
-      const std::string c = cell(keys[i], *e);
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (columns[i].kind == MemColumn::Kind::kSamples) {
+        text += fmt::format("  {:>12}", e->samples);
+        continue;
+      }
+      if (columns[i].kind == MemColumn::Kind::kPeriod) {
+        text += fmt::format("  {:>12}", e->period);
+        continue;
+      }
+      const MemKey key = columns[i].key;
+      const std::string c = cell(key, *e);
       text += "  ";
       text += c;
-      if ((self_padded(keys[i]) || i + 1 < keys.size()) && c.size() < widths[i]) text.append(widths[i] - c.size(), ' ');
+      if ((self_padded(key) || i + 1 < columns.size()) && c.size() < widths[i]) text.append(widths[i] - c.size(), ' ');
     }
     text += '\n';
   }

@@ -244,7 +244,9 @@ TEST(MemSamplesE2E, ReportMemModeAsPerf) {
           "--mem-mode --sort dso_daddr,tlb", "--mem-mode --sort snoop,locked,blocked", "--mem-mode --sort blocked,snoop",
           "--mem-mode --sort local_weight,weight,mem", "--mem-mode -n --sort mem,sym", "--mem-mode --sort mem,dso",
           "--mem-mode --sort mem,locked", "--mem-mode --sort sym,symbol_daddr,dso_daddr",
-          "--mem-mode --sort ins_lat,local_ins_lat,comm", "", "-n --sort sym,local_weight"}) {
+          "--mem-mode --sort ins_lat,local_ins_lat,comm", "", "-n --sort sym,local_weight",
+          "--mem-mode -F overhead,sample,mem,tlb", "--mem-mode -F overhead,period,snoop,sym",
+          "--mem-mode -F overhead,dso_daddr,sample"}) {
       // Without WEIGHT_STRUCT perf shows no entry by instruction latency.
       if (args.find("ins_lat,") != std::string::npos && !l.weight_struct) continue;
       SCOPED_TRACE(std::string(l.name) + " " + args);
