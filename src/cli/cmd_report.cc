@@ -821,13 +821,18 @@ int run_hist_report(const ReportCliOptions& cli) {
 int run_report(const ReportCliOptions& cli) {
   if (cli.tasks || cli.mmaps) return run_tasks(cli);
   if (cli.mem_mode || analysis::wants_weight_report(cli.sort)) {
-    if ((!cli.fields.empty() && !cli.mem_mode) || !cli.comms.empty() || !cli.dsos.empty() || !cli.pids.empty() || !cli.tids.empty() ||
-        !cli.cpus.empty() || !cli.symbol_names.empty() || !cli.time.empty() || !cli.parent_pattern.empty()) {
+    const bool filtered = !cli.comms.empty() || !cli.dsos.empty() || !cli.pids.empty() || !cli.tids.empty() ||
+                          !cli.cpus.empty() || !cli.symbol_names.empty() || !cli.time.empty();
+    if (filtered || !cli.parent_pattern.empty() || (!cli.fields.empty() && !cli.mem_mode)) {
       return fail("--mem-mode and weight sort keys: -p and the filters (and -F without --mem-mode) are not supported yet");
     }
     symbols::SymbolizerOptions so;
     cli.symbols.apply_to(&so);
-    return run_mem_report({.path = cli.path, .sort = cli.sort, .fields = cli.fields, .show_samples = cli.show_samples, .quiet = cli.quiet,
+    return run_mem_report({.path = cli.path,
+                           .sort = cli.sort,
+                           .fields = cli.fields,
+                           .show_samples = cli.show_samples,
+                           .quiet = cli.quiet,
                            .plain = !cli.mem_mode},
                           so);
   }
