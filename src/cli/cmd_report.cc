@@ -35,6 +35,10 @@
 #include "session/machine.h"
 #include "symbols/dwarf_unwind.h"
 #include "symbols/symbolizer.h"
+#include "cli/report_mem.h"
+#include "analysis/mem_sort.h"
+#include "analysis/sample_read.h"
+#include "output/thread_values.h"
 #include "util/progress.h"
 
 namespace tperf::cli {
@@ -75,6 +79,8 @@ struct ReportCliOptions {
   bool off_cpu = false;        // --off-cpu: weights are the time threads spent switched out
   bool wall_clock = false;     // --wall-clock: on-CPU time samples and off-CPU time in one section
   std::string state;           // --state runnable|sleeping (with --off-cpu)
+  bool mem_mode = false;       // --mem-mode: memory samples by perf's memory sort keys
+  bool threads = false;        // -T: per-thread counter values (READ records) after the report
 };
 
 // perf's default pattern for the parent key.
@@ -461,10 +467,12 @@ int run_hist_report(const ReportCliOptions& cli) {
   std::unordered_set<std::string> trace_texts;
   std::optional<output::ScriptTraceField> trace_field;
   std::string trace_buf;
+  output::ThreadValues thread_values;  // -T: the READ records' values per thread
   analysis::ReplayHandlers handlers;
   handlers.on_other = [&](const perfdata::Record& rec, uint64_t) {
     // A BPF program's symbol may land in the kernel image's table without a map change.
     if (rec.type == perfdata::kRecordKsymbol) flush_combos();
+    if (rec.type == perfdata::kRecordRead && cli.threads) thread_values.add_record(*reader, rec);
     if (rec.type == perfdata::kRecordLostSamples) {
       uint64_t n = perfdata::decode_lost_samples(rec.body(), reader->swapped(), rec.offset + 8);
       lost_samples += n;
@@ -473,8 +481,9 @@ int run_hist_report(const ReportCliOptions& cli) {
       unwind.add_lost(perfdata::decode_lost(rec.body(), reader->swapped(), rec.offset + 8).lost);
     }
   };
-  handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
-    int ai = reader->attr_index_of(rec);
+  // `read`: one of the samples perf makes of a SAMPLE_READ record (its event and period).
+  auto on_one_sample = [&](const perfdata::Record& rec, const analysis::ReadDelivery* read) {
+    int ai = read ? read->attr_index : reader->attr_index_of(rec);
     if (ai < 0) return;
     // --off-cpu: only the switches, each weighing its interval; the offcpu-time event's samples
     // already carry their time as period.
@@ -511,8 +520,10 @@ int run_hist_report(const ReportCliOptions& cli) {
       unwinder.append_user_frames(attr, thread, sample, 4096, &user_frames);
     }
     // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
-    const uint64_t period =
-        off_cpu_period ? *off_cpu_period : sample.has(perfdata::kSamplePeriod) ? sample.period : attr.sample_period;
+    const uint64_t period = read               ? read->period
+                            : off_cpu_period ? *off_cpu_period
+                            : sample.has(perfdata::kSamplePeriod) ? sample.period
+                                                                  : attr.sample_period;
     ++ev.samples;
     ev.period += period;
     key.clear();
@@ -690,6 +701,14 @@ int run_hist_report(const ReportCliOptions& cli) {
     combos.push_back({slot.leader, slot.member, with_chain, self, callers, with_chain ? chain : std::vector<analysis::CallFrame>{},
                       summary ? std::move(verdict) : analysis::UnwindStatsCollector::StackVerdict{}, period, 1});
   };
+  analysis::SampleReadSplitter read_splitter(*reader);
+  handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
+    const perfdata::EventAttr* ea = reader->attr_of(rec);
+    if (!ea || !analysis::SampleReadSplitter::applies(ea->attr)) return on_one_sample(rec, nullptr);
+    reader->decode_sample(rec, sample);
+    const std::vector<analysis::ReadDelivery> deliveries = read_splitter.split(sample);
+    for (const auto& d : deliveries) on_one_sample(rec, &d);
+  };
   {
     // Like perf's "Processing events..." bar: only on a terminal, only for a large file.
     const bool sized = !reader->is_pipe() && !reader->is_directory() && !cli.quiet;
@@ -818,6 +837,7 @@ int run_hist_report(const ReportCliOptions& cli) {
                                  events[i].samples, events[i].period, events[i].hist,
                                  columns, thread_comm);
   }
+  if (cli.threads) thread_values.print(stdout);
   std::fflush(stdout);
   for (const auto& w : symbolizer.take_warnings()) {
     if (!cli.quiet) fmt::print(stderr, "tperf report: warning: {}\n", w);
@@ -833,6 +853,22 @@ int run_hist_report(const ReportCliOptions& cli) {
 
 int run_report(const ReportCliOptions& cli) {
   if (cli.tasks || cli.mmaps) return run_tasks(cli);
+  if (cli.mem_mode || analysis::wants_weight_report(cli.sort)) {
+    const bool filtered = !cli.comms.empty() || !cli.dsos.empty() || !cli.pids.empty() || !cli.tids.empty() ||
+                          !cli.cpus.empty() || !cli.symbol_names.empty() || !cli.time.empty();
+    if (filtered || !cli.parent_pattern.empty() || (!cli.fields.empty() && !cli.mem_mode)) {
+      return fail("--mem-mode and weight sort keys: -p and the filters (and -F without --mem-mode) are not supported yet");
+    }
+    symbols::SymbolizerOptions so;
+    cli.symbols.apply_to(&so);
+    return run_mem_report({.path = cli.path,
+                           .sort = cli.sort,
+                           .fields = cli.fields,
+                           .show_samples = cli.show_samples,
+                           .quiet = cli.quiet,
+                           .plain = !cli.mem_mode},
+                          so);
+  }
   return run_hist_report(cli);
 }
 
@@ -887,6 +923,10 @@ void add_report_command(CLI::App& app, int& status) {
                 "perf's offcpu-time event); -n counts switches");
   cmd->add_flag("--wall-clock", opt->wall_clock,
                 "on-CPU time (cpu-clock/task-clock periods) and off-CPU time together, in one section");
+  cmd->add_flag("-T,--threads", opt->threads, "per-thread counter values (perf record -s) after the report");
+  cmd->add_flag("--mem-mode", opt->mem_mode,
+                "memory samples (data_src, weight) by perf's memory sort keys: local_weight, weight, mem, sym, dso, "
+                "symbol_daddr, dso_daddr, snoop, tlb, locked, blocked, local_ins_lat, ins_lat");
   cmd->add_option("--state", opt->state, "with --off-cpu: only the time spent runnable (preempted) or sleeping");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);

@@ -114,7 +114,7 @@ uint64_t script_field_by_name(std::string_view name) {
 
 uint64_t script_supported_fields() {
   return kFieldComm | kFieldTid | kFieldPid | kFieldTime | kFieldCpu | kFieldEvent | kFieldTrace | kFieldIp |
-         kFieldSym | kFieldDso | kFieldAddr | kFieldSymoff | kFieldSrcline | kFieldPeriod | kFieldWeight | kFieldBpfOutput |
+         kFieldSym | kFieldDso | kFieldAddr | kFieldSymoff | kFieldSrcline | kFieldPeriod | kFieldWeight | kFieldDataSrc | kFieldBpfOutput |
          kFieldIregs | kFieldUregs | kFieldBrstack | kFieldBrstacksym | kFieldCallindent | kFieldPhysAddr | kFieldMisc |
          kFieldTod | kFieldDataPageSize | kFieldCodePageSize | kFieldInsLat | kFieldMachinePid | kFieldVcpu;
 }
@@ -1231,13 +1231,21 @@ void ScriptWriter::after_machine(const Record& rec, uint64_t time) {
 }
 
 void ScriptWriter::sample(const Record& rec) {
-  on_sample(rec);
+  // perf makes a sample of each counter value a SAMPLE_READ record carries.
+  if (const perfdata::EventAttr* ea = reader_.attr_of(rec); ea && analysis::SampleReadSplitter::applies(ea->attr)) {
+    if (!read_splitter_) read_splitter_ = std::make_unique<analysis::SampleReadSplitter>(reader_);
+    reader_.decode_sample(rec, sample_);
+    const std::vector<analysis::ReadDelivery> deliveries = read_splitter_->split(sample_);
+    for (const auto& d : deliveries) on_sample(rec, &d);
+  } else {
+    on_sample(rec);
+  }
   flush_if_full();
 }
 
-void ScriptWriter::on_sample(const Record& rec) {
+void ScriptWriter::on_sample(const Record& rec, const analysis::ReadDelivery* read) {
   using namespace perfdata;
-  int ai = reader_.attr_index_of(rec);
+  int ai = read ? read->attr_index : reader_.attr_index_of(rec);
   if (ai < 0) return;  // perf skips samples of unknown ids
   const EventAttr& ea = reader_.attrs()[static_cast<size_t>(ai)];
   const int type = script_output_type(ea.attr.type);
@@ -1256,7 +1264,7 @@ void ScriptWriter::on_sample(const Record& rec) {
   }
   if (s.has(kSampleCpu)) start.cpu = static_cast<int32_t>(s.cpu);
   if (s.has(kSampleTime)) start.time = s.time;
-  const uint64_t period = s.has(kSamplePeriod) ? s.period : ea.attr.sample_period;
+  const uint64_t period = read ? read->period : s.has(kSamplePeriod) ? s.period : ea.attr.sample_period;
 
   if (analysis::time_skipped(options_.time_ranges, start.time)) return;
   if (options_.cpu_filter && start.cpu != -1) {
@@ -1323,6 +1331,7 @@ void ScriptWriter::on_sample(const Record& rec) {
       append_addr(out_, s.addr, nullptr, ipo);
     }
   }
+  if (fields & kFieldDataSrc) data_src_column_.append(out_, s.data_src);
   // WEIGHT_STRUCT packs weight (low 32 bits) and instruction latency (next 16).
   const bool weight_struct = s.has(kSampleWeightStruct);
   if (fields & kFieldWeight) {

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "analysis/time_filter.h"
+#include "output/mem_format.h"
+#include "analysis/sample_read.h"
 #include "perfdata/reader.h"
 #include "perfdata/records.h"
 #include "perfdata/sample.h"
@@ -288,7 +290,8 @@ class ScriptWriter {
   uint64_t samples_printed() const { return samples_printed_; }
 
  private:
-  void on_sample(const perfdata::Record& rec);
+  // `read`: one of the samples perf makes of a SAMPLE_READ record (its event and period).
+  void on_sample(const perfdata::Record& rec, const analysis::ReadDelivery* read = nullptr);
   void on_callchain_deferred(const perfdata::Record& rec, uint64_t time);
   void on_attr();
   // The line start of a side-band record; false when the record is filtered out (--cpu).
@@ -332,6 +335,8 @@ class ScriptWriter {
   ScriptOptions options_;
   FILE* file_;
   std::string out_;
+  DataSrcColumn data_src_column_;  // -F data_src: padded to the widest decoding so far
+  std::unique_ptr<analysis::SampleReadSplitter> read_splitter_;  // SAMPLE_READ records
   std::string fatal_;
   std::vector<std::string> names_;                         // per attr, as perf names them
   std::unordered_set<std::string> kernel_build_id_paths_;  // kernel-space files of the BUILD_ID table
