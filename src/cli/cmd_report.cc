@@ -18,6 +18,7 @@
 #include "analysis/unwind_stats.h"
 #include "analysis/time_filter.h"
 #include "cli/commands.h"
+#include "cli/report_branch.h"
 #include "util/text.h"
 #include "analysis/sample_path.h"
 #include "output/report_format.h"
@@ -72,6 +73,8 @@ struct ReportCliOptions {
   bool off_cpu = false;        // --off-cpu: weights are the time threads spent switched out
   bool wall_clock = false;     // --wall-clock: on-CPU time samples and off-CPU time in one section
   std::string state;           // --state runnable|sleeping (with --off-cpu)
+  bool branch_stack = false;     // -b: branch mode (see cli/report_branch.h)
+  bool no_branch_stack = false;  // --no-branch-stack: the plain report of a branch-stack file
 };
 
 // perf's default pattern for the parent key.
@@ -800,6 +803,12 @@ int run_hist_report(const ReportCliOptions& cli) {
 
 int run_report(const ReportCliOptions& cli) {
   if (cli.tasks || cli.mmaps) return run_tasks(cli);
+  if (!cli.off_cpu && !cli.wall_clock) {
+    BranchReportOptions b{cli.path, cli.sort, cli.show_samples, cli.show_period, cli.percent_limit, cli.quiet,
+                          cli.mem_stats, cli.symbols};
+    int status = 0;
+    if (run_branch_report_if_applies(b, cli.branch_stack, cli.no_branch_stack, &status)) return status;
+  }
   return run_hist_report(cli);
 }
 
@@ -854,6 +863,9 @@ void add_report_command(CLI::App& app, int& status) {
                 "perf's offcpu-time event); -n counts switches");
   cmd->add_flag("--wall-clock", opt->wall_clock,
                 "on-CPU time (cpu-clock/task-clock periods) and off-CPU time together, in one section");
+  cmd->add_flag("-b,--branch-stack", opt->branch_stack,
+                "branch mode: each branch of the samples' branch stacks is one entry (default for files recorded with -b)");
+  cmd->add_flag("--no-branch-stack", opt->no_branch_stack, "the plain report of a file whose samples have branch stacks");
   cmd->add_option("--state", opt->state, "with --off-cpu: only the time spent runnable (preempted) or sleeping");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);

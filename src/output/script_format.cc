@@ -956,7 +956,10 @@ void ScriptWriter::on_attr() {
                            ((combined & kSampleRegsUser) && (combined & kSampleStackUser)))) {
       ScriptFieldSet& s = options_.fields.sets[type];
       if (!(s.user_unset_fields & kFieldIp)) s.fields |= kFieldIp;
-      if (!(s.user_unset_fields & kFieldSym)) s.fields |= kFieldSym;
+      if (!(s.user_unset_fields & kFieldSym)) {
+        s.fields |= kFieldSym;
+        needs_symbols_ = true;  // decided before the pipe named its events
+      }
     }
   }
 }
