@@ -805,7 +805,15 @@ int run_report(const ReportCliOptions& cli) {
   if (cli.tasks || cli.mmaps) return run_tasks(cli);
   if (!cli.off_cpu && !cli.wall_clock) {
     BranchReportOptions b{cli.path, cli.sort, cli.show_samples, cli.show_period, cli.percent_limit, cli.quiet,
-                          cli.mem_stats, cli.symbols};
+                          cli.mem_stats, cli.symbols, ""};
+    const std::pair<bool, const char*> plain_only[] = {
+        {!cli.fields.empty(), "-F"},          {!cli.callchain.empty(), "-g"},   {cli.children, "--children"},
+        {!cli.parent_pattern.empty(), "-p"}, {!cli.comms.empty(), "--comm"},   {!cli.dsos.empty(), "--dso"},
+        {!cli.pids.empty(), "--pid"},        {!cli.tids.empty(), "--tid"},     {!cli.cpus.empty(), "--cpu"},
+        {!cli.symbol_names.empty(), "-S"},   {!cli.time.empty(), "--time"},    {cli.percentage != "absolute", "--percentage"}};
+    for (const auto& [given, name] : plain_only) {
+      if (given && b.unsupported.empty()) b.unsupported = name;
+    }
     int status = 0;
     if (run_branch_report_if_applies(b, cli.branch_stack, cli.no_branch_stack, &status)) return status;
   }

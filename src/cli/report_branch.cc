@@ -149,10 +149,20 @@ bool run_branch_report_if_applies(const BranchReportOptions& options, bool branc
     with_user_stacks |= (a.attr.sample_type & perfdata::kSampleStackUser) != 0;
   }
   if (!branch_stack) {
-    if (reader->is_pipe() || !reader->features().has(perfdata::kFeatBranchStack) || with_user_stacks) return false;
+    // perf refuses a file whose header names branch stacks its events do not have; its plain
+    // report is what can be shown.
+    if (reader->is_pipe() || !reader->features().has(perfdata::kFeatBranchStack) || with_user_stacks || !with_branches) {
+      return false;
+    }
   } else if (!reader->is_pipe() && !with_branches) {
     *status = fail(fmt::format("{}: -b/--branch-stack: the samples have no branch stacks (record with -b or -j)",
                                options.path));
+    return true;
+  }
+  if (!options.unsupported.empty()) {
+    *status = fail(fmt::format("{}: {} is not done in branch mode yet (the samples have branch stacks); "
+                               "--no-branch-stack gives the plain report",
+                               options.path, options.unsupported));
     return true;
   }
   *status = run_branch_report(options, std::move(reader));

@@ -17,6 +17,9 @@ struct BranchReportOptions {
   bool quiet = false;
   bool mem_stats = false;
   SymbolCliOptions symbols;
+  // An option of the plain report given that branch mode does not take yet ("" = none): branch
+  // mode then refuses to run, naming it.
+  std::string unsupported;
 };
 
 // perf 6.1 reports in branch mode with -b (`branch_stack`) and, unless --no-branch-stack, when

@@ -1287,7 +1287,15 @@ void ScriptWriter::on_sample(const Record& rec) {
       names_.clear();
       name_width_ = 0;
       for (const auto& a : reader_.attrs()) {
-        names_.push_back(script_event_name(a));
+        if (reader_.is_pipe() && a.named_by_position) {
+          // perf script names the event from its attr there (see EventAttr::named_by_position).
+          perfdata::EventAttr unnamed = a;
+          unnamed.named = false;
+          unnamed.name = perfdata::default_event_name(a.attr);
+          names_.push_back(script_event_name(unnamed));
+        } else {
+          names_.push_back(script_event_name(a));
+        }
         name_width_ = std::max(name_width_, static_cast<int>(names_.back().size()));
       }
     }
