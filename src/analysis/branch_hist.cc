@@ -130,8 +130,7 @@ std::vector<SortKey> plain_keys_of(const std::vector<BranchSortKey>& keys) {
 }
 }  // namespace
 
-BranchHist::BranchHist(std::vector<BranchSortKey> keys)
-    : keys_(std::move(keys)), plain_(plain_keys_of(keys_)), index_(InputLess{this}) {}
+BranchHist::BranchHist(std::vector<BranchSortKey> keys) : keys_(std::move(keys)), plain_(plain_keys_of(keys_)) {}
 
 BranchHist::~BranchHist() = default;
 
@@ -146,21 +145,13 @@ int BranchHist::compare_key(const BranchSortKey& key, const BranchHistEntry& a, 
     case BranchKey::kSymTo: perf = side_sym_cmp(a.to, b.to); break;
     case BranchKey::kAddrFrom: perf = side_addr_cmp(a.from, b.from); break;
     case BranchKey::kAddrTo: perf = side_addr_cmp(a.to, b.to); break;
+    // perf answers "differs" (a first) whichever way round: no order, and its trees' shapes
+    // decide what merges and where things go.
     case BranchKey::kMispredict:
-      // perf answers "differs" (a first) whichever way round; the index needs an order, so it
-      // compares the two bits there.
-      if (output) {
-        perf = a.flags.mispred() != b.flags.mispred() || a.flags.predicted() != b.flags.predicted();
-      } else {
-        perf = sign(static_cast<int64_t>(b.flags.bits & 3) - static_cast<int64_t>(a.flags.bits & 3));
-      }
+      perf = a.flags.mispred() != b.flags.mispred() || a.flags.predicted() != b.flags.predicted();
       break;
-    case BranchKey::kInTx:
-      perf = output ? a.flags.in_tx() != b.flags.in_tx() : static_cast<int>(b.flags.in_tx()) - a.flags.in_tx();
-      break;
-    case BranchKey::kAbort:
-      perf = output ? a.flags.abort() != b.flags.abort() : static_cast<int>(b.flags.abort()) - a.flags.abort();
-      break;
+    case BranchKey::kInTx: perf = a.flags.in_tx() != b.flags.in_tx(); break;
+    case BranchKey::kAbort: perf = a.flags.abort() != b.flags.abort(); break;
     case BranchKey::kCycles:
       perf = sign(static_cast<int64_t>(a.flags.cycles()) - static_cast<int64_t>(b.flags.cycles()));
       break;
@@ -168,19 +159,21 @@ int BranchHist::compare_key(const BranchSortKey& key, const BranchHistEntry& a, 
   return static_cast<int>(-perf);
 }
 
-bool BranchHist::InputLess::operator()(const BranchHistEntry* a, const BranchHistEntry* b) const {
-  for (const BranchSortKey& k : hist->keys_) {
-    if (int c = hist->compare_key(k, *a, *b, false)) return c < 0;
+int64_t BranchHist::perf_cmp(const BranchHistEntry& a, const BranchHistEntry& b) const {
+  for (const BranchSortKey& k : keys_) {
+    if (int c = compare_key(k, a, b, false)) return -c;
   }
-  return false;
+  return 0;
 }
 
 const BranchHistEntry& BranchHist::add(const BranchHistEntry& branch) {
   total_period_ += 1;
   total_samples_ += 1;
-  auto it = index_.find(&branch);
-  if (it != index_.end()) {
-    BranchHistEntry& e = *entries_[it->second];
+  const auto next = static_cast<uint32_t>(entries_.size());
+  // perf compares the entry met on its walk with the new one: cmp(existing, new).
+  const uint32_t at = input_.find_or_insert(next, [&](uint32_t e) { return perf_cmp(*entries_[e], branch); });
+  if (at != next) {
+    BranchHistEntry& e = *entries_[at];
     e.period += 1;
     e.samples += 1;
     return e;
@@ -188,7 +181,6 @@ const BranchHistEntry& BranchHist::add(const BranchHistEntry& branch) {
   auto e = std::make_unique<BranchHistEntry>(branch);
   e->period = 1;
   e->samples = 1;
-  index_.emplace(e.get(), entries_.size());
   entries_.push_back(std::move(e));
   return *entries_.back();
 }
@@ -221,9 +213,26 @@ uint64_t BranchTypeStats::total() const {
 }
 
 std::vector<const BranchHistEntry*> BranchHist::sorted() const {
+  if (!sorted_.empty() || entries_.empty()) return sorted_;
+  std::vector<uint32_t> order = input_.in_order();
+  const bool collapse = std::any_of(keys_.begin(), keys_.end(),
+                                    [](const BranchSortKey& k) { return !k.branch && k.plain == SortKey::kComm; });
+  if (collapse) {
+    // perf's collapsed tree, filled in the input tree's order; an entry it finds equal on its
+    // walk takes the new one's values.
+    PerfRbTree collapsed;
+    for (uint32_t i : order) {
+      const uint32_t at = collapsed.find_or_insert(i, [&](uint32_t e) { return perf_cmp(*entries_[e], *entries_[i]); });
+      if (at != i) {
+        entries_[at]->period += entries_[i]->period;
+        entries_[at]->samples += entries_[i]->samples;
+      }
+    }
+    order = collapsed.in_order();
+  }
   std::vector<const BranchHistEntry*> in;
-  in.reserve(index_.size());
-  for (const auto& [e, unused] : index_) in.push_back(e);
+  in.reserve(order.size());
+  for (uint32_t i : order) in.push_back(entries_[i].get());
   auto before = [&](const BranchHistEntry* a, const BranchHistEntry* b) {
     if (a->period != b->period) return a->period > b->period;
     for (const BranchSortKey& k : keys_) {
@@ -231,7 +240,8 @@ std::vector<const BranchHistEntry*> BranchHist::sorted() const {
     }
     return false;
   };
-  return replay_tree(in, before);
+  sorted_ = replay_tree(in, before);
+  return sorted_;
 }
 
 }  // namespace tperf::analysis

@@ -5,13 +5,13 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "analysis/hist.h"
+#include "analysis/perf_rbtree.h"
 
 namespace tperf::analysis {
 
@@ -79,7 +79,6 @@ class BranchHist {
  public:
   explicit BranchHist(std::vector<BranchSortKey> keys);
   ~BranchHist();
-  // The index's comparator points back at the hist: it stays where it was made.
   BranchHist(const BranchHist&) = delete;
   BranchHist& operator=(const BranchHist&) = delete;
 
@@ -90,7 +89,9 @@ class BranchHist {
   const BranchHistEntry& add(const BranchHistEntry& branch);
 
   // Entries in perf's output order: by period, then by each key in --sort order (perf's output
-  // comparators, replayed in its tree from its input tree's order).
+  // comparators, replayed in its tree from its input tree's order). With the comm key, perf
+  // first collapses the input tree into another, where entries its walk did not merge on input
+  // may merge (their values then count in the first one). Call once all branches are in.
   std::vector<const BranchHistEntry*> sorted() const;
 
   // perf's comparator of one key: < 0 when `a` goes first. `output`: the output sort (symbols of
@@ -102,16 +103,15 @@ class BranchHist {
   size_t size() const { return entries_.size(); }
 
  private:
-  struct InputLess {
-    const BranchHist* hist;
-    bool operator()(const BranchHistEntry* a, const BranchHistEntry* b) const;
-  };
   std::vector<BranchSortKey> keys_;
   Hist plain_;  // compares the plain keys
   std::vector<std::unique_ptr<BranchHistEntry>> entries_;
-  std::map<const BranchHistEntry*, size_t, InputLess> index_;
+  PerfRbTree input_;  // perf's input tree: entry indexes
   uint64_t total_period_ = 0;
   uint64_t total_samples_ = 0;
+  // perf's first key comparator that differs, in perf's sign (> 0: `a` first).
+  int64_t perf_cmp(const BranchHistEntry& a, const BranchHistEntry& b) const;
+  mutable std::vector<const BranchHistEntry*> sorted_;  // sorted()'s answer, made once
 };
 
 // perf report's "Branch Statistics" of branch mode: the branch types, conditional branches
