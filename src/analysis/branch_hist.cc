@@ -190,7 +190,12 @@ void BranchTypeStats::count(const BranchHistEntry& entry) {
   const uint64_t from = entry.from.addr, to = entry.to.addr;
   // perf leaves out branches of no type and those from address 0.
   if (type == 0 || from == 0) return;
-  ++counts[type];
+  if (type == 15) {
+    const unsigned new_type = (entry.flags.bits >> 26) & 0xf;
+    if (new_type < 8) ++new_counts[new_type];
+  } else {
+    ++counts[type];
+  }
   if (type == 1) {  // COND
     if (to > from) {
       ++cond_fwd;

@@ -118,7 +118,8 @@ class BranchHist {
 // forward and backward, branches crossing a 4K or 2M boundary. perf counts each branch by the
 // entry it went into (that entry's first branch), which is what count() takes.
 struct BranchTypeStats {
-  uint64_t counts[16] = {};  // by the flags' type field
+  uint64_t counts[16] = {};     // by the flags' type field, but for 15 (EXTEND_ABI)...
+  uint64_t new_counts[8] = {};  // ...counted by new_type here, and left out of total()
   uint64_t cond_fwd = 0, cond_bwd = 0, cross_4k = 0, cross_2m = 0;
   void count(const BranchHistEntry& entry);
   uint64_t total() const;

@@ -236,6 +236,8 @@ void print_branch_type_stats(std::FILE* out, const analysis::BranchTypeStats& st
   static const char* const kTypeNames[16] = {"N/A",      "COND",     "UNCOND", "IND",   "CALL",  "IND_CALL",
                                              "RET",      "SYSCALL",  "SYSRET", "COND_CALL", "COND_RET", "ERET",
                                              "IRQ",      "SERROR",   "NO_TX",  "EXTEND_ABI"};
+  static const char* const kNewTypeNames[8] = {"FAULT_ALGN", "FAULT_DATA", "FAULT_INST", "ARCH_1",
+                                                "ARCH_2",     "ARCH_3",     "ARCH_4",     "ARCH_5"};
   std::string text = "\n#\n# Branch Statistics:\n#";
   auto line = [&](const char* name, uint64_t n) {
     if (n > 0) util::append_format(text, "\n{:>8}: {:5.1f}%", name, 100.0 * static_cast<double>(n) / static_cast<double>(total));
@@ -245,6 +247,7 @@ void print_branch_type_stats(std::FILE* out, const analysis::BranchTypeStats& st
   line("CROSS_4K", stats.cross_4k);
   line("CROSS_2M", stats.cross_2m);
   for (unsigned t = 0; t < 16; ++t) line(kTypeNames[t], stats.counts[t]);
+  for (unsigned t = 0; t < 8; ++t) line(kNewTypeNames[t], stats.new_counts[t]);
   std::fputs(text.c_str(), out);
 }
 

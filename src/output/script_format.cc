@@ -760,9 +760,14 @@ void append_branch_flags(std::string& out, uint64_t flags) {
   static const char* const kTypes[] = {"",    "COND",    "UNCOND", "IND",       "CALL",     "IND_CALL",
                                        "RET", "SYSCALL", "SYSRET", "COND_CALL", "COND_RET", "ERET",
                                        "IRQ", "SERROR",  "NO_TX",  ""};
+  // Type 15 (EXTEND_ABI) is named by the new_type field; perf 6.1 has eight names there and
+  // prints printf's "(null)" for the others.
+  static const char* const kNewTypes[8] = {"FAULT_ALGN", "FAULT_DATA", "FAULT_INST", "ARCH_1",
+                                           "ARCH_2",     "ARCH_3",     "ARCH_4",     "ARCH_5"};
+  const unsigned new_type = (flags >> 26) & 0xf;
+  const char* type_name = type != 15 ? kTypes[type] : new_type < 8 ? kNewTypes[new_type] : "(null)";
   char pred = !(mispred || predicted) ? '-' : predicted ? 'P' : 'M';
-  util::append_format(out, "/{}/{}/{}/{}/{} ", pred, in_tx ? 'X' : '-', abort ? 'A' : '-', cycles,
-                 kTypes[type]);
+  util::append_format(out, "/{}/{}/{}/{}/{} ", pred, in_tx ? 'X' : '-', abort ? 'A' : '-', cycles, type_name);
 }
 
 void append_comm_event(std::string& out, const perfdata::CommEvent& e) {

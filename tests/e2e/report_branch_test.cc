@@ -32,8 +32,10 @@ uint64_t flags(bool mispred, bool predicted, bool in_tx, bool abort, unsigned cy
 }
 
 // One process (two threads, the second renamed) whose samples carry branch stacks.
+// `all_types`: one more sample whose branches have the other types (9 to 15) and the fields after
+// the type (spec, new_type, priv).
 std::string write_file(const TempDir& dir, const std::string& binary, const std::map<std::string, uint64_t>& syms,
-                       bool hw_index, bool pipe) {
+                       bool hw_index, bool pipe, bool all_types = false) {
   PerfEventAttr attr = test::cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleCpu |
                                             kSampleBranchStack);
   attr.branch_sample_type = kBranchAny | (hw_index ? kBranchHwIndex : 0);
@@ -101,7 +103,16 @@ std::string write_file(const TempDir& dir, const std::string& binary, const std:
   // A kernel sample whose branches came from user space, and one without branches.
   sample(kPid, kKernel + 0x10, {{main1, kKernel, flags(false, true, false, false, 9, 7)}}, kMiscKernel);
   sample(kPid, main1, {});
-  std::string path = dir.file(fmt::format("branch{}{}.data", hw_index ? "-hwidx" : "", pipe ? "-pipe" : ""));
+  if (all_types) {
+    std::vector<BranchEntry> branches;
+    for (unsigned type = 9; type < 16; ++type) {
+      const uint64_t more = (uint64_t{type % 4} << 24) | (uint64_t{type - 9} << 26) | (uint64_t{type % 8} << 30);
+      branches.push_back({main1 + type, burn1, flags(type % 2, type % 3 == 0, false, false, type, type) | more});
+    }
+    sample(kPid, main1, branches);
+  }
+  std::string path = dir.file(fmt::format("branch{}{}{}.data", hw_index ? "-hwidx" : "", pipe ? "-pipe" : "",
+                                          all_types ? "-types" : ""));
   Writer::Options options;
   options.pipe = pipe;
   Writer w(options);
@@ -185,6 +196,22 @@ TEST_F(ReportBranch, BranchesAreTheEntries) {
   EXPECT_NE(r.out.find("14.63%             6  [.] burn  "), std::string::npos) << r.out;
 }
 
+// The other branch types in the statistics block, and the bits after the type left alone.
+TEST_F(ReportBranch, EveryBranchTypeAsPerf) {
+  const std::string file = write_file(dir_, binary_, syms_, false, false, /*all_types=*/true);
+  for (const char* args : {"", "-s dso,sym -n"}) {
+    SCOPED_TRACE(args);
+    ComparedOutputs c = compare_outputs(
+        fmt::format("perf report --stdio -i {} {} 2>/dev/null | {}", shell_quote(file), args, kReportLines),
+        fmt::format("{} report --stdio --no-unwind-summary -i {} {} | {}", TPERF_BINARY, shell_quote(file), args,
+                    kReportLines),
+        file);
+    EXPECT_EQ(c.diff, "") << "diff perf tperf";
+    EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+    EXPECT_GE(c.perf_lines, 20u) << "perf printed too little";
+  }
+}
+
 TEST_F(ReportBranch, PipeModeAsPerf) {
   for (bool hw_index : {false, true}) {
     const std::string file = write_file(dir_, binary_, syms_, hw_index, true);
@@ -211,7 +238,7 @@ TEST_F(ReportBranch, PipeModeAsPerf) {
 TEST_F(ReportBranch, ScriptBrstackAsPerf) {
   for (bool pipe : {false, true}) {
     for (bool hw_index : {false, true}) {
-      const std::string file = write_file(dir_, binary_, syms_, hw_index, pipe);
+      const std::string file = write_file(dir_, binary_, syms_, hw_index, pipe, /*all_types=*/true);
       for (const char* fields : {"brstack", "brstacksym", "ip,brstack,dso", "brstacksym,dso", "tid,ip,sym,brstacksym"}) {
         SCOPED_TRACE(fmt::format("pipe {} hw_index {} -F {}", pipe, hw_index, fields));
         ComparedOutputs c =
