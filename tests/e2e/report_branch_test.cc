@@ -35,11 +35,11 @@ uint64_t flags(bool mispred, bool predicted, bool in_tx, bool abort, unsigned cy
 // `all_types`: one more sample whose branches have the other types (9 to 15) and the fields after
 // the type (spec, new_type, priv).
 std::string write_file(const TempDir& dir, const std::string& binary, const std::map<std::string, uint64_t>& syms,
-                       bool hw_index, bool pipe, bool all_types = false) {
+                       bool hw_index, bool pipe, bool all_types = false, bool swap = false) {
   PerfEventAttr attr = test::cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleCpu |
                                             kSampleBranchStack);
   attr.branch_sample_type = kBranchAny | (hw_index ? kBranchHwIndex : 0);
-  RecordBuilder rb(attr);
+  RecordBuilder rb(attr, swap);
   std::vector<std::vector<uint8_t>> records;
   uint64_t now = 1000;
   auto sid = [&](int32_t tid) {
@@ -111,10 +111,11 @@ std::string write_file(const TempDir& dir, const std::string& binary, const std:
     }
     sample(kPid, main1, branches);
   }
-  std::string path = dir.file(fmt::format("branch{}{}{}.data", hw_index ? "-hwidx" : "", pipe ? "-pipe" : "",
-                                          all_types ? "-types" : ""));
+  std::string path = dir.file(fmt::format("branch{}{}{}{}.data", hw_index ? "-hwidx" : "", pipe ? "-pipe" : "",
+                                          all_types ? "-types" : "", swap ? "-swapped" : ""));
   Writer::Options options;
   options.pipe = pipe;
+  options.swap = swap;
   Writer w(options);
   w.open(path);
   w.add_attr(attr, {1}, "cpu-clock");
@@ -209,6 +210,24 @@ TEST_F(ReportBranch, EveryBranchTypeAsPerf) {
     EXPECT_EQ(c.diff, "") << "diff perf tperf";
     EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
     EXPECT_GE(c.perf_lines, 20u) << "perf printed too little";
+  }
+}
+
+// A file of the other byte order (a big-endian machine's): the flags' bitfields as that
+// machine's compiler lays them out.
+TEST_F(ReportBranch, OtherByteOrderAsPerf) {
+  const std::string file = write_file(dir_, binary_, syms_, true, false, /*all_types=*/true, /*swap=*/true);
+  for (const char* cmd : {"report --stdio", "report --stdio -s mispredict,in_tx,abort,cycles", "script -F brstack"}) {
+    SCOPED_TRACE(cmd);
+    const bool report = std::string(cmd).starts_with("report");
+    ComparedOutputs c = compare_outputs(
+        fmt::format("perf {} -i {} 2>/dev/null | {}", cmd, shell_quote(file), kReportLines),
+        fmt::format("{} {} {} -i {} | {}", TPERF_BINARY, cmd, report ? "--no-unwind-summary" : "", shell_quote(file),
+                    kReportLines),
+        file);
+    EXPECT_EQ(c.diff, "") << "diff perf tperf";
+    EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+    EXPECT_GE(c.perf_lines, 5u) << "perf printed too little";
   }
 }
 
