@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -139,9 +140,12 @@ int run_branch_report(const BranchReportOptions& cli, std::unique_ptr<perfdata::
 bool run_branch_report_if_applies(const BranchReportOptions& options, bool branch_stack, bool no_branch_stack,
                                   int* status) {
   if (no_branch_stack && !branch_stack) return false;
-  // Standard input can be read once: only -b decides before reading it (and it is a pipe, whose
-  // header never selects branch mode).
-  if (options.path == "-" && !branch_stack) return false;
+  // Standard input or a FIFO can be read once: only -b decides before reading them (and they
+  // hold pipe-mode data, whose header never selects branch mode).
+  std::error_code ec;
+  const bool rereadable = options.path != "-" && (std::filesystem::is_regular_file(options.path, ec) ||
+                                                  std::filesystem::is_directory(options.path, ec));
+  if (!rereadable && !branch_stack) return false;
   auto reader = perfdata::Reader::open(options.path);
   bool with_branches = false, with_user_stacks = false;
   for (const perfdata::EventAttr& a : reader->attrs()) {

@@ -254,6 +254,21 @@ TEST_F(ReportBranch, PipeModeAsPerf) {
   }
 }
 
+// A named FIFO is read once: branch mode is not looked for in it before the report reads it.
+TEST_F(ReportBranch, NamedFifoAsPerf) {
+  const std::string file = write_file(dir_, binary_, syms_, false, true);
+  const std::string fifo = dir_.file("branch.fifo");
+  ASSERT_EQ(run(fmt::format("mkfifo {}", shell_quote(fifo))).status, 0) << "set-up failed: mkfifo";
+  ComparedOutputs c = compare_outputs(
+      fmt::format("perf report --stdio -i {} 2>/dev/null | {}", shell_quote(file), kReportLines),
+      fmt::format("cat {} > {} & {} report --stdio --no-unwind-summary -i {} | {}", shell_quote(file), shell_quote(fifo),
+                  TPERF_BINARY, shell_quote(fifo), kReportLines),
+      file);
+  EXPECT_EQ(c.diff, "") << "diff perf tperf";
+  EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+  EXPECT_GE(c.perf_lines, 5u) << "perf printed too little";
+}
+
 TEST_F(ReportBranch, ScriptBrstackAsPerf) {
   for (bool pipe : {false, true}) {
     for (bool hw_index : {false, true}) {
