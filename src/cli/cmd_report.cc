@@ -19,6 +19,7 @@
 #include "analysis/time_filter.h"
 #include "cli/commands.h"
 #include "util/spool.h"
+#include "cli/report_branch.h"
 #include "util/text.h"
 #include "util/word_key_map.h"
 #include "analysis/sample_path.h"
@@ -81,6 +82,8 @@ struct ReportCliOptions {
   std::string state;           // --state runnable|sleeping (with --off-cpu)
   bool mem_mode = false;       // --mem-mode: memory samples by perf's memory sort keys
   bool threads = false;        // -T: per-thread counter values (READ records) after the report
+  bool branch_stack = false;     // -b: branch mode (see cli/report_branch.h)
+  bool no_branch_stack = false;  // --no-branch-stack: the plain report of a branch-stack file
 };
 
 // perf's default pattern for the parent key.
@@ -869,6 +872,21 @@ int run_report(const ReportCliOptions& cli) {
                            .plain = !cli.mem_mode},
                           so);
   }
+  if (!cli.off_cpu && !cli.wall_clock) {
+    BranchReportOptions b{cli.path, cli.sort, cli.show_samples, cli.show_period, cli.percent_limit, cli.quiet,
+                          cli.mem_stats, cli.symbols, ""};
+    const std::pair<bool, const char*> plain_only[] = {
+        {!cli.fields.empty(), "-F"},          {!cli.callchain.empty(), "-g"},   {cli.children, "--children"},
+        {!cli.parent_pattern.empty(), "-p"}, {!cli.comms.empty(), "--comm"},   {!cli.dsos.empty(), "--dso"},
+        {!cli.pids.empty(), "--pid"},        {!cli.tids.empty(), "--tid"},     {!cli.cpus.empty(), "--cpu"},
+        {!cli.symbol_names.empty(), "-S"},   {!cli.time.empty(), "--time"},    {cli.percentage != "absolute", "--percentage"},
+        {cli.threads, "-T"}};
+    for (const auto& [given, name] : plain_only) {
+      if (given && b.unsupported.empty()) b.unsupported = name;
+    }
+    int status = 0;
+    if (run_branch_report_if_applies(b, cli.branch_stack, cli.no_branch_stack, &status)) return status;
+  }
   return run_hist_report(cli);
 }
 
@@ -927,6 +945,9 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--mem-mode", opt->mem_mode,
                 "memory samples (data_src, weight) by perf's memory sort keys: local_weight, weight, mem, sym, dso, "
                 "symbol_daddr, dso_daddr, snoop, tlb, locked, blocked, local_ins_lat, ins_lat");
+  cmd->add_flag("-b,--branch-stack", opt->branch_stack,
+                "branch mode: each branch of the samples' branch stacks is one entry (default for files recorded with -b)");
+  cmd->add_flag("--no-branch-stack", opt->no_branch_stack, "the plain report of a file whose samples have branch stacks");
   cmd->add_option("--state", opt->state, "with --off-cpu: only the time spent runnable (preempted) or sleeping");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);

@@ -761,9 +761,14 @@ void append_branch_flags(std::string& out, uint64_t flags) {
   static const char* const kTypes[] = {"",    "COND",    "UNCOND", "IND",       "CALL",     "IND_CALL",
                                        "RET", "SYSCALL", "SYSRET", "COND_CALL", "COND_RET", "ERET",
                                        "IRQ", "SERROR",  "NO_TX",  ""};
+  // Type 15 (EXTEND_ABI) is named by the new_type field; perf 6.1 has eight names there and
+  // prints printf's "(null)" for the others.
+  static const char* const kNewTypes[8] = {"FAULT_ALGN", "FAULT_DATA", "FAULT_INST", "ARCH_1",
+                                           "ARCH_2",     "ARCH_3",     "ARCH_4",     "ARCH_5"};
+  const unsigned new_type = (flags >> 26) & 0xf;
+  const char* type_name = type != 15 ? kTypes[type] : new_type < 8 ? kNewTypes[new_type] : "(null)";
   char pred = !(mispred || predicted) ? '-' : predicted ? 'P' : 'M';
-  util::append_format(out, "/{}/{}/{}/{}/{} ", pred, in_tx ? 'X' : '-', abort ? 'A' : '-', cycles,
-                 kTypes[type]);
+  util::append_format(out, "/{}/{}/{}/{}/{} ", pred, in_tx ? 'X' : '-', abort ? 'A' : '-', cycles, type_name);
 }
 
 void append_comm_event(std::string& out, const perfdata::CommEvent& e) {
@@ -957,7 +962,10 @@ void ScriptWriter::on_attr() {
                            ((combined & kSampleRegsUser) && (combined & kSampleStackUser)))) {
       ScriptFieldSet& s = options_.fields.sets[type];
       if (!(s.user_unset_fields & kFieldIp)) s.fields |= kFieldIp;
-      if (!(s.user_unset_fields & kFieldSym)) s.fields |= kFieldSym;
+      if (!(s.user_unset_fields & kFieldSym)) {
+        s.fields |= kFieldSym;
+        needs_symbols_ = true;  // decided before the pipe named its events
+      }
     }
   }
 }
@@ -1293,7 +1301,15 @@ void ScriptWriter::on_sample(const Record& rec, const analysis::ReadDelivery* re
       names_.clear();
       name_width_ = 0;
       for (const auto& a : reader_.attrs()) {
-        names_.push_back(script_event_name(a));
+        if (reader_.is_pipe() && a.named_by_position) {
+          // perf script names the event from its attr there (see EventAttr::named_by_position).
+          perfdata::EventAttr unnamed = a;
+          unnamed.named = false;
+          unnamed.name = perfdata::default_event_name(a.attr);
+          names_.push_back(script_event_name(unnamed));
+        } else {
+          names_.push_back(script_event_name(a));
+        }
         name_width_ = std::max(name_width_, static_cast<int>(names_.back().size()));
       }
     }

@@ -618,10 +618,12 @@ void Reader::finish_attrs() {
         break;
       }
     }
-    if (!match && desc.size() == attrs_.size()) match = &desc[i];
+    const bool by_position = !match && desc.size() == attrs_.size();
+    if (by_position) match = &desc[i];
     if (match && !match->name.empty()) {
       attrs_[i].name = match->name;
       attrs_[i].named = true;
+      attrs_[i].named_by_position = by_position;
     }
   }
 }
@@ -727,6 +729,7 @@ void Reader::apply_header_record(const Record& rec) {
         if (it != id_map_.end()) {
           attrs_[it->second.attr_index].name = name;
           attrs_[it->second.attr_index].named = true;
+          attrs_[it->second.attr_index].named_by_position = false;
         }
       }
       break;

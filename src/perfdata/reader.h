@@ -41,6 +41,9 @@ struct EventAttr {
   std::vector<uint64_t> ids;
   std::string name;  // EVENT_DESC / EVENT_UPDATE name, else a default one
   bool named = false;  // the name came from the file (EVENT_DESC / EVENT_UPDATE), not made here
+  // The name came from an EVENT_DESC entry matched by position, neither having ids. perf 6.1's
+  // script does not take such a name in a pipe (its report does).
+  bool named_by_position = false;
 };
 
 // One record. `bytes` holds header and body in the file's byte order; decode with the

@@ -202,7 +202,7 @@ std::vector<uint8_t> RecordBuilder::sample(const Sample& s, uint16_t misc) const
   if (t & kSampleBranchStack) {
     w.u64(s.branches.size());
     if (attr_.branch_sample_type & kBranchHwIndex) w.u64(s.branch_hw_idx);
-    for (const auto& b : s.branches) w.u64(b.from).u64(b.to).u64(b.flags);
+    for (const auto& b : s.branches) w.u64(b.from).u64(b.to).u64(swap_ ? branch_flags_to_foreign(b.flags) : b.flags);
     if (attr_.branch_sample_type & kBranchCounters) {
       if (s.branch_counters.size() > s.branches.size()) {
         throw std::invalid_argument("more branch counters than branches");

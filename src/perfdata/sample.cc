@@ -76,6 +76,39 @@ void decode_regs(ByteReader& r, uint64_t mask, RegsDump& out, const char* what) 
 
 }  // namespace
 
+namespace {
+// The fields of the flags word from the lowest: (width, position in the foreign word).
+struct BranchField {
+  unsigned width, foreign_pos;
+};
+// perf 6.1 moves the fields it knew when it learnt to read such files (up to type) and keeps the
+// rest (spec, new_type, priv, reserved) as the low 40 bits of the foreign word; so does tperf, so
+// both read a file alike, and the writer puts them back there.
+constexpr BranchField kBranchFields[] = {{1, 63}, {1, 62}, {1, 61}, {1, 60}, {16, 44}, {4, 40}, {40, 0}};
+}  // namespace
+
+uint64_t branch_flags_from_foreign(uint64_t swapped_word) {
+  uint64_t out = 0;
+  unsigned pos = 0;
+  for (const BranchField& f : kBranchFields) {
+    const uint64_t mask = (uint64_t{1} << f.width) - 1;
+    out |= ((swapped_word >> f.foreign_pos) & mask) << pos;
+    pos += f.width;
+  }
+  return out;
+}
+
+uint64_t branch_flags_to_foreign(uint64_t flags) {
+  uint64_t out = 0;
+  unsigned pos = 0;
+  for (const BranchField& f : kBranchFields) {
+    const uint64_t mask = (uint64_t{1} << f.width) - 1;
+    out |= ((flags >> pos) & mask) << f.foreign_pos;
+    pos += f.width;
+  }
+  return out;
+}
+
 size_t decode_sample(std::span<const uint8_t> body, bool swap, uint64_t body_offset, const PerfEventAttr& attr,
                      Sample& s) {
   s.clear();
@@ -122,6 +155,7 @@ size_t decode_sample(std::span<const uint8_t> body, bool swap, uint64_t body_off
       b.from = r.u64();
       b.to = r.u64();
       b.flags = r.u64();
+      if (r.swapped()) b.flags = branch_flags_from_foreign(b.flags);
     }
     if (attr.branch_sample_type & kBranchCounters) read_u64_array(r, nr, s.branch_counters, "branch counters");
   }

@@ -17,6 +17,13 @@ struct BranchEntry {
   uint64_t flags = 0;  // mispred:1 predicted:1 in_tx:1 abort:1 cycles:16 type:4 spec:2 new_type:4 priv:3
 };
 
+// A branch entry's flags word is C bitfields: a machine of the other byte order lays them out
+// from the top bit down (mispred is bit 63 of the byte-swapped word). These move the fields
+// between that layout and the host's as perf 6.1 does when it reads such a file (mispred to
+// type; the bits after type go as one block, see sample.cc).
+uint64_t branch_flags_from_foreign(uint64_t swapped_word);
+uint64_t branch_flags_to_foreign(uint64_t flags);
+
 struct ReadValue {
   uint64_t value = 0;
   uint64_t id = 0;

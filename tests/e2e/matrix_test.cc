@@ -52,8 +52,6 @@ std::vector<std::string> corpus_files() {
 // every command and layout for the no-crash checks. Each is a class of issue 12.
 const std::map<std::string, std::string>& known_differences() {
   static const std::map<std::string, std::string> known = {
-      {"quipper/testdata/perf.data.branch-4.14",
-       "branch stacks: perf report switches to its branch mode (from/to columns), tperf has none yet"},
       {"quipper/testdata/perf.data.intel_pt-4.14",
        "Intel PT: perf decodes the AUX trace into samples, tperf does not decode AUX data"},
   };

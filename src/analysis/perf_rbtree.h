@@ -1,0 +1,52 @@
+// perf's hist trees, walked as perf walks them: a red-black tree (the kernel's lib/rbtree.c
+// insertion and colouring) searched with perf's three-way comparators, which are not always an
+// order (branch mode's mispredict, in_tx and abort keys answer "differs" as "goes right" both
+// ways). With such a comparator, which entry a new item merges into depends on the tree's
+// shape, so the shape is kept as perf's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tperf::analysis {
+
+class PerfRbTree {
+ public:
+  // Finds the node `cmp(existing)` calls equal on perf's walk from the root (cmp < 0: go left,
+  // > 0: go right, perf's sign for cmp(existing, new)), or inserts `item` where the walk ends.
+  // Returns the item of the node found, or `item` when inserted.
+  template <typename Cmp>
+  uint32_t find_or_insert(uint32_t item, const Cmp& cmp) {
+    int32_t parent = -1;
+    bool left = false;
+    for (int32_t at = root_; at >= 0;) {
+      const int64_t c = cmp(nodes_[static_cast<size_t>(at)].item);
+      if (c == 0) return nodes_[static_cast<size_t>(at)].item;
+      parent = at;
+      left = c < 0;
+      at = left ? nodes_[static_cast<size_t>(at)].left : nodes_[static_cast<size_t>(at)].right;
+    }
+    link(item, parent, left);
+    return item;
+  }
+
+  // The items in order (leftmost first).
+  std::vector<uint32_t> in_order() const;
+  size_t size() const { return nodes_.size(); }
+
+ private:
+  struct Node {
+    uint32_t item;
+    int32_t parent = -1, left = -1, right = -1;
+    bool red = true;
+  };
+  void link(uint32_t item, int32_t parent, bool left);
+  void rotate_left(int32_t x);
+  void rotate_right(int32_t x);
+  Node& n(int32_t i) { return nodes_[static_cast<size_t>(i)]; }
+  std::vector<Node> nodes_;
+  int32_t root_ = -1;
+};
+
+}  // namespace tperf::analysis

@@ -1,0 +1,290 @@
+// Branch stacks (PERF_SAMPLE_BRANCH_STACK) against perf 6.1 on files made with our writer (this
+// machine has no LBR to record them): `perf report` in its branch mode (each branch one entry,
+// the from/to columns, the branch sort keys, --no-branch-stack, -b on a pipe) and `perf script -F
+// brstack,brstacksym`, with and without hw_index, in file and pipe mode. The branches go between
+// functions of a real binary (their symbols resolve), a library that does not exist (addresses
+// without a symbol) and the kernel, with every flag: predicted, mispredicted, neither, in_tx,
+// abort, cycles (one above 32767, which perf prints as a negative short) and branch types.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "e2e/recording_util.h"
+#include "perfdata/record_builder.h"
+#include "perfdata/writer.h"
+#include "test_util.h"
+
+namespace tperf::test::e2e {
+namespace {
+
+using namespace tperf::perfdata;
+
+constexpr uint64_t kApp = 0x555555554000, kLib = 0x7f0000000000, kKernel = 0xffffffff81234560;
+constexpr int32_t kPid = 4242;
+constexpr uint64_t kBranchAny = 1ULL << 3;  // PERF_SAMPLE_BRANCH_ANY
+
+uint64_t flags(bool mispred, bool predicted, bool in_tx, bool abort, unsigned cycles, unsigned type) {
+  return (mispred ? 1u : 0u) | (predicted ? 2u : 0u) | (in_tx ? 4u : 0u) | (abort ? 8u : 0u) |
+         (static_cast<uint64_t>(cycles & 0xffff) << 4) | (static_cast<uint64_t>(type & 0xf) << 20);
+}
+
+// One process (two threads, the second renamed) whose samples carry branch stacks.
+// `all_types`: one more sample whose branches have the other types (9 to 15) and the fields after
+// the type (spec, new_type, priv).
+std::string write_file(const TempDir& dir, const std::string& binary, const std::map<std::string, uint64_t>& syms,
+                       bool hw_index, bool pipe, bool all_types = false, bool swap = false) {
+  PerfEventAttr attr = test::cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleCpu |
+                                            kSampleBranchStack);
+  attr.branch_sample_type = kBranchAny | (hw_index ? kBranchHwIndex : 0);
+  RecordBuilder rb(attr, swap);
+  std::vector<std::vector<uint8_t>> records;
+  uint64_t now = 1000;
+  auto sid = [&](int32_t tid) {
+    SampleId s;
+    s.pid = kPid;
+    s.tid = tid;
+    s.time = ++now;
+    return s;
+  };
+  CommEvent comm;
+  comm.pid = comm.tid = kPid;
+  comm.comm = "brapp";
+  records.push_back(rb.comm(comm, sid(kPid)));
+  TaskEvent fork;
+  fork.pid = kPid;
+  fork.tid = kPid + 1;
+  fork.ppid = kPid;
+  fork.ptid = kPid;
+  records.push_back(rb.fork(fork, sid(kPid + 1)));
+  comm.tid = kPid + 1;
+  comm.comm = "brworker";
+  records.push_back(rb.comm(comm, sid(kPid + 1)));
+  for (auto [addr, path] : {std::pair<uint64_t, std::string>{kApp, binary},
+                            {kLib, "/nonexistent/tperf-branch/libgone.so"}}) {
+    Mmap2Event m;
+    m.pid = m.tid = kPid;
+    m.addr = addr;
+    m.len = 0x10000;
+    m.prot = 5;
+    m.filename = path;
+    records.push_back(rb.mmap2(m, sid(kPid)));
+  }
+  auto at = [&](const char* name, uint64_t off) { return kApp + syms.at(name) + off; };
+  auto sample = [&](int32_t tid, uint64_t ip, std::vector<BranchEntry> branches, uint16_t misc = kMiscUser) {
+    Sample s;
+    s.pid = kPid;
+    s.tid = static_cast<uint32_t>(tid);
+    s.time = ++now;
+    s.period = 100000;
+    s.cpu = static_cast<uint32_t>(tid % 2);
+    s.ip = ip;
+    s.branches = std::move(branches);
+    s.branch_hw_idx = 7;
+    records.push_back(rb.sample(s, misc));
+  };
+  const uint64_t main1 = at("main", 0x10), burn1 = at("burn", 0x4), burn2 = at("burn", 0x1c), leaf1 = at("leaf", 0x8);
+  for (int i = 0; i < 6; ++i) {
+    sample(kPid, burn1,
+           {{burn2, burn1, flags(false, true, false, false, 3 + i % 2, 1)},
+            {main1, burn1, flags(false, true, false, false, 12, 4)},
+            {leaf1, main1, flags(true, false, false, false, 40, 6)},
+            {kLib + 0x1230, leaf1, flags(false, true, false, false, 0, 0)}});
+  }
+  for (int i = 0; i < 4; ++i) {
+    sample(kPid + 1, kLib + 0x1240,
+           {{leaf1, kLib + 0x1200, flags(false, false, false, false, 0, 5)},
+            {kLib + 0x1210 + 0x10 * (i % 2), kLib + 0x1300, flags(true, false, true, false, 7, 2)},
+            {burn2, leaf1, flags(false, true, true, true, 40000, 1)},
+            {kKernel, burn1, flags(false, true, false, false, 2, 8)}});
+  }
+  // A kernel sample whose branches came from user space, and one without branches.
+  sample(kPid, kKernel + 0x10, {{main1, kKernel, flags(false, true, false, false, 9, 7)}}, kMiscKernel);
+  sample(kPid, main1, {});
+  if (all_types) {
+    std::vector<BranchEntry> branches;
+    for (unsigned type = 9; type < 16; ++type) {
+      const uint64_t more = (uint64_t{type % 4} << 24) | (uint64_t{type - 9} << 26) | (uint64_t{type % 8} << 30);
+      branches.push_back({main1 + type, burn1, flags(type % 2, type % 3 == 0, false, false, type, type) | more});
+    }
+    sample(kPid, main1, branches);
+  }
+  std::string path = dir.file(fmt::format("branch{}{}{}{}.data", hw_index ? "-hwidx" : "", pipe ? "-pipe" : "",
+                                          all_types ? "-types" : "", swap ? "-swapped" : ""));
+  Writer::Options options;
+  options.pipe = pipe;
+  options.swap = swap;
+  Writer w(options);
+  w.open(path);
+  w.add_attr(attr, {1}, "cpu-clock");
+  w.set_feature(kFeatBranchStack, {});
+  for (const auto& r : records) w.write_record(r);
+  w.finish();
+  return path;
+}
+
+class ReportBranch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TPERF_REQUIRE_PERF();
+    std::string err;
+    binary_ = workload("forkexec", &err);
+    ASSERT_FALSE(binary_.empty()) << "set-up failed: " << err;
+    syms_ = nm_symbols(binary_);
+    for (const char* s : {"main", "burn", "leaf"}) {
+      ASSERT_TRUE(syms_.count(s)) << "set-up failed: nm did not list " << s << " in " << binary_;
+    }
+  }
+  std::string binary_;
+  std::map<std::string, uint64_t> syms_;
+  TempDir dir_;
+};
+
+// perf's lines that are not the report: its random tip and blank or lone '#' lines.
+constexpr const char* kReportLines = "grep -v '^# (Tip' | grep -v '^#$' | grep -v '^$'";
+
+TEST_F(ReportBranch, ReportAsPerfInBranchMode) {
+  for (bool hw_index : {false, true}) {
+    const std::string file = write_file(dir_, binary_, syms_, hw_index, false);
+    for (const char* args :
+         {"", "-n", "-n --show-total-period", "--no-branch-stack", "--no-branch-stack -n", "-b", "-s dso,sym",
+          "-s comm,dso", "-s dso_from", "-s dso_to", "-s mispredict", "-s in_tx", "-s abort", "-s cycles",
+          "-s addr_from", "-s addr_to", "-s comm,dso_from,dso_to,cycles,in_tx,abort", "-s comm,mispredict,dso_from", "-s cycles,mispredict", "-s pid,dso_to,cycles",
+          "--percent-limit 5"}) {
+      SCOPED_TRACE(fmt::format("hw_index {} report {}", hw_index, args));
+      ComparedOutputs c = compare_outputs(
+          fmt::format("perf report --stdio -i {} {} 2>/dev/null | {}", shell_quote(file), args, kReportLines),
+          fmt::format("{} report --stdio --no-unwind-summary -i {} {} | {}", TPERF_BINARY, shell_quote(file), args,
+                      kReportLines),
+          file);
+      EXPECT_EQ(c.diff, "") << "diff perf tperf";
+      EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+      EXPECT_GE(c.perf_lines, 5u) << "perf printed too little";
+    }
+  }
+}
+
+// perf 6.1's mispredict key answers "differs" as "goes right" both ways, so what merges depends on
+// its tree's shape. Worked out by hand for this file's 41 branches: 18 predicted ones (the first
+// six samples) stay at the root A; the 6 mispredicted go right of it (B); the first branch of
+// neither kind goes right of B (C, the tree rotates to B over A and C); then the predicted
+// ones of the last five samples walk B, C and make D (9), the mispredicted ones join B (10) and
+// the others C (4). perf prints the last text again for a branch of neither kind.
+TEST_F(ReportBranch, MispredictKeyAsPerfsTree) {
+  const std::string file = write_file(dir_, binary_, syms_, false, false);
+  CommandResult r = run(fmt::format("{} report -i {} -q --sort mispredict", TPERF_BINARY, shell_quote(file)));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("    43.90%  N                  \n"
+                       "    24.39%  Y                  \n"
+                       "    21.95%  N                  \n"
+                       "     9.76%  N                  \n"),
+            std::string::npos)
+      << r.out;
+}
+
+// The branch mode's numbers, worked out from the file: 6 samples of 4 branches, 4 of 4, 1 of 1
+// (41 branches); burn+0x1c -> burn+0x4 is 6 of them.
+TEST_F(ReportBranch, BranchesAreTheEntries) {
+  const std::string file = write_file(dir_, binary_, syms_, false, false);
+  CommandResult r = run(fmt::format("{} report -i {} -n -q --sort symbol_from,symbol_to", TPERF_BINARY, shell_quote(file)));
+  ASSERT_EQ(r.status, 0) << r.err;
+  CommandResult h = run(fmt::format("{} report -i {} --no-unwind-summary", TPERF_BINARY, shell_quote(file)));
+  EXPECT_NE(h.out.find("# Samples: 41  of event 'cpu-clock'"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("# Event count (approx.): 41\n"), std::string::npos) << h.out;
+  // 6/41 = 14.63%
+  EXPECT_NE(r.out.find("14.63%             6  [.] burn  "), std::string::npos) << r.out;
+}
+
+// The other branch types in the statistics block, and the bits after the type left alone.
+TEST_F(ReportBranch, EveryBranchTypeAsPerf) {
+  const std::string file = write_file(dir_, binary_, syms_, false, false, /*all_types=*/true);
+  for (const char* args : {"", "-s dso,sym -n"}) {
+    SCOPED_TRACE(args);
+    ComparedOutputs c = compare_outputs(
+        fmt::format("perf report --stdio -i {} {} 2>/dev/null | {}", shell_quote(file), args, kReportLines),
+        fmt::format("{} report --stdio --no-unwind-summary -i {} {} | {}", TPERF_BINARY, shell_quote(file), args,
+                    kReportLines),
+        file);
+    EXPECT_EQ(c.diff, "") << "diff perf tperf";
+    EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+    EXPECT_GE(c.perf_lines, 20u) << "perf printed too little";
+  }
+}
+
+// A file of the other byte order (a big-endian machine's): the flags' bitfields as that
+// machine's compiler lays them out.
+TEST_F(ReportBranch, OtherByteOrderAsPerf) {
+  const std::string file = write_file(dir_, binary_, syms_, true, false, /*all_types=*/true, /*swap=*/true);
+  for (const char* cmd : {"report --stdio", "report --stdio -s mispredict,in_tx,abort,cycles", "script -F brstack"}) {
+    SCOPED_TRACE(cmd);
+    const bool report = std::string(cmd).starts_with("report");
+    ComparedOutputs c = compare_outputs(
+        fmt::format("perf {} -i {} 2>/dev/null | {}", cmd, shell_quote(file), kReportLines),
+        fmt::format("{} {} {} -i {} | {}", TPERF_BINARY, cmd, report ? "--no-unwind-summary" : "", shell_quote(file),
+                    kReportLines),
+        file);
+    EXPECT_EQ(c.diff, "") << "diff perf tperf";
+    EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+    EXPECT_GE(c.perf_lines, 5u) << "perf printed too little";
+  }
+}
+
+TEST_F(ReportBranch, PipeModeAsPerf) {
+  for (bool hw_index : {false, true}) {
+    const std::string file = write_file(dir_, binary_, syms_, hw_index, true);
+    // A pipe's header does not say it has branch stacks: perf gives the plain report, and the
+    // branch mode with -b.
+    for (const char* args : {"", "-b", "-b -n -s dso_from,cycles,in_tx", "--no-branch-stack"}) {
+      for (bool stdin_pipe : {false, true}) {
+        SCOPED_TRACE(fmt::format("hw_index {} stdin {} report {}", hw_index, stdin_pipe, args));
+        const std::string in = stdin_pipe ? "-" : shell_quote(file);
+        const std::string feed = stdin_pipe ? fmt::format("cat {} | ", shell_quote(file)) : "";
+        ComparedOutputs c = compare_outputs(
+            fmt::format("{}perf report --stdio -i {} {} 2>/dev/null | {}", feed, in, args, kReportLines),
+            fmt::format("{}{} report --stdio --no-unwind-summary -i {} {} | {}", feed, TPERF_BINARY, in, args,
+                        kReportLines),
+            file);
+        EXPECT_EQ(c.diff, "") << "diff perf tperf";
+        EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+        EXPECT_GE(c.perf_lines, 5u) << "perf printed too little";
+      }
+    }
+  }
+}
+
+// A named FIFO is read once: branch mode is not looked for in it before the report reads it.
+TEST_F(ReportBranch, NamedFifoAsPerf) {
+  const std::string file = write_file(dir_, binary_, syms_, false, true);
+  const std::string fifo = dir_.file("branch.fifo");
+  ASSERT_EQ(run(fmt::format("mkfifo {}", shell_quote(fifo))).status, 0) << "set-up failed: mkfifo";
+  ComparedOutputs c = compare_outputs(
+      fmt::format("perf report --stdio -i {} 2>/dev/null | {}", shell_quote(file), kReportLines),
+      fmt::format("cat {} > {} & {} report --stdio --no-unwind-summary -i {} | {}", shell_quote(file), shell_quote(fifo),
+                  TPERF_BINARY, shell_quote(fifo), kReportLines),
+      file);
+  EXPECT_EQ(c.diff, "") << "diff perf tperf";
+  EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+  EXPECT_GE(c.perf_lines, 5u) << "perf printed too little";
+}
+
+TEST_F(ReportBranch, ScriptBrstackAsPerf) {
+  for (bool pipe : {false, true}) {
+    for (bool hw_index : {false, true}) {
+      const std::string file = write_file(dir_, binary_, syms_, hw_index, pipe, /*all_types=*/true);
+      for (const char* fields : {"brstack", "brstacksym", "ip,brstack,dso", "brstacksym,dso", "tid,ip,sym,brstacksym"}) {
+        SCOPED_TRACE(fmt::format("pipe {} hw_index {} -F {}", pipe, hw_index, fields));
+        ComparedOutputs c =
+            compare_outputs(fmt::format("perf script -i {} -F {}", shell_quote(file), fields),
+                            fmt::format("{} script -i {} -F {}", TPERF_BINARY, shell_quote(file), fields), file);
+        EXPECT_EQ(c.diff, "") << "diff perf tperf";
+        EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+        EXPECT_GE(c.perf_lines, 10u) << "perf printed too little";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tperf::test::e2e
