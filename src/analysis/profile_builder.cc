@@ -381,7 +381,7 @@ Profile build_profile(const std::string& given_path, const ProfileOptions& optio
     const OffCpuSource src = off_cpu->source();
     if (src == OffCpuSource::kNone || src == OffCpuSource::kSwitchRecords) throw std::runtime_error(describe_off_cpu(*off_cpu));
     out.info.emplace_back("off-CPU", describe_off_cpu(*off_cpu));
-  } else if (options.thread_states && !reader->is_pipe()) {
+  } else if (options.thread_states && !reader->is_pipe() && util::rereadable_input(path)) {
     // The timeline's states: only when the file has sched_switch samples (known from its attrs).
     auto first = perfdata::Reader::open(path);
     if (OffCpuTracker(*first).source() == OffCpuSource::kSchedSwitch) {

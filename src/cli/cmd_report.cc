@@ -139,7 +139,8 @@ struct EventHist {
 // perf 6.1's default --sort: "trace" when every event of the file is a tracepoint, else
 // "comm,dso,sym". perf decides before it reads the events of a pipe, which are then unknown.
 std::string default_sort_order(const std::string& path) {
-  if (path == "-") return "comm,dso,sym";
+  // A stream is read once, by the report (and it holds pipe-mode data).
+  if (!util::rereadable_input(path)) return "comm,dso,sym";
   try {
     auto reader = perfdata::Reader::open(path);
     const auto& attrs = reader->attrs();

@@ -18,6 +18,7 @@
 #include "perfdata/sample.h"
 #include "session/machine.h"
 #include "symbols/symbolizer.h"
+#include "util/spool.h"
 
 namespace tperf::cli {
 
@@ -142,11 +143,15 @@ bool run_branch_report_if_applies(const BranchReportOptions& options, bool branc
   if (no_branch_stack && !branch_stack) return false;
   // Standard input or a FIFO can be read once: only -b decides before reading them (and they
   // hold pipe-mode data, whose header never selects branch mode).
-  std::error_code ec;
-  const bool rereadable = options.path != "-" && (std::filesystem::is_regular_file(options.path, ec) ||
-                                                  std::filesystem::is_directory(options.path, ec));
-  if (!rereadable && !branch_stack) return false;
-  auto reader = perfdata::Reader::open(options.path);
+  if (!util::rereadable_input(options.path) && !branch_stack) return false;
+  std::unique_ptr<perfdata::Reader> reader;
+  try {
+    reader = perfdata::Reader::open(options.path);
+  } catch (const std::exception&) {
+    // Not a file tperf can read: the plain report checks its options, then says what is wrong.
+    if (!branch_stack) return false;
+    throw;
+  }
   bool with_branches = false, with_user_stacks = false;
   for (const perfdata::EventAttr& a : reader->attrs()) {
     with_branches |= (a.attr.sample_type & perfdata::kSampleBranchStack) != 0;

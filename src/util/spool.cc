@@ -42,6 +42,12 @@ void copy_all(int in, int out, const std::string& what, const std::string& dir) 
 
 }  // namespace
 
+bool rereadable_input(const std::string& path) {
+  if (path == "-") return false;
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode));
+}
+
 SpooledInput::SpooledInput(const std::string& path) : path_(path) {
   int in = -1;
   std::string what = path;
@@ -50,7 +56,7 @@ SpooledInput::SpooledInput(const std::string& path) : path_(path) {
     what = "standard input";
   } else {
     struct stat st;
-    if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) return;  // the reader says what is wrong
+    if (::stat(path.c_str(), &st) != 0 || rereadable_input(path)) return;  // the reader says what is wrong
     in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (in < 0) return;
   }

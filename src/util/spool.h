@@ -8,6 +8,10 @@
 
 namespace tperf::util {
 
+// Whether `path` can be opened and read more than once: a regular file or a directory (of
+// `perf record --threads`), not standard input ("-") or a FIFO, which the first reader drains.
+bool rereadable_input(const std::string& path);
+
 class SpooledInput {
  public:
   // `path` as the commands take it ("-" for standard input). A regular file (or a directory) is
