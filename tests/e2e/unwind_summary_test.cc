@@ -173,7 +173,11 @@ TEST_F(UnwindSummary, StrippedDsoIsNamedWithTheReason) {
   // 3 samples whose leaf is the stripped copy's leaf(), called from the full binary's main().
   for (int i = 0; i < 3; ++i) sample({kContextUser, kGoneBase + syms_.at("leaf") + 1, at("main"), at("_start")}, 100);
   std::string path = write(dir);
-  CommandResult r = run(fmt::format("{} report -i {}", TPERF_BINARY, shell_quote(path)));
+  // An empty HOME: the stripped copy has the full binary's build id, which perf's build-id cache
+  // (~/.debug, filled by every `perf record` of the e2e tests) would hold with its symbols.
+  const std::string home = dir.file("home");
+  ASSERT_EQ(run(fmt::format("mkdir -p {}", shell_quote(home))).status, 0);
+  CommandResult r = run(fmt::format("HOME={} {} report -i {}", shell_quote(home), TPERF_BINARY, shell_quote(path)));
   ASSERT_EQ(r.status, 0) << r.err;
   // strip leaves a PIE's .dynsym without defined functions: no symbol table at all.
   EXPECT_NE(r.out.find(fmt::format("#     {} (3): no symbol table (stripped", stripped)), std::string::npos) << r.out;
