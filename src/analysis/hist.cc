@@ -300,6 +300,37 @@ void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<
     credited_[j] = stamp;
     credit(j, false);
   }
+  if (use_srcline_ || use_trace_) note_cumulative_compares(i, callers);
+}
+
+bool Hist::prefix_equal(SortKey key, const HistEntry& a, const HistEntry& b) const {
+  for (SortKey k : keys_) {
+    if (k == key) return true;
+    if (compare_key(k, a, b, true) != 0) return false;
+  }
+  return false;  // not a sort key: never compared
+}
+
+void Hist::note_cumulative_compares(uint32_t self, std::span<const HistEntry> callers) {
+  // perf skips the chain's first entry (the sample itself, already credited as `self`); each
+  // later one is compared with the entries credited so far, in order, until one is equal.
+  std::vector<uint32_t> cache{self};
+  cumulative_known_.resize(entries_.size());
+  for (size_t k = 1; k < callers.size() && k < caller_entries_.size(); ++k) {
+    const HistEntry& tmp = callers[k];
+    const uint32_t j = caller_entries_[k];
+    bool found = false;
+    for (uint32_t h : cache) {
+      const HistEntry& e = entries_[h];
+      if (use_srcline_ && prefix_equal(SortKey::kSrcline, e, tmp)) cumulative_known_[h] |= 1;
+      if (use_trace_ && prefix_equal(SortKey::kTrace, e, tmp)) cumulative_known_[h] |= 2;
+      if (h == j) {
+        found = true;
+        break;
+      }
+    }
+    if (!found) cache.push_back(j);
+  }
 }
 
 // Builds the trees from batches of chains, on a thread of its own when the machine has more
@@ -485,11 +516,17 @@ int Hist::compare_key(SortKey k, const HistEntry& a, const HistEntry& b, bool by
 }
 
 bool Hist::srcline_known(const HistEntry& e) const {
-  return !use_srcline_ || lazily_known(e, SortKey::kSrcline, srcline_known_);
+  if (!use_srcline_) return true;
+  const size_t idx = static_cast<size_t>(&e - entries_.data());
+  if (idx < cumulative_known_.size() && (cumulative_known_[idx] & 1)) return true;
+  return lazily_known(e, SortKey::kSrcline, srcline_known_);
 }
 
 bool Hist::trace_known(const HistEntry& e) const {
-  return !use_trace_ || lazily_known(e, SortKey::kTrace, trace_known_);
+  if (!use_trace_) return true;
+  const size_t idx = static_cast<size_t>(&e - entries_.data());
+  if (idx < cumulative_known_.size() && (cumulative_known_[idx] & 2)) return true;
+  return lazily_known(e, SortKey::kTrace, trace_known_);
 }
 
 bool Hist::lazily_known(const HistEntry& e, SortKey key, std::vector<uint8_t>& known) const {

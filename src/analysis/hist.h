@@ -185,6 +185,12 @@ class Hist {
   // srcline_known(): by entry index, filled on first use.
   mutable std::vector<uint8_t> srcline_known_;
   mutable std::vector<uint8_t> trace_known_;
+  // Children mode: perf compares each callchain entry of a sample with the entries the sample
+  // already credited (its he_cache) before it looks the entry up, working out the lazy key of
+  // those whose keys before it are equal. Per entry: bit 0 srcline, bit 1 trace, known so.
+  std::vector<uint8_t> cumulative_known_;
+  void note_cumulative_compares(uint32_t self, std::span<const HistEntry> callers);
+  bool prefix_equal(SortKey key, const HistEntry& a, const HistEntry& b) const;
   bool lazily_known(const HistEntry& e, SortKey key, std::vector<uint8_t>& cache) const;
 
   std::vector<HistEntry> entries_;

@@ -121,7 +121,9 @@ int MemHist::compare(MemKey key, const MemEntry& a, const MemEntry& b) const {
     case MemKey::kSymbolDaddr: return cmp_u64(a.daddr, b.daddr);
     case MemKey::kDsoDaddr: return dso_name(a.data).compare(dso_name(b.data));
     case MemKey::kComm: {
-      std::string_view l = a.self.comm ? *a.self.comm : "", r = b.self.comm ? *b.self.comm : "";
+      // (A std::string and "" would meet in a temporary std::string the views outlive.)
+      const std::string_view l = a.self.comm ? std::string_view(*a.self.comm) : std::string_view();
+      const std::string_view r = b.self.comm ? std::string_view(*b.self.comm) : std::string_view();
       return l.compare(r);
     }
     case MemKey::kPid: return cmp_u64(static_cast<uint32_t>(a.self.pid), static_cast<uint32_t>(b.self.pid));
@@ -152,7 +154,7 @@ size_t MemHist::hash_of(const MemEntry& e) const {
       case MemKey::kDso: mix(std::hash<std::string_view>{}(dso_name(e.self.loc))); break;
       case MemKey::kSymbolDaddr: mix(e.daddr); break;
       case MemKey::kDsoDaddr: mix(std::hash<std::string_view>{}(dso_name(e.data))); break;
-      case MemKey::kComm: mix(std::hash<std::string_view>{}(e.self.comm ? *e.self.comm : "")); break;
+      case MemKey::kComm: mix(std::hash<std::string_view>{}(e.self.comm ? std::string_view(*e.self.comm) : std::string_view())); break;
       case MemKey::kPid: mix(static_cast<uint32_t>(e.self.pid)); break;
       // An entry takes a sample only when its mean equals the sample's value, so its mean stays
       // its first sample's value: hashable. The sums change as samples add up: compared only.

@@ -52,6 +52,9 @@ void register_printk_formats(tep_handle* tep, std::string_view text) {
     unsigned long long addr = std::strtoull(owned(line.substr(0, colon)).c_str(), nullptr, 16);
     std::string_view fmt = line.substr(colon + 3);
     if (fmt.size() >= 2 && fmt.front() == '"' && fmt.back() == '"') fmt = fmt.substr(1, fmt.size() - 2);
+    // libtraceevent looks for a trailing "\n" two bytes before a format's last one: a shorter
+    // format would make it read before its copy. Such a format says nothing anyway.
+    if (fmt.size() < 3) continue;
     tep_register_print_string(tep, owned(fmt).c_str(), addr);
   }
 }
