@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "util/rb_tree.h"
+
 namespace tperf::analysis {
 
 class PerfRbTree {
@@ -20,33 +22,25 @@ class PerfRbTree {
   uint32_t find_or_insert(uint32_t item, const Cmp& cmp) {
     int32_t parent = -1;
     bool left = false;
-    for (int32_t at = root_; at >= 0;) {
-      const int64_t c = cmp(nodes_[static_cast<size_t>(at)].item);
-      if (c == 0) return nodes_[static_cast<size_t>(at)].item;
+    for (int32_t at = tree_.root(); at >= 0;) {
+      const int64_t c = cmp(items_[static_cast<size_t>(at)]);
+      if (c == 0) return items_[static_cast<size_t>(at)];
       parent = at;
       left = c < 0;
-      at = left ? nodes_[static_cast<size_t>(at)].left : nodes_[static_cast<size_t>(at)].right;
+      at = left ? tree_.node(at).left : tree_.node(at).right;
     }
-    link(item, parent, left);
+    tree_.link(parent, left);
+    items_.push_back(item);
     return item;
   }
 
   // The items in order (leftmost first).
   std::vector<uint32_t> in_order() const;
-  size_t size() const { return nodes_.size(); }
+  size_t size() const { return items_.size(); }
 
  private:
-  struct Node {
-    uint32_t item;
-    int32_t parent = -1, left = -1, right = -1;
-    bool red = true;
-  };
-  void link(uint32_t item, int32_t parent, bool left);
-  void rotate_left(int32_t x);
-  void rotate_right(int32_t x);
-  Node& n(int32_t i) { return nodes_[static_cast<size_t>(i)]; }
-  std::vector<Node> nodes_;
-  int32_t root_ = -1;
+  util::RbTree tree_;
+  std::vector<uint32_t> items_;  // by node id
 };
 
 }  // namespace tperf::analysis

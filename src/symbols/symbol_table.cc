@@ -164,7 +164,7 @@ void SymbolTable::merge_late_adds() {
   late_begin_ = SIZE_MAX;
   if (tree_) {
     // Each node finds the merged table's symbol of its start and name.
-    for (PerfTree::Node& n : tree_->nodes) {
+    for (PerfTree::Item& n : tree_->items) {
       if (n.symbol == UINT32_MAX) continue;  // erased
       auto it = std::lower_bound(symbols_.begin(), symbols_.end(), n.start,
                                  [](const Symbol& x, uint64_t v) { return x.start < v; });
@@ -194,11 +194,11 @@ void SymbolTable::build_perf_tree(size_t late_begin) {
     Symbol& last = fixed[order.back()];
     if (last.end == last.start) last.end = round_up_page(last.start) + kPage;
   }
-  tree->nodes.reserve(n_main + (symbols_.size() - late_begin));
+  tree->items.reserve(n_main + (symbols_.size() - late_begin));
   tree_names_.clear();
   for (uint32_t i = 0; i < n_main; ++i) {
     tree->insert(fixed[i].start, fixed[i].end);
-    tree->nodes[i].symbol = i;
+    tree->items[i].symbol = i;
     tree_names_.push_back(fixed[i].name());
   }
   std::vector<uint32_t> erased;
@@ -219,215 +219,39 @@ void SymbolTable::build_perf_tree(size_t late_begin) {
     }
   }
   for (uint32_t e : erased) {
-    tree->erase(static_cast<int32_t>(e));
-    tree->nodes[e].symbol = UINT32_MAX;
+    tree->tree.erase(static_cast<int32_t>(e));
+    tree->items[e].symbol = UINT32_MAX;
   }
   for (size_t i = late_begin; i < symbols_.size(); ++i) {
     const int32_t id = tree->insert(symbols_[i].start, symbols_[i].end);
-    tree->nodes[static_cast<size_t>(id)].symbol = static_cast<uint32_t>(tree_names_.size());
+    tree->items[static_cast<size_t>(id)].symbol = static_cast<uint32_t>(tree_names_.size());
     tree_names_.push_back(symbols_[i].name());
   }
   tree_ = std::move(tree);
 }
 
 int32_t SymbolTable::PerfTree::insert(uint64_t start, uint64_t end) {
-  const auto z = static_cast<int32_t>(nodes.size());
-  nodes.push_back({start, end});
   int32_t parent = -1;
   bool left = false;
-  for (int32_t x = root; x >= 0;) {
+  for (int32_t x = tree.root(); x >= 0;) {
     parent = x;
-    left = start < at(x).start;  // equal starts go right
-    x = left ? at(x).left : at(x).right;
+    left = start < items[static_cast<size_t>(x)].start;  // equal starts go right
+    x = left ? tree.node(x).left : tree.node(x).right;
   }
-  at(z).parent = parent;
-  if (parent < 0) {
-    root = z;
-  } else if (left) {
-    at(parent).left = z;
-  } else {
-    at(parent).right = z;
-  }
-  // Recolour and rotate up from the new red node.
-  int32_t x = z;
-  while (is_red(at(x).parent)) {
-    int32_t p = at(x).parent;
-    int32_t g = at(p).parent;
-    if (p == at(g).left) {
-      const int32_t uncle = at(g).right;
-      if (is_red(uncle)) {
-        at(p).red = false;
-        at(uncle).red = false;
-        at(g).red = true;
-        x = g;
-        continue;
-      }
-      if (x == at(p).right) {
-        x = p;
-        rotate_left(x);
-        p = at(x).parent;
-      }
-      at(p).red = false;
-      at(g).red = true;
-      rotate_right(g);
-    } else {
-      const int32_t uncle = at(g).left;
-      if (is_red(uncle)) {
-        at(p).red = false;
-        at(uncle).red = false;
-        at(g).red = true;
-        x = g;
-        continue;
-      }
-      if (x == at(p).left) {
-        x = p;
-        rotate_right(x);
-        p = at(x).parent;
-      }
-      at(p).red = false;
-      at(g).red = true;
-      rotate_left(g);
-    }
-  }
-  at(root).red = false;
-  return z;
-}
-
-void SymbolTable::PerfTree::rotate_left(int32_t x) {
-  const int32_t y = at(x).right;
-  at(x).right = at(y).left;
-  if (at(y).left >= 0) at(at(y).left).parent = x;
-  transplant(x, y);
-  at(y).left = x;
-  at(x).parent = y;
-}
-
-void SymbolTable::PerfTree::rotate_right(int32_t x) {
-  const int32_t y = at(x).left;
-  at(x).left = at(y).right;
-  if (at(y).right >= 0) at(at(y).right).parent = x;
-  transplant(x, y);
-  at(y).right = x;
-  at(x).parent = y;
-}
-
-// Puts v (or nothing) where u hangs.
-void SymbolTable::PerfTree::transplant(int32_t u, int32_t v) {
-  const int32_t p = at(u).parent;
-  if (p < 0) {
-    root = v;
-  } else if (at(p).left == u) {
-    at(p).left = v;
-  } else {
-    at(p).right = v;
-  }
-  if (v >= 0) at(v).parent = p;
-}
-
-// Linux's rb_erase: a node with two children is replaced by its successor, which takes its
-// colour; a black node gone leaves its side one black short, fixed from `parent` up.
-void SymbolTable::PerfTree::erase(int32_t z) {
-  int32_t x, parent;
-  bool removed_red;
-  if (at(z).left < 0) {
-    x = at(z).right;
-    parent = at(z).parent;
-    removed_red = at(z).red;
-    transplant(z, x);
-  } else if (at(z).right < 0) {
-    x = at(z).left;
-    parent = at(z).parent;
-    removed_red = at(z).red;
-    transplant(z, x);
-  } else {
-    int32_t y = at(z).right;
-    while (at(y).left >= 0) y = at(y).left;
-    removed_red = at(y).red;
-    x = at(y).right;
-    if (at(y).parent == z) {
-      parent = y;
-    } else {
-      parent = at(y).parent;
-      transplant(y, x);
-      at(y).right = at(z).right;
-      at(at(y).right).parent = y;
-    }
-    transplant(z, y);
-    at(y).left = at(z).left;
-    at(at(y).left).parent = y;
-    at(y).red = at(z).red;
-  }
-  at(z).left = at(z).right = at(z).parent = -1;
-  if (!removed_red) erase_fixup(x, parent);
-}
-
-void SymbolTable::PerfTree::erase_fixup(int32_t x, int32_t parent) {
-  while (x != root && !is_red(x)) {
-    if (x != at(parent).right) {  // x is the left child (Linux's test, also for an empty x)
-      int32_t w = at(parent).right;
-      if (is_red(w)) {
-        at(w).red = false;
-        at(parent).red = true;
-        rotate_left(parent);
-        w = at(parent).right;
-      }
-      if (!is_red(at(w).left) && !is_red(at(w).right)) {
-        at(w).red = true;
-        x = parent;
-        parent = at(x).parent;
-        continue;
-      }
-      if (!is_red(at(w).right)) {
-        at(at(w).left).red = false;
-        at(w).red = true;
-        rotate_right(w);
-        w = at(parent).right;
-      }
-      at(w).red = at(parent).red;
-      at(parent).red = false;
-      at(at(w).right).red = false;
-      rotate_left(parent);
-      x = root;
-    } else {
-      int32_t w = at(parent).left;
-      if (is_red(w)) {
-        at(w).red = false;
-        at(parent).red = true;
-        rotate_right(parent);
-        w = at(parent).left;
-      }
-      if (!is_red(at(w).left) && !is_red(at(w).right)) {
-        at(w).red = true;
-        x = parent;
-        parent = at(x).parent;
-        continue;
-      }
-      if (!is_red(at(w).left)) {
-        at(at(w).right).red = false;
-        at(w).red = true;
-        rotate_left(w);
-        w = at(parent).left;
-      }
-      at(w).red = at(parent).red;
-      at(parent).red = false;
-      at(at(w).left).red = false;
-      rotate_right(parent);
-      x = root;
-    }
-  }
-  if (x >= 0) at(x).red = false;
+  items.push_back({start, end});
+  return tree.link(parent, left);
 }
 
 // perf's symbols__find: left below a node's start, right past its end, else that node.
 int32_t SymbolTable::PerfTree::find(uint64_t addr) const {
-  for (int32_t i = root; i >= 0;) {
-    const Node& n = nodes[static_cast<size_t>(i)];
+  for (int32_t i = tree.root(); i >= 0;) {
+    const Item& n = items[static_cast<size_t>(i)];
     if (addr < n.start) {
-      i = n.left;
+      i = tree.node(i).left;
     } else if (addr == n.start || addr < n.end) {
       return i;
     } else {
-      i = n.right;
+      i = tree.node(i).right;
     }
   }
   return -1;
@@ -437,7 +261,7 @@ const Symbol* SymbolTable::find(uint64_t addr) const {
   if (tree_) {
     const int32_t node = tree_->find(addr);
     if (node < 0) return nullptr;
-    const uint32_t index = tree_->nodes[static_cast<size_t>(node)].symbol;
+    const uint32_t index = tree_->items[static_cast<size_t>(node)].symbol;
     return index < symbols_.size() ? &symbols_[index] : nullptr;
   }
   // The last symbol starting at or below addr; perf's tree walk finds the same one unless

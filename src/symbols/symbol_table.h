@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "util/file_buffer.h"
+#include "util/rb_tree.h"
 
 namespace tperf::symbols {
 
@@ -97,29 +98,18 @@ class SymbolTable {
   size_t late_begin_ = SIZE_MAX;  // index of the first add_after_finish() symbol not merged yet
   std::vector<Symbol> inserted_;  // Fixups::kElf: the symbols as added, until the late ones merge
 
-  // perf's symbol tree (a Linux rbtree keyed by start, equal starts to the right), for tables
-  // where lookups depend on its shape. Node i < symbols: the i-th symbol added; after them the
-  // late ones. `symbol`: index into symbols_ of what a node finds.
+  // perf's symbol tree (keyed by start, equal starts to the right), for tables where lookups
+  // depend on its shape. Node i < symbols added: the i-th symbol added; after them the late
+  // ones. `symbol`: index into symbols_ of what a node finds.
   struct PerfTree {
-    struct Node {
+    struct Item {
       uint64_t start, end;
-      int32_t left = -1, right = -1, parent = -1;
-      bool red = true;
       uint32_t symbol = UINT32_MAX;
     };
-    std::vector<Node> nodes;
-    int32_t root = -1;
+    util::RbTree tree;
+    std::vector<Item> items;  // by node id
     int32_t insert(uint64_t start, uint64_t end);
-    void erase(int32_t z);
     int32_t find(uint64_t addr) const;
-
-   private:
-    bool is_red(int32_t i) const { return i >= 0 && nodes[static_cast<size_t>(i)].red; }
-    Node& at(int32_t i) { return nodes[static_cast<size_t>(i)]; }
-    void rotate_left(int32_t x);
-    void rotate_right(int32_t x);
-    void transplant(int32_t u, int32_t v);
-    void erase_fixup(int32_t x, int32_t parent);
   };
   void build_perf_tree(size_t late_begin);
   std::unique_ptr<PerfTree> tree_;
