@@ -94,14 +94,10 @@ class Builder {
         out_(out), unwind_(symbolizer), off_cpu_(off_cpu),
         wall_event_(off_cpu && options.wall_clock ? off_cpu_event(*off_cpu, reader) : -1) {}
 
-  void on_other(const perfdata::Record& rec) {
-    if (rec.type == perfdata::kRecordLostSamples) {
-      uint64_t n = perfdata::decode_lost_samples(rec.body(), reader_.swapped(), rec.offset + 8);
-      out_.lost_samples += n;
-      unwind_.add_lost_samples(n);
-    } else if (rec.type == perfdata::kRecordLost) {
-      unwind_.add_lost(perfdata::decode_lost(rec.body(), reader_.swapped(), rec.offset + 8).lost);
-    }
+  // What the replay counted of the LOST and LOST_SAMPLES records.
+  void add_lost(const ReplayResult& r) {
+    out_.lost_samples += r.lost_samples;
+    unwind_.add_lost(r.lost_records, r.lost_events, r.lost_samples);
   }
 
   void on_sample(const perfdata::Record& rec) {
@@ -397,9 +393,9 @@ Profile build_profile(const std::string& given_path, const ProfileOptions& optio
     Builder builder(*reader, *machine, symbolizer, unwinder, options, out, off_cpu ? &*off_cpu : nullptr);
     ReplayHandlers handlers;
     handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) { builder.on_sample(rec); };
-    handlers.on_other = [&](const perfdata::Record& rec, uint64_t) { builder.on_other(rec); };
-    std::vector<std::string> problems = replay(*reader, *machine, symbolizer, &preloader, handlers).problems;
-    out.problems.insert(out.problems.end(), problems.begin(), problems.end());
+    const ReplayResult replayed = replay(*reader, *machine, symbolizer, &preloader, handlers);
+    out.problems.insert(out.problems.end(), replayed.problems.begin(), replayed.problems.end());
+    builder.add_lost(replayed);
     if (unwind_stats) *unwind_stats = builder.unwind_stats();
   }
   if (options.thread_states) {

@@ -135,6 +135,12 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
         if (handlers.on_sample) handlers.on_sample(rec, time);
         return;
       }
+      if (rec.type == perfdata::kRecordLostSamples) {
+        result.lost_samples += perfdata::decode_lost_samples(rec.body(), reader.swapped(), rec.offset + 8);
+      } else if (rec.type == perfdata::kRecordLost) {
+        ++result.lost_records;
+        result.lost_events += perfdata::decode_lost(rec.body(), reader.swapped(), rec.offset + 8).lost;
+      }
       if (handlers.applies && !handlers.applies(rec)) return;
       if (handlers.on_other) handlers.on_other(rec, time);
       process_non_sample(reader, rec, time, machine, symbolizer);

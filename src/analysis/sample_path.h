@@ -110,6 +110,10 @@ struct ReplayResult {
   std::vector<std::string> problems;
   // What the deferred-callchain stage joined, could not join, and gave up on.
   session::DeferredCallchains::Stats deferred;
+  // The LOST_SAMPLES records' samples (dropped by the kernel or a BPF filter), and the LOST
+  // records (ring-buffer overruns) with the events they stood for, summed over the file.
+  uint64_t lost_samples = 0;
+  uint64_t lost_records = 0, lost_events = 0;
 };
 
 // The replay driver: reads every record of `reader`, orders them by time (FINISHED_ROUND rounds),

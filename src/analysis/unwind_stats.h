@@ -97,11 +97,12 @@ class UnwindStatsCollector {
                         std::span<const session::CallchainFrame> frames);
   void add(const StackVerdict& verdict, uint64_t samples = 1);
   void add_stack_copy(const perfdata::Sample& sample, uint64_t stack_size);
-  void add_lost(uint64_t events) {
-    ++stats_.lost_records;
+  // What the replay counted of the file's LOST and LOST_SAMPLES records (ReplayResult).
+  void add_lost(uint64_t records, uint64_t events, uint64_t samples) {
+    stats_.lost_records += records;
     stats_.lost_events += events;
+    stats_.lost_samples += samples;
   }
-  void add_lost_samples(uint64_t n) { stats_.lost_samples += n; }
 
   // The totals, DSO problems sorted (most samples first, then by name).
   UnwindStats finish() const;

@@ -477,13 +477,6 @@ int run_hist_report(const ReportCliOptions& cli) {
     // A BPF program's symbol may land in the kernel image's table without a map change.
     if (rec.type == perfdata::kRecordKsymbol) flush_combos();
     if (rec.type == perfdata::kRecordRead && cli.threads) thread_values.add_record(*reader, rec);
-    if (rec.type == perfdata::kRecordLostSamples) {
-      uint64_t n = perfdata::decode_lost_samples(rec.body(), reader->swapped(), rec.offset + 8);
-      lost_samples += n;
-      unwind.add_lost_samples(n);
-    } else if (rec.type == perfdata::kRecordLost && summary) {
-      unwind.add_lost(perfdata::decode_lost(rec.body(), reader->swapped(), rec.offset + 8).lost);
-    }
   };
   // `read`: one of the samples perf makes of a SAMPLE_READ record (its event and period).
   auto on_one_sample = [&](const perfdata::Record& rec, const analysis::ReadDelivery* read) {
@@ -722,6 +715,8 @@ int run_hist_report(const ReportCliOptions& cli) {
     analysis::ReplayResult replayed = analysis::replay(*reader, machine, symbolizer, &preloader, handlers);
     problems.insert(problems.end(), replayed.problems.begin(), replayed.problems.end());
     deferred = replayed.deferred;
+    lost_samples = replayed.lost_samples;
+    unwind.add_lost(replayed.lost_records, replayed.lost_events, replayed.lost_samples);
     flush_combos();
   }
 

@@ -61,15 +61,9 @@ int run_branch_report(const BranchReportOptions& cli, std::unique_ptr<perfdata::
   analysis::SymbolPreloader preloader(machine, symbolizer);
 
   std::vector<std::unique_ptr<analysis::BranchHist>> hists;  // by attr index
-  uint64_t lost_samples = 0;
   analysis::BranchTypeStats type_stats;  // of every event, as perf keeps one
   perfdata::Sample sample;
   analysis::ReplayHandlers handlers;
-  handlers.on_other = [&](const perfdata::Record& rec, uint64_t) {
-    if (rec.type == perfdata::kRecordLostSamples) {
-      lost_samples += perfdata::decode_lost_samples(rec.body(), reader->swapped(), rec.offset + 8);
-    }
-  };
   handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
     const int ai = reader->attr_index_of(rec);
     if (ai < 0) return;
@@ -109,7 +103,7 @@ int run_branch_report(const BranchReportOptions& cli, std::unique_ptr<perfdata::
     std::fflush(stdout);
     fmt::print(stderr, "Error:\nThe {} data has no samples!\n", cli.path);
   } else if (!cli.quiet) {
-    output::print_report_preamble(stdout, lost_samples);
+    output::print_report_preamble(stdout, replayed.lost_samples);
   }
   output::BranchReportColumns columns;
   columns.show_samples = cli.show_samples;

@@ -82,14 +82,8 @@ int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOpti
   symbols::Symbolizer symbolizer(machine, so);
   analysis::SymbolPreloader preloader(machine, symbolizer);
   std::vector<analysis::MemHist> hists;
-  uint64_t lost_samples = 0;
   perfdata::Sample sample;
   analysis::ReplayHandlers handlers;
-  handlers.on_other = [&](const perfdata::Record& rec, uint64_t) {
-    if (rec.type == perfdata::kRecordLostSamples) {
-      lost_samples += perfdata::decode_lost_samples(rec.body(), reader->swapped(), rec.offset + 8);
-    }
-  };
   handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
     const int ai = reader->attr_index_of(rec);
     if (ai < 0) return;
@@ -121,14 +115,15 @@ int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOpti
     }
     hists[static_cast<size_t>(ai)].add(e);
   };
-  const std::vector<std::string> problems = analysis::replay(*reader, machine, symbolizer, &preloader, handlers).problems;
+  const analysis::ReplayResult replayed = analysis::replay(*reader, machine, symbolizer, &preloader, handlers);
+  const std::vector<std::string>& problems = replayed.problems;
   output::MemReportOptions mo;
   mo.show_samples = cli.show_samples;
   mo.columns = columns;
   mo.quiet = cli.quiet;
   mo.sort_order = sort_order;
   mo.plain = cli.plain;
-  if (!cli.quiet) output::print_report_preamble(stdout, lost_samples);
+  if (!cli.quiet) output::print_report_preamble(stdout, replayed.lost_samples);
   for (size_t i = 0; i < hists.size(); ++i) {
     if (hists[i].total_samples() == 0) continue;
     output::print_mem_report_section(stdout, output::script_event_name(reader->attrs()[i]), hists[i], mo);
