@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "output/column_header.h"
 #include "session/machine.h"
 #include "symbols/symbol_table.h"
 #include "util/text.h"
@@ -152,19 +153,7 @@ void print_branch_report_section(std::FILE* out, std::string_view event_name, ui
     cols.push_back({header, w, false, pad_last, Value::kKey, k});
   }
 
-  if (!columns.quiet) {
-    std::string line = "# ", dots = "# ";
-    for (size_t i = 0; i < cols.size(); ++i) {
-      if (i) {
-        line += "  ";
-        dots += "  ";
-      }
-      const Column& c = cols[i];
-      line += c.right ? fmt::format("{:>{}}", c.header, c.width) : fmt::format("{:<{}}", c.header, c.width);
-      dots.append(c.width, '.');
-    }
-    fmt::print(out, "{}\n{}\n#\n", line, dots);
-  }
+  if (!columns.quiet) fmt::print(out, "{}", column_header(cols));
 
   std::string row;
   for (const BranchHistEntry* e : rows) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "output/column_header.h"
 #include "output/mem_format.h"
 #include "output/report_format.h"
 #include "session/machine.h"
@@ -122,16 +123,20 @@ void print_mem_report_section(std::FILE* out, std::string_view event_name, const
       text += fmt::format("# Total weight : {}\n", hist.total_period());
       text += fmt::format("# Sort order   : {}\n#\n", options.sort_order);
     }
-    std::string head = "# Overhead", dots = "# ........";
+    struct Heading {
+      std::string_view header;
+      size_t width;
+      bool right;
+    };
+    std::vector<Heading> headings{{"Overhead", 8, false}};
     for (size_t i = 0; i < columns.size(); ++i) {
       switch (columns[i].kind) {
-        case MemColumn::Kind::kSamples: head += fmt::format("  {:>12}", "Samples"); break;
-        case MemColumn::Kind::kPeriod: head += fmt::format("  {:>12}", "Period"); break;
-        case MemColumn::Kind::kKey: head += fmt::format("  {:<{}}", analysis::mem_key_header(columns[i].key), widths[i]); break;
+        case MemColumn::Kind::kSamples: headings.push_back({"Samples", widths[i], true}); break;
+        case MemColumn::Kind::kPeriod: headings.push_back({"Period", widths[i], true}); break;
+        case MemColumn::Kind::kKey: headings.push_back({analysis::mem_key_header(columns[i].key), widths[i], false}); break;
       }
-      dots += "  " + std::string(widths[i], '.');
     }
-    text += head + "\n" + dots + "\n#\n";
+    text += column_header(headings);
   }
   const uint64_t total = hist.total_period();
   for (const MemEntry* e : rows) {
