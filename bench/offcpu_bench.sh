@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # The cost of recording off-CPU time on a context-switch-heavy program (bench/pingpong.c: two
 # threads ping-ponging through pipes, each round trip two switches or more), best of N runs of:
-#   bare | perf record -e sched:sched_switch -g | tperf record --off-cpu -g, the tracepoint way
-#   and the BPF way (--off-cpu-way=...)
+#   bare | perf record -e sched:sched_switch -g | tperf record -g (no off-CPU: what on-CPU
+#   sampling alone costs) | tperf record --off-cpu -g, the tracepoint way and the BPF way
 # and the cost ratios (time over bare, of the whole command and of the workload's own round
 # trips); the target is the BPF way's cost at most half of the tracepoint way's. Run by hand as
 # root (the BPF way needs it):
 #
-#   bash bench/offcpu_bench.sh [--runs N] [--rounds R] [--tperf PATH]
+#   bash bench/offcpu_bench.sh [--runs N] [--rounds R] [--tperf PATH] [--unpinned]
+#
+# The workload runs pinned to CPU 0 (taskset) by default: both threads on one CPU, every round
+# trip is two context switches there and its time is what switching, and recording a switch,
+# costs. --unpinned lets the threads run on two CPUs: then each round trip also wakes the other
+# CPU out of idle, which in a VM (an IPI and a VM exit or two) costs ~15 us, 15x the switch
+# itself, and the times follow how the host schedules the vCPUs more than the recording.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -15,12 +21,14 @@ root="$(cd "$here/.." && pwd)"
 runs=5
 rounds=200000
 tperf="$root/build/tperf"
+pin=(taskset -c 0)
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --runs) runs="$2"; shift ;;
     --rounds) rounds="$2"; shift ;;
     --tperf) tperf="$2"; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --unpinned) pin=() ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "offcpu_bench.sh: unknown option $1" >&2; exit 1 ;;
   esac
   shift
@@ -50,16 +58,19 @@ best() {
   echo "$bw $bc ${bo:-0}"
 }
 
-read -r bare bare_cpu bare_own < <(best "$work/pingpong" "$rounds")
-read -r perf_tp perf_tp_cpu perf_tp_own < <(best perf record -q -e sched:sched_switch -g -o "$work/perf.data" -- "$work/pingpong" "$rounds")
-read -r tperf_tp tperf_tp_cpu tperf_tp_own < <(best "$tperf" record -q --off-cpu --off-cpu-way=tracepoint -g -o "$work/tperf.data" -- "$work/pingpong" "$rounds")
+wl=("${pin[@]}" "$work/pingpong" "$rounds")
+read -r bare bare_cpu bare_own < <(best "${wl[@]}")
+read -r perf_tp perf_tp_cpu perf_tp_own < <(best perf record -q -e sched:sched_switch -g -o "$work/perf.data" -- "${wl[@]}")
+read -r plain plain_cpu plain_own < <(best "$tperf" record -q -g -o "$work/plain.data" -- "${wl[@]}")
+read -r tperf_tp tperf_tp_cpu tperf_tp_own < <(best "$tperf" record -q --off-cpu --off-cpu-way=tracepoint -g -o "$work/tperf.data" -- "${wl[@]}")
 # Refused (not silently replaced) when the BPF way cannot load: say why and stop.
 if ! "$tperf" record -q --off-cpu --off-cpu-way=bpf -o "$work/check.data" -- true >/dev/null; then
   echo "offcpu_bench.sh: the BPF way does not load here" >&2
   exit 1
 fi
-read -r tperf_bpf tperf_bpf_cpu tperf_bpf_own < <(best "$tperf" record -q --off-cpu --off-cpu-way=bpf -g -o "$work/tperf-bpf.data" -- "$work/pingpong" "$rounds")
+read -r tperf_bpf tperf_bpf_cpu tperf_bpf_own < <(best "$tperf" record -q --off-cpu --off-cpu-way=bpf -g -o "$work/tperf-bpf.data" -- "${wl[@]}")
 pct() { echo "($1 / $2 - 1) * 100" | bc -l; }
+echo "pingpong $rounds round trips, ${pin[*]:-unpinned}, best of $runs"
 printf '%-44s %8s %9s %8s %9s %10s %9s\n' "" "wall" "over bare" "CPU" "over bare" "workload's" "over bare"
 printf '%-44s %7.3fs %9s %7.3fs %9s %9.3fs\n' "bare" "$bare" "" "$bare_cpu" "" "$bare_own"
 row() {
@@ -67,12 +78,16 @@ row() {
     "$(pct "$3" "$bare_cpu")" "$4" "$(pct "$4" "$bare_own")"
 }
 row "perf record -e sched:sched_switch -g" "$perf_tp" "$perf_tp_cpu" "$perf_tp_own"
+row "tperf record -g (on-CPU only)" "$plain" "$plain_cpu" "$plain_own"
 row "tperf record --off-cpu -g (tracepoint way)" "$tperf_tp" "$tperf_tp_cpu" "$tperf_tp_own"
 row "tperf record --off-cpu -g (BPF way)" "$tperf_bpf" "$tperf_bpf_cpu" "$tperf_bpf_own"
 ratio() { echo "($1 - $2) / ($3 - $4)" | bc -l; }
 printf 'cost BPF way / tracepoint way: wall %.2f, CPU %.2f, workload'"'"'s %.2f (target <= 0.50)\n' \
   "$(ratio "$tperf_bpf" "$bare" "$tperf_tp" "$bare")" "$(ratio "$tperf_bpf_cpu" "$bare_cpu" "$tperf_tp_cpu" "$bare_cpu")" \
   "$(ratio "$tperf_bpf_own" "$bare_own" "$tperf_tp_own" "$bare_own")"
+printf 'off-CPU part (over tperf record -g), BPF / tracepoint: wall %.2f, CPU %.2f, workload'"'"'s %.2f\n' \
+  "$(ratio "$tperf_bpf" "$plain" "$tperf_tp" "$plain")" "$(ratio "$tperf_bpf_cpu" "$plain_cpu" "$tperf_tp_cpu" "$plain_cpu")" \
+  "$(ratio "$tperf_bpf_own" "$plain_own" "$tperf_tp_own" "$plain_own")"
 printf 'cost BPF way / perf:           wall %.2f, CPU %.2f, workload'"'"'s %.2f\n' \
   "$(ratio "$tperf_bpf" "$bare" "$perf_tp" "$bare")" "$(ratio "$tperf_bpf_cpu" "$bare_cpu" "$perf_tp_cpu" "$bare_cpu")" \
   "$(ratio "$tperf_bpf_own" "$bare_own" "$perf_tp_own" "$bare_own")"
