@@ -11,6 +11,8 @@ PACKAGES=(
   build-essential g++ cmake ninja-build pkg-config clang-14 libclang-rt-14-dev lld-14 llvm-14 ccache
   # libraries tperf builds against
   libzstd-dev libfmt-dev libcli11-dev libelf-dev libdw-dev liblzma-dev libiberty-dev zlib1g-dev
+  # xxHash: the key hash of report's sample batching and the stack table
+  libxxhash-dev
   # libtraceevent: evaluates tracepoint print formats for script's trace field, as perf does
   libtraceevent-dev
   # the BPF way of record --off-cpu: libbpf to load it, bpftool to embed it as a skeleton (clang-14 compiles it)

@@ -523,15 +523,6 @@ int run_hist_report(const ReportCliOptions& cli) {
                                                                   : attr.sample_period;
     ++ev.samples;
     ev.period += period;
-    key.clear();
-    key.push_back(static_cast<uint64_t>(ai));  // the event: its attr decides the unwinding
-    key.push_back(reinterpret_cast<uintptr_t>(thread.comm_at(sample.time)));
-    key.push_back(static_cast<uint64_t>(static_cast<uint32_t>(thread.pid())) << 32 | static_cast<uint32_t>(thread.tid()));
-    key.push_back(use_cpu && sample.has(perfdata::kSampleCpu) ? sample.cpu : 0);
-    key.push_back(sample.ip);
-    key.push_back(cpumode);
-    key.push_back(thread.maps() ? thread.maps()->version() : 0);
-    key.push_back(machine.kernel_maps().version());
     // -s trace: the sample's trace text (script's trace field; perf leaves the cpu at 0), interned.
     const std::string* trace_text = nullptr;
     if (use_trace && attr.type == perfdata::kTypeTracepoint && sample.has(perfdata::kSampleRaw)) {
@@ -540,13 +531,26 @@ int run_hist_report(const ReportCliOptions& cli) {
       trace_field->append(trace_buf, attr.config, 0, sample.raw, thread);
       trace_text = &*trace_texts.insert(trace_buf).first;
     }
-    key.push_back(reinterpret_cast<uintptr_t>(trace_text));
+    // The key, written in place: its fixed head, then the raw chain and the unwound frames, each
+    // after its length.
+    const size_t chain_words = has_chain ? sample.callchain.size() + 1 : 0;
+    key.resize(9 + chain_words + 1 + user_frames.size());
+    uint64_t* k = key.data();
+    *k++ = static_cast<uint64_t>(ai);  // the event: its attr decides the unwinding
+    *k++ = reinterpret_cast<uintptr_t>(thread.comm_at(sample.time));
+    *k++ = static_cast<uint64_t>(static_cast<uint32_t>(thread.pid())) << 32 | static_cast<uint32_t>(thread.tid());
+    *k++ = use_cpu && sample.has(perfdata::kSampleCpu) ? sample.cpu : 0;
+    *k++ = sample.ip;
+    *k++ = cpumode;
+    *k++ = thread.maps() ? thread.maps()->version() : 0;
+    *k++ = machine.kernel_maps().version();
+    *k++ = reinterpret_cast<uintptr_t>(trace_text);
     if (has_chain) {
-      key.push_back(sample.callchain.size());
-      key.insert(key.end(), sample.callchain.begin(), sample.callchain.end());
+      *k++ = sample.callchain.size();
+      k = std::copy(sample.callchain.begin(), sample.callchain.end(), k);
     }
-    key.push_back(user_frames.size());
-    for (const auto& f : user_frames) key.push_back(f.ip);
+    *k++ = user_frames.size();
+    for (const auto& f : user_frames) *k++ = f.ip;
     const uint64_t key_hash = util::WordKeyMap::hash(key);
     if (const uint32_t id = combo_index.find(key, key_hash); id != util::WordKeyMap::kAbsent) {
       Combo& c = combos[id];
