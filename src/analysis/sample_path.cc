@@ -1,5 +1,15 @@
 #include "analysis/sample_path.h"
 
+#include <pthread.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "perfdata/abi.h"
@@ -26,7 +36,119 @@ char level_of(uint8_t cpumode) {
   }
 }
 
+constexpr size_t kBatchBytes = 1 << 20;
+constexpr size_t kBatchRecords = 8192;
+constexpr size_t kBatchDepth = 4;
+
+// Records as the ordering stage delivered them, copied out for the thread that applies them.
+struct RecordBatch {
+  struct Item {
+    perfdata::Record rec;  // its spans are re-pointed into `bytes` when it is applied
+    uint64_t time = 0;
+    size_t at = 0;          // where its bytes start in `bytes`
+    size_t payload_at = 0;  // and its payload
+  };
+  std::vector<uint8_t> bytes;
+  std::vector<Item> items;
+  uint64_t progress = 0;     // data bytes read when the batch was closed
+  std::exception_ptr error;  // reading failed after these records
+  bool last = false;
+
+  void add(const perfdata::Record& rec, uint64_t time) {
+    const size_t at = bytes.size(), n = rec.bytes.size(), p = rec.payload.size();
+    if (bytes.capacity() < at + n + p) bytes.reserve(std::max(2 * bytes.capacity(), at + n + p));
+    bytes.resize(at + n + p);
+    std::memcpy(bytes.data() + at, rec.bytes.data(), n);
+    if (p) std::memcpy(bytes.data() + at + n, rec.payload.data(), p);
+    items.push_back({rec, time, at, at + n});
+  }
+  perfdata::Record record(const Item& it) const {
+    perfdata::Record rec = it.rec;
+    rec.bytes = {bytes.data() + it.at, it.rec.bytes.size()};
+    rec.payload = {bytes.data() + it.payload_at, it.rec.payload.size()};
+    return rec;
+  }
+  void clear() {
+    bytes.clear();
+    items.clear();
+    progress = 0;
+    error = nullptr;
+    last = false;
+  }
+};
+
+// The hand-over between the two stages: at most `depth` batches wait, emptied ones come back
+// for reuse, and close() (the applying side leaves early) makes every later put() fail.
+class BatchChannel {
+ public:
+  explicit BatchChannel(size_t depth) : depth_(depth) {}
+
+  bool put(std::unique_ptr<RecordBatch> b) {
+    std::unique_lock lock(mu_);
+    space_.wait(lock, [&] { return full_.size() < depth_ || closed_; });
+    if (closed_) return false;
+    full_.push_back(std::move(b));
+    ++shipped_;
+    ready_.notify_one();
+    return true;
+  }
+  // Waits until every batch put so far was taken and given back (applied); false when closed.
+  bool wait_applied() {
+    std::unique_lock lock(mu_);
+    space_.wait(lock, [&] { return returned_ == shipped_ || closed_; });
+    return !closed_;
+  }
+  std::unique_ptr<RecordBatch> take() {
+    std::unique_lock lock(mu_);
+    ready_.wait(lock, [&] { return !full_.empty(); });
+    std::unique_ptr<RecordBatch> b = std::move(full_.front());
+    full_.pop_front();
+    space_.notify_one();
+    return b;
+  }
+  std::unique_ptr<RecordBatch> fresh() {
+    std::lock_guard lock(mu_);
+    if (free_.empty()) {
+      auto b = std::make_unique<RecordBatch>();
+      b->bytes.reserve(kBatchBytes + 65536);
+      b->items.reserve(kBatchRecords);
+      return b;
+    }
+    std::unique_ptr<RecordBatch> b = std::move(free_.back());
+    free_.pop_back();
+    return b;
+  }
+  void give_back(std::unique_ptr<RecordBatch> b) {
+    b->clear();
+    std::lock_guard lock(mu_);
+    ++returned_;
+    if (free_.size() <= depth_) free_.push_back(std::move(b));
+    space_.notify_all();
+  }
+  void close() {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    full_.clear();
+    space_.notify_all();
+  }
+
+ private:
+  const size_t depth_;
+  std::mutex mu_;
+  std::condition_variable ready_, space_;
+  std::deque<std::unique_ptr<RecordBatch>> full_;
+  std::vector<std::unique_ptr<RecordBatch>> free_;
+  uint64_t shipped_ = 0, returned_ = 0;
+  bool closed_ = false;
+};
+
 }  // namespace
+
+bool replay_pipelined(const perfdata::Reader& reader, unsigned jobs) {
+  if (reader.is_pipe()) return false;
+  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  return jobs >= 2;
+}
 
 void register_idle_task(session::Machine& machine) {
   perfdata::CommEvent idle;
@@ -102,6 +224,8 @@ SymbolPreloader::SymbolPreloader(const session::Machine& machine, symbols::Symbo
 
 SymbolPreloader::~SymbolPreloader() = default;  // runs what is queued, then joins
 
+void SymbolPreloader::wait() { loaders_->flush(); }
+
 void SymbolPreloader::on_new_maps() {
   const auto& all = machine_.dsos().all();
   if (all.size() == seen_ && unmapped_.empty()) return;
@@ -127,7 +251,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   ordered_options.merge_deferred_callchains = handlers.merge_deferred_callchains;
   uint64_t last_time = 0;    // the newest timestamp delivered
   uint64_t retire_time = 0;  // the newest one before the previous FINISHED_ROUND
-  session::OrderedEvents ordered(reader, [&](const perfdata::Record& rec, uint64_t time) {
+  auto deliver = [&](const perfdata::Record& rec, uint64_t time) {
     if (handlers.stop && handlers.stop()) return;
     if (time > last_time) last_time = time;
     try {
@@ -164,18 +288,104 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
     } catch (const perfdata::FormatError& e) {
       problems.push_back(e.what());
     }
-  }, ordered_options);
+  };
   const uint64_t data_start = reader.is_pipe() ? 0 : reader.header().data.offset;
-  perfdata::Record rec;
-  uint64_t n = 0;
-  while (reader.next(rec)) {
-    if (handlers.stop && handlers.stop()) break;
-    ordered.push(rec);
-    if (handlers.on_progress && (++n & 1023) == 0) handlers.on_progress(rec.offset > data_start ? rec.offset - data_start : 0);
+  auto finish = [&](const session::OrderedEvents& ordered) {
+    for (const auto& e : ordered.deferred_errors()) problems.push_back(e.what());
+    result.deferred = ordered.deferred_stats();
+  };
+
+  if (!replay_pipelined(reader, handlers.jobs)) {
+    session::OrderedEvents ordered(reader, deliver, ordered_options);
+    perfdata::Record rec;
+    uint64_t n = 0;
+    while (reader.next(rec)) {
+      if (handlers.stop && handlers.stop()) break;
+      ordered.push(rec);
+      if (handlers.on_progress && (++n & 1023) == 0) handlers.on_progress(rec.offset > data_start ? rec.offset - data_start : 0);
+    }
+    if (!handlers.stop || !handlers.stop()) ordered.flush_all();
+    finish(ordered);
+    return result;
   }
-  if (!handlers.stop || !handlers.stop()) ordered.flush_all();
-  for (const auto& e : ordered.deferred_errors()) problems.push_back(e.what());
-  result.deferred = ordered.deferred_stats();
+
+  // Two stages on two threads: a reading thread reads (and unpacks) the records and puts them in
+  // time order, this thread applies them in that order, batch by batch. Only a file whose attrs
+  // are all known before its data can be read this way (a pipe announces its events, and its
+  // tracing data, as it goes); the reader is only read from while both run.
+  BatchChannel channel(kBatchDepth);
+  std::atomic<bool> stopping{false};
+  bool consumer_gone = false;  // the reading thread's: a put() failed
+  uint64_t progress = 0;
+  std::unique_ptr<RecordBatch> current = channel.fresh();
+  auto ship = [&](bool last, std::exception_ptr error) {
+    current->last = last;
+    current->error = error;
+    current->progress = progress;
+    if (!channel.put(std::move(current))) consumer_gone = true;
+    current = last ? nullptr : channel.fresh();
+  };
+  session::OrderedEvents ordered(reader, [&](const perfdata::Record& rec, uint64_t time) {
+    if (consumer_gone) return;
+    current->add(rec, time);
+    if (current->bytes.size() >= kBatchBytes || current->items.size() >= kBatchRecords) ship(false, nullptr);
+  }, ordered_options);
+  reader.defer_in_band(true);
+  std::thread reading([&] {
+    pthread_setname_np(pthread_self(), "tperf-read");
+    std::exception_ptr error;
+    try {
+      perfdata::Record rec;
+      uint64_t n = 0;
+      while (!stopping.load(std::memory_order_relaxed) && !consumer_gone && reader.next(rec)) {
+        if (perfdata::Reader::applies_in_band(rec.type)) {
+          if (!current->items.empty()) ship(false, nullptr);
+          if (consumer_gone || !channel.wait_applied()) break;
+          reader.apply_in_band(rec);
+        }
+        ordered.push(rec);
+        if ((++n & 1023) == 0) progress = rec.offset > data_start ? rec.offset - data_start : 0;
+      }
+      if (!stopping.load(std::memory_order_relaxed) && !consumer_gone) ordered.flush_all();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    if (!consumer_gone) ship(true, error);
+  });
+  // Whatever way this thread leaves, the reading thread is told to stop and joined first.
+  struct Join {
+    std::thread& t;
+    std::atomic<bool>& stopping;
+    BatchChannel& channel;
+    perfdata::Reader& reader;
+    ~Join() {
+      stopping.store(true, std::memory_order_relaxed);
+      channel.close();
+      t.join();
+      reader.defer_in_band(false);
+    }
+  };
+  std::exception_ptr error;
+  {
+    Join join{reading, stopping, channel, reader};
+    for (bool last = false; !last;) {
+      std::unique_ptr<RecordBatch> batch = channel.take();
+      bool stopped = false;
+      for (const RecordBatch::Item& it : batch->items) {
+        deliver(batch->record(it), it.time);
+        if (handlers.stop && handlers.stop()) {
+          stopped = true;
+          break;
+        }
+      }
+      if (handlers.on_progress) handlers.on_progress(batch->progress);
+      last = batch->last || stopped;
+      if (batch->last) error = batch->error;
+      channel.give_back(std::move(batch));
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  finish(ordered);
   return result;
 }
 

@@ -74,6 +74,8 @@ class SymbolPreloader {
   ~SymbolPreloader();
   // Call after an MMAP/MMAP2 record went into the machine.
   void on_new_maps();
+  // Waits for the loads under way (so that their warnings are all in the symbolizer).
+  void wait();
 
  private:
   const session::Machine& machine_;
@@ -102,7 +104,14 @@ struct ReplayHandlers {
   // Deferred user callchains (kernel 6.19+) joined to their samples after time ordering, as
   // perf does; off: the samples and CALLCHAIN_DEFERRED records come through raw.
   bool merge_deferred_callchains = true;
+  // Threads (-j): 1 reads and applies on the calling thread; 0 (as many as there are cores) or
+  // more reads, unpacks and orders the records on a thread of its own while the calling thread
+  // applies them (files only; the hooks still run on the calling thread, in the same order).
+  unsigned jobs = 0;
 };
+
+// Whether replay() reads `reader` on a thread of its own for `jobs` (ReplayHandlers::jobs).
+bool replay_pipelined(const perfdata::Reader& reader, unsigned jobs);
 
 struct ReplayResult {
   // Records that could not be decoded (by the machine, a handler, or the deferred-callchain

@@ -48,6 +48,7 @@ namespace {
 
 struct ReportCliOptions {
   InputOption input;
+  JobsOption jobs;
   std::string path;  // resolved
   bool tasks = false;
   bool mmaps = false;
@@ -113,6 +114,7 @@ int run_tasks(const ReportCliOptions& cli) {
         return false;
     }
   };
+  handlers.jobs = cli.jobs.jobs;
   const std::vector<std::string> problems = analysis::replay(*reader, machine, symbolizer, nullptr, handlers).problems;
   output::print_task_list(stdout, machine, cli.mmaps);
   if (cli.mem_stats) print_mem_stats("report", machine);
@@ -716,6 +718,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     util::ProgressBar progress("tperf report: reading", sized ? reader->data_size() : 0);
     handlers.on_progress = [&](uint64_t bytes) { progress.update(bytes); };
     flush_pending = flush_combos;
+    handlers.jobs = cli.jobs.jobs;
     analysis::ReplayResult replayed = analysis::replay(*reader, machine, symbolizer, &preloader, handlers);
     problems.insert(problems.end(), replayed.problems.begin(), replayed.problems.end());
     deferred = replayed.deferred;
@@ -842,6 +845,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   }
   if (cli.threads) thread_values.print(stdout);
   std::fflush(stdout);
+  preloader.wait();  // every load's warning, whether or not a sample needed its DSO
   for (const auto& w : symbolizer.take_warnings()) {
     if (!cli.quiet) fmt::print(stderr, "tperf report: warning: {}\n", w);
   }
@@ -869,12 +873,13 @@ int run_report(const ReportCliOptions& cli) {
                            .fields = cli.fields,
                            .show_samples = cli.show_samples,
                            .quiet = cli.quiet,
-                           .plain = !cli.mem_mode},
+                           .plain = !cli.mem_mode,
+                           .jobs = cli.jobs.jobs},
                           so);
   }
   if (!cli.off_cpu && !cli.wall_clock) {
     BranchReportOptions b{cli.path, cli.sort, cli.show_samples, cli.show_period, cli.percent_limit, cli.quiet,
-                          cli.mem_stats, cli.symbols, ""};
+                          cli.mem_stats, cli.symbols, "", cli.jobs.jobs};
     const std::pair<bool, const char*> plain_only[] = {
         {!cli.fields.empty(), "-F"},          {!cli.callchain.empty(), "-g"},   {cli.children, "--children"},
         {!cli.parent_pattern.empty(), "-p"}, {!cli.comms.empty(), "--comm"},   {!cli.dsos.empty(), "--dso"},
@@ -923,6 +928,7 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_option("--max-stack", opt->max_stack, "callchain frames used at most (default 127)");
   cmd->add_flag("-G,--inverted", opt->inverted, "caller-based callchains whatever -g says (as perf 6.1's -G)");
   opt->symbols.add_to(*cmd);
+  opt->jobs.add_to(*cmd);
   cmd->add_option("--comm,--comms", opt->comms, "only samples of these comms (comma separated)");
   cmd->add_option("-d,--dso,--dsos", opt->dsos, "only samples in these DSOs (short names, comma separated)");
   cmd->add_option("--pid", opt->pids, "only samples of these pids");

@@ -23,6 +23,7 @@ namespace {
 
 struct ScriptCliOptions {
   InputOption input;
+  JobsOption jobs;
   std::string path;  // resolved
   bool mem_stats = false;
   std::vector<std::string> fields;
@@ -103,9 +104,12 @@ int run_script(const ScriptCliOptions& cli) {
   handlers.on_applied = [&](const perfdata::Record& rec, uint64_t time) { writer.after_machine(rec, time); };
   handlers.stop = [&] { return !writer.fatal().empty(); };
   handlers.merge_deferred_callchains = cli.merge_callchains;
+  handlers.jobs = cli.jobs.jobs;
   const std::vector<std::string> problems =
       analysis::replay(*reader, machine, symbolizer, preloader ? &*preloader : nullptr, handlers).problems;
   writer.finish();
+  // A DSO whose symbols were loading ahead when the file ended says what it lacks too.
+  if (preloader) preloader->wait();
   for (const auto& w : symbolizer.take_warnings()) fmt::print(stderr, "tperf script: warning: {}\n", w);
   if (!writer.fatal().empty()) return fail(writer.fatal());
   if (cli.mem_stats) print_mem_stats("script", machine);
@@ -147,6 +151,7 @@ void add_script_command(CLI::App& app, int& status) {
   cmd->add_flag("-f,--force", opt->force, "accepted for perf compatibility");
   cmd->add_flag("--mem-stats", opt->mem_stats, "print what the machine model holds (threads, maps, DSOs) at the end");
   opt->symbols.add_to(*cmd);
+  opt->jobs.add_to(*cmd);
   cmd->add_flag("--inline", opt->inline_frames, "show the inlined functions of callchain frames");
   cmd->add_flag("--no-inline", opt->no_inline,
                 "do not expand the inline chains of frames unwound from --call-graph dwarf stacks (perf expands them by default)");

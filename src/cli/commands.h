@@ -67,6 +67,13 @@ struct InputOption {
   std::string resolve(const CLI::App& cmd) const;
 };
 
+// -j N: threads for reading a file (analysis::ReplayHandlers::jobs): 0, the default, as many as
+// there are cores; 1 reads and applies the records on one thread. The output is the same.
+struct JobsOption {
+  unsigned jobs = 0;
+  void add_to(CLI::App& cmd);
+};
+
 // Where symbols come from, for the commands that print them (script, report): --symfs,
 // --kallsyms, --no-demangle, --demangle-kernel.
 struct SymbolCliOptions {

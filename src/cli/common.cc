@@ -30,6 +30,12 @@ std::string InputOption::resolve(const CLI::App& cmd) const {
   return get();
 }
 
+void JobsOption::add_to(CLI::App& cmd) {
+  cmd.add_option("-j,--jobs", jobs,
+                 "threads: 1 reads and applies the records on one thread; more (the default: as many as there "
+                 "are cores) reads, unpacks and orders them on a thread of its own; the output is the same");
+}
+
 void SymbolCliOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--symfs", symfs, "look for files (binaries, debug files) under this directory");
   cmd.add_option("--kallsyms", kallsyms, "kernel symbols from this kallsyms file");

@@ -64,6 +64,7 @@ int run_branch_report(const BranchReportOptions& cli, std::unique_ptr<perfdata::
   analysis::BranchTypeStats type_stats;  // of every event, as perf keeps one
   perfdata::Sample sample;
   analysis::ReplayHandlers handlers;
+  handlers.jobs = cli.jobs;
   handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
     const int ai = reader->attr_index_of(rec);
     if (ai < 0) return;
@@ -118,6 +119,7 @@ int run_branch_report(const BranchReportOptions& cli, std::unique_ptr<perfdata::
   }
   if (any) output::print_branch_type_stats(stdout, type_stats);
   std::fflush(stdout);
+  preloader.wait();
   for (const auto& w : symbolizer.take_warnings()) {
     if (!cli.quiet) fmt::print(stderr, "tperf report: warning: {}\n", w);
   }

@@ -20,6 +20,7 @@ struct BranchReportOptions {
   // An option of the plain report given that branch mode does not take yet ("" = none): branch
   // mode then refuses to run, naming it.
   std::string unsupported;
+  unsigned jobs = 0;  // -j
 };
 
 // perf 6.1 reports in branch mode with -b (`branch_stack`) and, unless --no-branch-stack, when

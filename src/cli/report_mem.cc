@@ -84,6 +84,7 @@ int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOpti
   std::vector<analysis::MemHist> hists;
   perfdata::Sample sample;
   analysis::ReplayHandlers handlers;
+  handlers.jobs = cli.jobs;
   handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
     const int ai = reader->attr_index_of(rec);
     if (ai < 0) return;

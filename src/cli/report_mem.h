@@ -18,6 +18,7 @@ struct MemReportCliOptions {
   // Not --mem-mode: a plain report whose --sort has weight keys; entries weigh their samples'
   // periods and the section says its event count.
   bool plain = false;
+  unsigned jobs = 0;  // -j
 };
 
 int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOptions& so);

@@ -698,6 +698,20 @@ bool Reader::record_time(const Record& rec, uint64_t* time) const {
   return true;
 }
 
+bool Reader::applies_in_band(uint32_t type) {
+  switch (type) {
+    case kRecordHeaderAttr:
+    case kRecordHeaderFeature:
+    case kRecordEventUpdate:
+    case kRecordHeaderTracingData:
+    case kRecordIdIndex:
+    case kRecordHeaderBuildId:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void Reader::apply_header_record(const Record& rec) {
   ByteReader r(rec.body(), swap_, rec.offset + 8);
   switch (rec.type) {
@@ -974,7 +988,7 @@ bool Reader::next(Record& rec) {
       ++stats_.other_types[r.type];
     }
     if (!is_known_type(r.type)) ++stats_.unknown_records;
-    if (r.type >= kRecordHeaderAttr && r.type <= kRecordHeaderFeature) apply_header_record(r);
+    if (r.type >= kRecordHeaderAttr && r.type <= kRecordHeaderFeature && !defer_in_band_) apply_header_record(r);
   };
 
   // A record shorter than its type's fixed fields is damage: reported and stepped over.

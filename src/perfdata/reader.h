@@ -122,6 +122,15 @@ class Reader {
   // Throws FormatError when the data cannot be followed any further.
   bool next(Record& rec);
 
+  // Whether a record of `type` changes what the reader knows (attrs, ids, names, features,
+  // tracing data) when next() returns it.
+  static bool applies_in_band(uint32_t type);
+  // When set, next() returns such records without applying them; the caller applies each with
+  // apply_in_band() at a moment of its choosing (replay's reading thread: once the thread that
+  // reads attrs and decodes samples concurrently has caught up).
+  void defer_in_band(bool on) { defer_in_band_ = on; }
+  void apply_in_band(const Record& rec) { apply_header_record(rec); }
+
   // The attr a record belongs to, following perf's id rules; -1 when it cannot be told.
   int attr_index_of(const Record& rec) const;
   const EventAttr* attr_of(const Record& rec) const {
@@ -163,6 +172,7 @@ class Reader {
   int sample_id_pos_ = -1;
   int trailer_id_pos_ = -1;
   bool all_same_sample_type_ = true;
+  bool defer_in_band_ = false;
 
   void add_attr(EventAttr attr);
   void finish_attrs();

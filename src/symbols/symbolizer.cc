@@ -1,5 +1,7 @@
 #include "symbols/symbolizer.h"
 
+#include <algorithm>
+
 #include <elf.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -133,7 +135,10 @@ void Symbolizer::warn(std::string message) {
 
 std::vector<std::string> Symbolizer::take_warnings() {
   std::lock_guard lock(warn_mu_);
-  return std::exchange(warnings_, {});
+  // Sorted: symbol tables load on workers, in whatever order they finish.
+  std::vector<std::string> out = std::exchange(warnings_, {});
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Symbolizer::DsoState& Symbolizer::state_of(const session::Dso& dso) {

@@ -132,7 +132,7 @@ class Symbolizer {
   void on_ksymbol(const perfdata::KsymbolEvent& e);
 
   // One-line messages for the user (a DSO whose build id matched no file, kernel symbols that
-  // could not be read and why), each given once; the caller prints them to stderr.
+  // could not be read and why), each given once, sorted; the caller prints them to stderr.
   std::vector<std::string> take_warnings();
 
   // Bytes held by symbol tables and caches (approximate), for stats.

@@ -1,0 +1,174 @@
+// -j: report and script read a file on one thread (-j 1) or read, unpack and order its records on
+// a thread of their own (-j 2, the default on a machine with two cores or more). The output must
+// be the same whatever the count: these tests run both on the corpus, on fresh recordings (frame
+// pointers, zstd-compressed, DWARF stacks), on a pipe-mode file (read on one thread whatever -j
+// says) and on a writer-made file whose data renames its event half-way (an EVENT_UPDATE the
+// reading thread may apply only once every record before it was applied), the last one also
+// against perf 6.1.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "e2e/recording_util.h"
+#include "perfdata/record_builder.h"
+#include "perfdata/writer.h"
+#include "test_util.h"
+
+namespace tperf::test::e2e {
+namespace {
+
+using namespace tperf::perfdata;
+
+// The commands whose output is compared between -j 1 and -j 2.
+const std::vector<std::string>& commands() {
+  static const std::vector<std::string> c = {
+      "report --stdio",
+      "report --stdio --no-children",
+      "report --stdio --no-children -g none -s comm,dso,sym",
+      "script",
+      "script -F comm,tid,time,event,ip,sym,dso",
+  };
+  return c;
+}
+
+// Runs every command with -j 1 and -j 2 on `path`; both must end alike and print the same. Returns
+// how many lines the -j 1 runs printed (so that a comparison of nothing is seen).
+size_t expect_same_for_every_j(const std::string& path) {
+  size_t lines = 0;
+  for (const std::string& cmd : commands()) {
+    SCOPED_TRACE(cmd);
+    const CommandResult one = run(fmt::format("{} {} -j 1 -i {}", TPERF_BINARY, cmd, shell_quote(path)));
+    const CommandResult two = run(fmt::format("{} {} -j 2 -i {}", TPERF_BINARY, cmd, shell_quote(path)));
+    EXPECT_EQ(one.status, two.status) << one.err << "\n---\n" << two.err;
+    EXPECT_TRUE(one.status == 0 || one.status == 2) << one.err;
+    if (one.out != two.out) {
+      ADD_FAILURE() << "-j 1 and -j 2 differ on " << path << "; kept in "
+                    << keep_artifacts({path});
+    }
+    EXPECT_EQ(one.err, two.err);
+    lines += static_cast<size_t>(std::count(one.out.begin(), one.out.end(), '\n'));
+  }
+  return lines;
+}
+
+TEST(JobsE2E, CorpusFilesPrintTheSameForEveryJobCount) {
+  TPERF_REQUIRE_CORPUS();
+  size_t files = 0;
+  for (const auto& list : {corpus_files_perf_reads(), corpus_files_perf_refuses()}) {
+    for (const std::string& rel : list) {
+      const std::string path = corpus_dir() + "/" + rel;
+      SCOPED_TRACE(path);
+      EXPECT_GT(expect_same_for_every_j(path), 0u);
+      ++files;
+    }
+  }
+  EXPECT_GE(files, 10u) << "the corpus lists fewer files than expected";
+}
+
+const Recording& recording(const std::string& name, const std::string& options) {
+  static std::map<std::string, Recording> made;
+  auto it = made.find(name);
+  if (it != made.end()) return it->second;
+  std::string error;
+  const std::string bin = workload("spin", &error);
+  if (bin.empty()) {
+    Recording r;
+    r.error = "cannot build the workload: " + error;
+    return made.emplace(name, r).first->second;
+  }
+  const std::string path = scratch_dir() + "/jobs-" + name + ".data";
+  return made
+      .emplace(name, record_with_perf(fmt::format("perf record -q -e cpu-clock -c 50000 {} -o {} -- {} 0.4", options,
+                                                  shell_quote(path), shell_quote(bin)),
+                                      path))
+      .first->second;
+}
+
+TEST(JobsE2E, FramePointerRecordingPrintsTheSameForEveryJobCount) {
+  TPERF_REQUIRE_RECORDING(rec, recording("fp", "-g"));
+  EXPECT_GT(expect_same_for_every_j(rec.path), 100u);
+}
+
+TEST(JobsE2E, CompressedRecordingPrintsTheSameForEveryJobCount) {
+  TPERF_REQUIRE_RECORDING(rec, recording("zstd", "-g -z"));
+  EXPECT_GT(expect_same_for_every_j(rec.path), 100u);
+}
+
+TEST(JobsE2E, DwarfRecordingPrintsTheSameForEveryJobCount) {
+  TPERF_REQUIRE_RECORDING(rec, recording("dwarf", "--call-graph dwarf,8192"));
+  EXPECT_GT(expect_same_for_every_j(rec.path), 100u);
+}
+
+TEST(JobsE2E, PipeFileAndStandardInputPrintTheSameForEveryJobCount) {
+  TPERF_REQUIRE_RECORDING(rec, recording("fp", "-g"));
+  TempDir dir;
+  const std::string pipe_file = dir.file("pipe.data");
+  CommandResult c = run(fmt::format("perf inject -i {} -o - > {}", shell_quote(rec.path), shell_quote(pipe_file)));
+  ASSERT_EQ(c.status, 0) << "set-up failed: perf inject: " << c.err;
+  EXPECT_GT(expect_same_for_every_j(pipe_file), 100u);
+  for (const char* cmd : {"report --stdio", "script"}) {
+    const CommandResult one = run(fmt::format("{} {} -j 1 -i - < {}", TPERF_BINARY, cmd, shell_quote(pipe_file)));
+    const CommandResult two = run(fmt::format("{} {} -j 2 -i - < {}", TPERF_BINARY, cmd, shell_quote(pipe_file)));
+    EXPECT_EQ(one.status, 0) << one.err;
+    EXPECT_EQ(one.out, two.out) << cmd;
+    EXPECT_FALSE(one.out.empty()) << cmd;
+  }
+}
+
+// Samples of one event, an EVENT_UPDATE in the data that renames it, more samples: perf applies
+// the new name when it reads the record, and so must tperf, on either thread count.
+TEST(JobsE2E, EventRenamedInTheDataAsPerf) {
+  TPERF_REQUIRE_PROGRAM("perf");
+  PerfEventAttr attr = cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleId);
+  RecordBuilder rb(attr);
+  TempDir dir;
+  const std::string path = dir.file("renamed.data");
+  Writer w;
+  w.open(path);
+  w.add_attr(attr, {7}, "cpu-clock");
+  CommEvent comm;
+  comm.pid = comm.tid = 42;
+  comm.comm = "renamed";
+  SampleId sid;
+  sid.pid = sid.tid = 42;
+  sid.time = 1000;
+  sid.id = 7;
+  w.write_record(rb.comm(comm, sid));
+  auto samples = [&](uint64_t from, int n) {
+    for (int i = 0; i < n; ++i) {
+      Sample s;
+      s.pid = s.tid = 42;
+      s.time = from + static_cast<uint64_t>(i);
+      s.period = 100;
+      s.id = 7;
+      s.ip = 0xffffffff81000000ULL + 0x10 * static_cast<uint64_t>(i);
+      w.write_record(rb.sample(s, kMiscKernel));
+    }
+  };
+  // Enough samples before the rename that the reading thread has shipped batches of them.
+  samples(2000, 20000);
+  w.write_record(rb.finished_round());
+  w.write_record(rb.event_update_name(7, "renamed-clock"));
+  samples(40000, 20000);
+  w.finish();
+  for (const char* fields : {"event", "comm,tid,time,event,ip"}) {
+    SCOPED_TRACE(fields);
+    for (int j : {1, 2}) {
+      ComparedOutputs c = compare_outputs(fmt::format("perf script -F {} -i {}", fields, shell_quote(path)),
+                                          fmt::format("{} script -j {} -F {} -i {}", TPERF_BINARY, j, fields,
+                                                      shell_quote(path)),
+                                          path);
+      EXPECT_EQ(c.diff, "") << "-j " << j;
+      EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+      EXPECT_EQ(c.perf_lines, 40000u);
+    }
+  }
+  EXPECT_GT(expect_same_for_every_j(path), 0u);
+}
+
+}  // namespace
+}  // namespace tperf::test::e2e
