@@ -192,11 +192,36 @@ void Symbolizer::load(DsoState& state, const session::Dso& dso) {
   }
 }
 
+Symbolizer::KernelRef Symbolizer::kernel_ref() const {
+  KernelRef ref;
+  ref.dso = machine_.dsos().find(kKernelDsoName);
+  // The kernel map's pgoff holds where "_text" was when recording.
+  for (const session::Map& m : machine_.kernel_maps().maps()) {
+    if (m.dso && m.dso == ref.dso && m.pgoff) {
+      ref.text_addr = m.pgoff;
+      break;
+    }
+  }
+  return ref;
+}
+
+void Symbolizer::note_kernel_ref(const std::vector<const session::Dso*>& dsos) {
+  if (kernel_ref_) return;
+  for (const session::Dso* d : dsos) {
+    if (d && d->kernel) {
+      kernel_ref_ = kernel_ref();
+      return;
+    }
+  }
+}
+
 void Symbolizer::load_kallsyms_once() {
   std::call_once(kallsyms_once_, [&] {
     kernel_ = std::make_unique<KernelData>();
     std::string path = options_.kallsyms;
-    const session::Dso* kdso = machine_.dsos().find(kKernelDsoName);
+    // Taken for the workers before a kernel DSO was queued; else this is the machine's thread.
+    const KernelRef ref = kernel_ref_ ? *kernel_ref_ : kernel_ref();
+    const session::Dso* kdso = ref.dso;
     if (path.empty() && !options_.symfs.empty()) {
       // perf takes no local kallsyms (running kernel's or build-id cache's) once a symfs root is
       // given: they describe this machine, not the recording's.
@@ -228,14 +253,8 @@ void Symbolizer::load_kallsyms_once() {
       warn(fmt::format("kernel symbols unavailable: cannot read {}: {}", path, std::strerror(errno)));
       return;
     }
-    // The reference symbol: the kernel map's pgoff holds where "_text" was when recording.
-    uint64_t ref_addr = 0;
-    for (const session::Map& m : machine_.kernel_maps().maps()) {
-      if (m.dso && m.dso == kdso && m.pgoff) {
-        ref_addr = m.pgoff;
-        break;
-      }
-    }
+    // The reference symbol: where "_text" was when recording.
+    const uint64_t ref_addr = ref.text_addr;
     std::string error;
     auto parsed = parse_kallsyms(std::move(*text), "_text", ref_addr, &error);
     if (!parsed && error.find("kptr_restrict") != std::string::npos) {
@@ -639,12 +658,14 @@ std::span<const Symbol* const> Symbolizer::inline_symbols(const session::Map& ma
 }
 
 void Symbolizer::preload(const std::vector<const session::Dso*>& dsos, util::WorkQueue& queue) {
+  note_kernel_ref(dsos);
   queue.parallel_for(0, dsos.size(), [&](size_t i) {
     if (dsos[i]) state_of(*dsos[i]);
   });
 }
 
 void Symbolizer::preload_async(const std::vector<const session::Dso*>& dsos, util::WorkQueue& queue) {
+  note_kernel_ref(dsos);
   for (const session::Dso* dso : dsos) {
     if (dso) queue.queue_work([this, dso] { state_of(*dso); });
   }

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -155,6 +156,17 @@ class Symbolizer {
   void load_kernel(DsoState& state, const session::Dso& dso);
   void load_kallsyms_once();
   void warn(std::string message);
+  // What loading kallsyms needs from the machine: the kernel image's DSO (its build id decides
+  // whether /proc/kallsyms describes it) and where "_text" was when recording (its map's pgoff).
+  // Read on the thread that feeds the machine: preload_async() takes it before it queues a
+  // kernel DSO, since a worker reading the DSO table or the kernel maps would race with new
+  // records going in (it crashed once in DsoTable::find while an MMAP added a DSO).
+  struct KernelRef {
+    const session::Dso* dso = nullptr;
+    uint64_t text_addr = 0;
+  };
+  KernelRef kernel_ref() const;
+  void note_kernel_ref(const std::vector<const session::Dso*>& dsos);
 
   const session::Machine& machine_;
   SymbolizerOptions options_;
@@ -172,6 +184,7 @@ class Symbolizer {
 
   // Kernel symbols, parsed once for the kernel image and every module.
   std::once_flag kallsyms_once_;
+  std::optional<KernelRef> kernel_ref_;  // taken by note_kernel_ref() for the workers
   struct KernelData;
   std::unique_ptr<KernelData> kernel_;
 
