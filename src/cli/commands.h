@@ -67,8 +67,9 @@ struct InputOption {
   std::string resolve(const CLI::App& cmd) const;
 };
 
-// -j N: threads for reading a file (analysis::ReplayHandlers::jobs): 0, the default, as many as
-// there are cores; 1 reads and applies the records on one thread. The output is the same.
+// -j N: threads for reading a file (analysis::ReplayHandlers::jobs): 1 reads and applies the
+// records on one thread, 2 or more on two; 0, the default, two for files with stack copies. The
+// output is the same.
 struct JobsOption {
   unsigned jobs = 0;
   void add_to(CLI::App& cmd);

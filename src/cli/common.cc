@@ -32,8 +32,9 @@ std::string InputOption::resolve(const CLI::App& cmd) const {
 
 void JobsOption::add_to(CLI::App& cmd) {
   cmd.add_option("-j,--jobs", jobs,
-                 "threads: 1 reads and applies the records on one thread; more (the default: as many as there "
-                 "are cores) reads, unpacks and orders them on a thread of its own; the output is the same");
+                 "threads: 1 reads and applies the records on one thread; 2 or more reads, unpacks and orders "
+                 "them on a thread of its own (the default for files with stack copies, where it pays); the output "
+                 "is the same");
 }
 
 void SymbolCliOptions::add_to(CLI::App& cmd) {
