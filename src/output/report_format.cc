@@ -1,5 +1,7 @@
 #include "output/report_format.h"
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -142,7 +144,9 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     comm_w = std::max(comm_w, thread_comm_of(*e).size());
     dso_w = std::max(dso_w, analysis::dso_column_name(e->loc.dso).size());
     if (e->unresolved) dso_w = std::max(dso_w, kUnresolvedWidth);
-    sym_w = std::max(sym_w, sym_text(*e).size());
+    // perf sizes the column by the symbol's name (namelen + 4): an inline frame's " (inlined)"
+    // is printed past it.
+    sym_w = std::max(sym_w, sym_text(*e).size() - std::strlen(e->loc.sym ? inlined_suffix(*e) : ""));
     symoff_w = std::max(symoff_w, symoff_text(*e).size());
     tid_w = std::max(tid_w, fmt::formatted_size("{}", e->tid));
   }

@@ -149,8 +149,11 @@ static inline __attribute__((always_inline)) unsigned long sum_range(unsigned lo
   for (unsigned long i = 0; i < n; i++) s += mixbits(i, k);
   return s;
 }
-static inline __attribute__((always_inline)) unsigned long scaled(unsigned long n) { return sum_range(n, 7) + sum_range(n / 2, 13); }
-__attribute__((noinline)) void worker_a(void) { sink += scaled(200000); }
+/* The longest name of the profile, so that the Symbol column's width is an inlined entry's. */
+static inline __attribute__((always_inline)) unsigned long scaled_sum_of_two_ranges_with_a_deliberately_long_inline_name(unsigned long n) {
+  return sum_range(n, 7) + sum_range(n / 2, 13);
+}
+__attribute__((noinline)) void worker_a(void) { sink += scaled_sum_of_two_ranges_with_a_deliberately_long_inline_name(200000); }
 __attribute__((noinline)) void worker_b(void) { sink += sum_range(300000, 5); }
 __attribute__((noinline)) void both(void) { worker_a(); worker_b(); sink += mixbits(sink, 3); }
 int main(int argc, char** argv) {
@@ -225,11 +228,29 @@ TEST(DwarfUnwindE2E, ReportExpandsInlineFramesAsPerfDoes) {
   TPERF_REQUIRE_RECORDING(r, inline_recording());
   CommandResult t = run(fmt::format("{} report -i {} --stdio -q -s sym", TPERF_BINARY, shell_quote(r.path)));
   ASSERT_EQ(t.status, 0) << t.err;
-  for (const char* name : {"[.] sum_range (inlined)", "[.] mixbits (inlined)", "[.] scaled (inlined)"}) {
+  for (const char* name : {"[.] sum_range (inlined)", "[.] mixbits (inlined)", "[.] scaled_sum_of_two_ranges_with_a_deliberately_long_inline_name (inlined)"}) {
     EXPECT_NE(t.out.find(name), std::string::npos) << name << " missing from\n" << t.out;
   }
   CommandResult n = run(fmt::format("{} report -i {} --stdio -q -s sym --no-inline", TPERF_BINARY, shell_quote(r.path)));
   EXPECT_EQ(n.out.find("(inlined)"), std::string::npos) << "--no-inline still expands";
+}
+
+// The header's column widths, which -q leaves out above: perf sizes the Symbol column by the
+// symbols' names, an inlined entry's " (inlined)" printed past it (tperf counted it, 10 wider,
+// on the dwarf recipe where `__libc_start_main_impl (inlined)` was the widest entry).
+TEST(DwarfUnwindE2E, ReportColumnWidthsWithInlinedEntriesAsPerf) {
+  TPERF_REQUIRE_RECORDING(r, inline_recording());
+  for (const char* args : {"--stdio", "--stdio --no-children", "--stdio -s sym"}) {
+    auto c = test::e2e::compare_outputs(
+        fmt::format("perf report -i {} {} 2>/dev/null | grep '^# [A-Z.]'", shell_quote(r.path), args),
+        fmt::format("{} report -i {} {} --no-unwind-summary | grep '^# [A-Z.]'", TPERF_BINARY, shell_quote(r.path), args),
+        r.path);
+    EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+    EXPECT_GE(c.perf_lines, 2u) << args;
+    EXPECT_EQ(c.diff, "") << "perf report " << args;
+  }
+  CommandResult t = run(fmt::format("{} report -i {} --stdio -s sym", TPERF_BINARY, shell_quote(r.path)));
+  EXPECT_NE(t.out.find("scaled_sum_of_two_ranges_with_a_deliberately_long_inline_name (inlined)"), std::string::npos) << "the widest entry is not there";
 }
 
 // The comparison above would also pass if neither side had user frames: the workload's own
