@@ -161,8 +161,17 @@ int frame_cb(Dwfl_Frame* frame, void* arg) {
   // is an activation unwinds the next one).
   using R = DwarfUnwinder::ModuleResult;
   const session::Map* map = nullptr;
-  if (walk->self->report_module(*walk->space, *walk->thread, pc, &map) == R::kStale) {
+  const R first = walk->self->report_module(*walk->space, *walk->thread, pc, &map);
+  if (first == R::kStale) {
     walk->restart = true;
+    return DWARF_CB_ABORT;
+  }
+  if (first == R::kFailed) {
+    // A return address into a mapped file that cannot be read (not under --symfs, or from
+    // another machine): perf keeps it, since the frame before gave it, and stops there, as
+    // there are no unwind tables to go further with. (The sampled pc, the first frame, was
+    // checked before the walk.)
+    walk->frames.push_back({pc - 1, perfdata::kMiscUser, map});
     return DWARF_CB_ABORT;
   }
   bool activation = false;

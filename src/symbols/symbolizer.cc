@@ -1,6 +1,7 @@
 #include "symbols/symbolizer.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <elf.h>
 #include <sys/auxv.h>
@@ -396,9 +397,13 @@ void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
   state.exec_type = runfile.ehdr().e_type == ET_EXEC;
   // Source lines come from the file the symbols came from, as perf hands that to addr2line (a
   // MiniDebugInfo image carries its file's path; an in-memory vDSO has none).
+  // A --symfs given as a relative path gives relative file paths: made absolute, as the lines
+  // are read later (an in-memory image, "[vdso]", has no file to read them from).
   const std::string& src = symfile.path();
-  if (!src.empty() && src.front() == '/') {
-    state.dwarf_path = src;
+  if (!src.empty() && src.front() != '[') {
+    std::error_code ec;
+    const std::filesystem::path abs = std::filesystem::absolute(src, ec);
+    state.dwarf_path = ec ? src : abs.string();
     state.unnamed_code = code_without_symbols(symfile);
   }
 }

@@ -253,6 +253,41 @@ TEST(DwarfUnwindE2E, ReportColumnWidthsWithInlinedEntriesAsPerf) {
   EXPECT_NE(t.out.find("scaled_sum_of_two_ranges_with_a_deliberately_long_inline_name (inlined)"), std::string::npos) << "the widest entry is not there";
 }
 
+// --symfs given as a relative path, holding the workload's binary alone (libc and ld.so not
+// there), with no build-id cache (an empty HOME, for both): the binary's inline frames still come
+// from its DWARF under symfs (tperf dropped them: the relative path was taken for an in-memory
+// image), and the return address into libc, a file that cannot be read, stays as the last
+// frame, as perf keeps it (tperf dropped it).
+TEST(DwarfUnwindE2E, RelativeSymfsWithoutLibcAsPerf) {
+  TPERF_REQUIRE_RECORDING(r, inline_recording());
+  const std::string dir = test::e2e::scratch_dir();
+  const std::string bin = dir + "/dwarf_inline_workload";
+  test::TempDir home;
+  test::TempDir work;
+  const std::string symfs_bin = work.path() + "/symfs" + bin;
+  CommandResult cp = run(fmt::format("mkdir -p {} && cp {} {}", shell_quote(symfs_bin.substr(0, symfs_bin.rfind('/'))),
+                                     shell_quote(bin), shell_quote(symfs_bin)));
+  ASSERT_EQ(cp.status, 0) << "set-up failed: " << cp.err;
+  for (const char* args : {"script", "script -F comm,tid,ip,sym,dso", "report --stdio --no-children",
+                           "report --stdio --no-children -g caller"}) {
+    const std::string tail = fmt::format("--symfs symfs -i {}", shell_quote(r.path));
+    const std::string extra = std::string(args).starts_with("report") ? " --no-unwind-summary" : "";
+    auto c = test::e2e::compare_outputs(
+        fmt::format("cd {} && HOME={} perf {} {} 2>/dev/null | grep -v '^# (Tip' | sed '${{/^#$/d}}' | sed '${{/^#$/d}}'",
+                    shell_quote(work.path()), shell_quote(home.path()), args, tail),
+        fmt::format("cd {} && HOME={} {} {}{} {}", shell_quote(work.path()), shell_quote(home.path()), TPERF_BINARY, args,
+                    extra, tail),
+        r.path);
+    EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+    EXPECT_GT(c.perf_lines, 20u) << args;
+    EXPECT_EQ(c.diff, "") << "perf " << args;
+  }
+  CommandResult t = run(fmt::format("cd {} && HOME={} {} script --symfs symfs -i {}", shell_quote(work.path()),
+                                    shell_quote(home.path()), TPERF_BINARY, shell_quote(r.path)));
+  EXPECT_NE(t.out.find("(inlined)"), std::string::npos) << "no inline frames from the symfs binary's DWARF";
+  EXPECT_NE(t.out.find("libc.so.6)"), std::string::npos) << "no frame in libc";
+}
+
 // The comparison above would also pass if neither side had user frames: the workload's own
 // functions must show up below the leaves, in the order of the calls.
 TEST(DwarfUnwindE2E, UserFramesAreUnwound) {
