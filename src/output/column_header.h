@@ -2,13 +2,17 @@
 
 // The two lines perf's stdio reports and diffs put above their rows: the column names, each
 // padded to its column's width (right-aligned for numbers), and a rule of dots as wide, then a
-// lone '#'. report and diff print theirs with it.
+// lone '#'. report and diff print theirs with it. perf formats each name into a 1024-byte buffer,
+// so a column wider than 1023 (a long C++ symbol's) has its name line cut there; the rule of
+// dots is not.
 
 #include <string>
 
 #include <fmt/format.h>
 
 namespace tperf::output {
+
+inline constexpr size_t kHeaderCellMax = 1023;
 
 // `columns`: a range of items with `header` (text), `width` and `right` (align right).
 template <typename Columns>
@@ -22,7 +26,9 @@ std::string column_header(const Columns& columns) {
       dots += "  ";
     }
     first = false;
-    line += c.right ? fmt::format("{:>{}}", c.header, c.width) : fmt::format("{:<{}}", c.header, c.width);
+    std::string cell = c.right ? fmt::format("{:>{}}", c.header, c.width) : fmt::format("{:<{}}", c.header, c.width);
+    if (cell.size() > kHeaderCellMax) cell.resize(kHeaderCellMax);
+    line += cell;
     dots.append(c.width, '.');
   }
   return line + "\n" + dots + "\n#\n";
