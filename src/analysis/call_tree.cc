@@ -26,24 +26,12 @@ CallNode* find_child(const CallNode& node, uint32_t id) {
     return it != node.index->end() && it->first == id ? it->second : nullptr;
   }
   for (size_t i = 0; i < node.child_first.size(); ++i) {
-    if (node.child_first[i] == id) return node.children[i].get();
+    if (node.child_first[i] == id) return node.children[i];
   }
   return nullptr;
 }
 
-void add_child(CallNode& node, std::unique_ptr<CallNode> child) {
-  if (!node.index && node.children.size() + 1 >= kIndexFrom) {
-    node.index = std::make_unique<std::vector<std::pair<uint32_t, CallNode*>>>();
-    for (const auto& c : node.children) node.index->emplace_back(c->frames.ids[0], c.get());
-    std::sort(node.index->begin(), node.index->end());
-  }
-  if (node.index) {
-    std::pair<uint32_t, CallNode*> e{child->frames.ids[0], child.get()};
-    node.index->insert(std::upper_bound(node.index->begin(), node.index->end(), e), e);
-  }
-  node.child_first.push_back(child->frames.ids[0]);
-  node.children.push_back(std::move(child));
-}
+using ChildIndex = std::pmr::vector<std::pair<uint32_t, CallNode*>>;
 
 }  // namespace
 
@@ -91,45 +79,85 @@ void CallFrameTable::grow() {
   }
 }
 
+CallTree::CallTree(const CallFrameTable* frames, std::pmr::memory_resource* arena)
+    : resource_(arena ? arena : std::pmr::get_default_resource()), owns_nodes_(arena == nullptr), root_(resource_) {
+  root_.frames.table = frames;
+}
+
+CallTree::~CallTree() {
+  if (!owns_nodes_) return;
+  for (CallNode* c : root_.children) destroy(c);
+  if (root_.index) std::pmr::polymorphic_allocator<ChildIndex>(resource_).delete_object(root_.index);
+}
+
+void CallTree::destroy(CallNode* node) {
+  // Iteratively: a chain of single children is as deep as the deepest stack.
+  std::vector<CallNode*> todo{node};
+  std::pmr::polymorphic_allocator<CallNode> alloc(resource_);
+  while (!todo.empty()) {
+    CallNode* n = todo.back();
+    todo.pop_back();
+    todo.insert(todo.end(), n->children.begin(), n->children.end());
+    if (n->index) std::pmr::polymorphic_allocator<ChildIndex>(resource_).delete_object(n->index);
+    alloc.delete_object(n);
+  }
+}
+
+CallNode* CallTree::make_node() {
+  CallNode* n = std::pmr::polymorphic_allocator<CallNode>(resource_).new_object<CallNode>(resource_);
+  n->frames.table = root_.frames.table;
+  return n;
+}
+
+void CallTree::add_child(CallNode& node, CallNode* child) {
+  if (!node.index && node.children.size() + 1 >= kIndexFrom) {
+    node.index = std::pmr::polymorphic_allocator<ChildIndex>(resource_).new_object<ChildIndex>();
+    for (CallNode* c : node.children) node.index->emplace_back(c->frames.ids[0], c);
+    std::sort(node.index->begin(), node.index->end());
+  }
+  if (node.index) {
+    std::pair<uint32_t, CallNode*> e{child->frames.ids[0], child};
+    node.index->insert(std::upper_bound(node.index->begin(), node.index->end(), e), e);
+  }
+  node.child_first.push_back(child->frames.ids[0]);
+  node.children.push_back(child);
+}
+
 void CallTree::append(std::span<const uint32_t> chain, uint64_t period) {
   if (chain.empty()) return;
   max_depth_ = std::max(max_depth_, chain.size());
-  const CallFrameTable* table = root_.frames.table;
   CallNode* node = &root_;
   size_t pos = 0;
   while (true) {
     CallNode* next = find_child(*node, chain[pos]);
     if (!next) {
-      auto child = std::make_unique<CallNode>();
-      child->frames.table = table;
+      CallNode* child = make_node();
       child->frames.ids.assign(chain.begin() + static_cast<ptrdiff_t>(pos), chain.end());
       child->hit = period;
       node->children_hit += period;
-      add_child(*node, std::move(child));
+      add_child(*node, child);
       return;
     }
     node->children_hit += period;
     // How far the chain follows this child's run of frames.
-    const std::vector<uint32_t>& run = next->frames.ids;
+    const std::pmr::vector<uint32_t>& run = next->frames.ids;
     const size_t limit = std::min(run.size(), chain.size() - pos);
     size_t k = 1;
     while (k < limit && run[k] == chain[pos + k]) ++k;
     if (k < run.size()) {
       // Split: the unmatched tail of the run becomes the only child of the matched head.
-      auto tail = std::make_unique<CallNode>();
-      tail->frames.table = table;
+      CallNode* tail = make_node();
       tail->frames.ids.assign(run.begin() + static_cast<ptrdiff_t>(k), run.end());
       tail->hit = next->hit;
       tail->children_hit = next->children_hit;
-      tail->children = std::move(next->children);
-      tail->child_first = std::move(next->child_first);
-      tail->index = std::move(next->index);
+      tail->children.swap(next->children);
+      tail->child_first.swap(next->child_first);
+      std::swap(tail->index, next->index);
       next->frames.ids.resize(k);
-      next->children.clear();
       next->child_first.assign(1, tail->frames.ids[0]);
       next->children_hit = tail->cumul();
       next->hit = 0;
-      next->children.push_back(std::move(tail));
+      next->children.push_back(tail);
     }
     pos += k;
     if (pos == chain.size()) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <memory_resource>
 #include <span>
 #include <vector>
 
@@ -68,32 +69,44 @@ class FrameRun {
     const uint32_t* p_;
     const CallFrameTable* t_;
   };
+  explicit FrameRun(std::pmr::memory_resource* r = std::pmr::get_default_resource()) : ids(r) {}
   size_t size() const { return ids.size(); }
   bool empty() const { return ids.empty(); }
   const CallFrame& operator[](size_t i) const { return (*table)[ids[i]]; }
   iterator begin() const { return {ids.data(), table}; }
   iterator end() const { return {ids.data() + ids.size(), table}; }
 
-  std::vector<uint32_t> ids;
+  std::pmr::vector<uint32_t> ids;
   const CallFrameTable* table = nullptr;
 };
 
+// Nodes and everything they hold live in the tree's memory resource: a report builds millions
+// of small nodes, and a pool hands them out and takes them back wholesale far cheaper than malloc.
 struct CallNode {
+  explicit CallNode(std::pmr::memory_resource* r) : frames(r), children(r), child_first(r) {}
+  CallNode(const CallNode&) = delete;
+  CallNode& operator=(const CallNode&) = delete;
+
   FrameRun frames;                // the run of frames this node stands for
   uint64_t hit = 0;               // period of chains that end here
   uint64_t children_hit = 0;      // period of chains that go on below
-  std::vector<std::unique_ptr<CallNode>> children;  // in creation order
-  std::vector<uint32_t> child_first;  // the first frame id of each child (a search without a miss per child)
+  std::pmr::vector<CallNode*> children;  // in creation order; owned by the tree
+  std::pmr::vector<uint32_t> child_first;  // the first frame id of each child (a search without a miss per child)
   // Children by the id of their first frame, made once a node has many (deep recursive
   // profiles give nodes thousands of children).
-  std::unique_ptr<std::vector<std::pair<uint32_t, CallNode*>>> index;  // sorted by id
+  std::pmr::vector<std::pair<uint32_t, CallNode*>>* index = nullptr;  // sorted by id; in the tree's resource
   uint64_t cumul() const { return hit + children_hit; }
 };
 
 class CallTree {
  public:
-  // `frames` interns the ids appended; it must outlive the tree.
-  explicit CallTree(const CallFrameTable* frames) { root_.frames.table = frames; }
+  // `frames` interns the ids appended; it must outlive the tree. `arena`: where the nodes live;
+  // it must outlive the tree, which then leaves them to it (releasing the arena frees them all
+  // at once). Without one, nodes come from the default resource and the tree destroys them.
+  explicit CallTree(const CallFrameTable* frames, std::pmr::memory_resource* arena = nullptr);
+  ~CallTree();
+  CallTree(const CallTree&) = delete;
+  CallTree& operator=(const CallTree&) = delete;
 
   // Adds one chain of frame ids (in display order: root first for caller graphs) with its period.
   void append(std::span<const uint32_t> chain, uint64_t period);
@@ -104,6 +117,12 @@ class CallTree {
   bool empty() const { return root_.children.empty(); }
 
  private:
+  CallNode* make_node();
+  void add_child(CallNode& node, CallNode* child);
+  void destroy(CallNode* node);
+
+  std::pmr::memory_resource* resource_;
+  bool owns_nodes_;
   CallNode root_;
   size_t max_depth_ = 0;
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <memory_resource>
 #include <mutex>
 #include <thread>
 
@@ -390,12 +391,14 @@ class Hist::TreeBuilder {
     for (const TreeJob& j : batch.jobs) {
       if (trees_.size() <= j.entry) trees_.resize(j.entry + 1);
       auto& t = trees_[j.entry];
-      if (!t) t = std::make_unique<CallTree>(frames_);
+      if (!t) t = std::make_unique<CallTree>(frames_, &pool_);
       t->append(ids.subspan(j.begin, j.end - j.begin), j.period);
     }
   }
 
   const CallFrameTable* frames_;
+  // The trees' nodes, used by the building thread alone, released at once after the trees.
+  std::pmr::unsynchronized_pool_resource pool_;
   std::vector<std::unique_ptr<CallTree>> trees_;  // by entry index, created on first chain
   std::thread thread_;
   std::mutex mu_;
@@ -492,6 +495,12 @@ int Hist::compare_key(SortKey k, const HistEntry& a, const HistEntry& b, bool by
       break;
     case SortKey::kSym:
     case SortKey::kSymoff:
+      // perf's key comparison of entries of which one at least has a symbol compares their DSOs
+      // first, with or without the dso key (its test of that key is always true); two unresolved
+      // addresses compare by address alone. Not a total order: the trees' shapes decide.
+      if (by_address && (a.loc.sym || b.loc.sym)) {
+        if ((c = compare_key(SortKey::kDso, a, b, by_address))) break;
+      }
       // Named symbols before unresolved addresses.
       if (a.loc.sym && b.loc.sym) {
         // An inlined function's symbol has its container's start: perf tells them apart by name

@@ -1,25 +1,21 @@
 // `tperf report`: perf report --stdio for a perf.data file: one histogram per event by the sort
 // keys, with Children/Self when the samples have callchains. --tasks / --mmaps list the task
-// tree (every thread seen, exited ones included) like perf 6.1.
+// tree (every thread seen, exited ones included) like perf 6.1. The options are parsed here;
+// the samples go through analysis::ReportBuilder and the sections print with output/.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <functional>
-#include <span>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <regex>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "analysis/hist.h"
 #include "analysis/mem_sort.h"
 #include "analysis/off_cpu.h"
+#include "analysis/report_builder.h"
 #include "analysis/sample_path.h"
-#include "analysis/sample_read.h"
 #include "analysis/time_filter.h"
-#include "analysis/unwind_stats.h"
 #include "cli/commands.h"
 #include "cli/report_branch.h"
 #include "cli/report_mem.h"
@@ -33,14 +29,12 @@
 #include "perfdata/reader.h"
 #include "perfdata/records.h"
 #include "perfdata/sample.h"
-#include "session/callchain.h"
 #include "session/machine.h"
 #include "symbols/dwarf_unwind.h"
 #include "symbols/symbolizer.h"
 #include "util/progress.h"
 #include "util/spool.h"
 #include "util/text.h"
-#include "util/word_key_map.h"
 
 namespace tperf::cli {
 
@@ -132,12 +126,6 @@ int fail(const std::string& message) {
   return 2;
 }
 
-struct EventHist {
-  analysis::Hist hist;
-  uint64_t samples = 0;
-  uint64_t period = 0;
-};
-
 // perf 6.1's default --sort: "trace" when every event of the file is a tracepoint, else
 // "comm,dso,sym". perf decides before it reads the events of a pipe, which are then unknown.
 std::string default_sort_order(const std::string& path) {
@@ -182,8 +170,6 @@ int run_hist_report(const ReportCliOptions& cli) {
     }
   }
   const bool use_parent = std::find(keys.begin(), keys.end(), analysis::SortKey::kParent) != keys.end();
-  const bool use_srcline = std::find(keys.begin(), keys.end(), analysis::SortKey::kSrcline) != keys.end();
-  const bool use_trace = std::find(keys.begin(), keys.end(), analysis::SortKey::kTrace) != keys.end();
   // perf matches the pattern with POSIX extended regexes, anywhere in the symbol's name.
   std::optional<std::regex> parent_regex;
   const std::string parent_pattern = cli.parent_pattern.empty() ? kDefaultParentPattern : cli.parent_pattern;
@@ -238,7 +224,6 @@ int run_hist_report(const ReportCliOptions& cli) {
   if (!util::parse_number_list(cli.pids, false, &pid_filter)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
   if (!util::parse_number_list(cli.tids, false, &tid_filter)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
   if (!util::parse_number_list(cli.cpus, true, &cpu_filter)) return fail(fmt::format("--cpu {}: not a cpu list", cli.cpus));
-  auto listed = [](const auto& list, const auto& v) { return list.empty() || std::find(list.begin(), list.end(), v) != list.end(); };
 
   // perf's --percent-limit also sets the callchain threshold.
   if (cli.percent_limit > 0) graph_threshold = cli.percent_limit;
@@ -311,421 +296,70 @@ int run_hist_report(const ReportCliOptions& cli) {
   symbols::Symbolizer symbolizer(machine, so);
   symbols::DwarfUnwinder unwinder(machine, {so.symfs, so.buildid_dir});
   analysis::SymbolPreloader preloader(machine, symbolizer);
-  // perf widens the kernel map to the kernel's symbols once it has them.
-  auto find_map = [&](const session::Thread* t, uint8_t cpumode, uint64_t addr) {
-    return analysis::find_sample_map(machine, symbolizer, t, cpumode, addr);
+  const bool summary = !cli.quiet && !cli.no_unwind_summary;
+  analysis::ReportBuildOptions bo;
+  bo.keys = keys;
+  bo.graph = graph;
+  bo.folded = folded;
+  bo.flat = flat;
+  bo.callchain = cli.callchain;
+  bo.inverted = cli.inverted;
+  bo.max_stack = cli.max_stack;
+  bo.children = cli.children;
+  bo.no_children = cli.no_children;
+  bo.summary = summary;
+  bo.expand_inline = !cli.no_inline;
+  bo.parent_regex = &*parent_regex;
+  bo.exclude_other = cli.exclude_other;
+  bo.no_group = cli.no_group;
+  bo.comms = comm_filter;
+  bo.dsos = dso_filter;
+  bo.symbols = symbol_filter;
+  bo.pids = pid_filter;
+  bo.tids = tid_filter;
+  bo.cpus = cpu_filter;
+  bo.time_ranges = time_ranges;
+  bo.off_cpu = off_cpu ? &*off_cpu : nullptr;
+  bo.wanted_state = wanted_state;
+  bo.wall_section = wall_section;
+  bo.jobs = cli.jobs.jobs;
+  // -s trace: a tracepoint sample's text as script's trace field prints it (perf leaves the cpu at 0).
+  std::optional<output::ScriptTraceField> trace_field;
+  bo.trace_text = [&](std::string& out, const perfdata::EventAttr& ea, const perfdata::Sample& s,
+                      const session::Thread& t) {
+    if (!trace_field) trace_field.emplace(*reader, machine, &symbolizer);
+    trace_field->append(out, ea.attr.config, 0, s.raw, t);
   };
+  output::ThreadValues thread_values;  // -T: the READ records' values per thread
+  if (cli.threads) bo.on_read = [&](const perfdata::Record& rec) { thread_values.add_record(*reader, rec); };
+  analysis::ReportBuilder builder(*reader, machine, symbolizer, unwinder, preloader, std::move(bo));
 
-  // Event groups (GROUP_DESC): shown side by side unless --no-group, as perf 6.1 does by default.
-  struct GroupSlot {
-    size_t leader;
-    unsigned member;
-  };
-  std::vector<GroupSlot> group_slots;  // by attr index
-  std::vector<unsigned> group_size;    // by attr index: members of the group it leads (0: none)
-  std::vector<EventHist> events;
-  // A pipe names its events and groups in the stream (HEADER_ATTR, HEADER_FEATURE), so the tables
-  // are (re)built from what the reader knows when the first sample comes, and grown for an
-  // event announced after that.
-  size_t groups_known_for = 0;  // attrs the group tables were built from
-  // Adds the samples held back for aggregation (below) before the tables change.
-  std::function<void()> flush_pending = [] {};
-  auto setup_events = [&] {
-    const size_t nr_attrs = reader->attrs().size();
-    if (nr_attrs == groups_known_for && group_slots.size() >= nr_attrs) return;
-    flush_pending();
-    groups_known_for = nr_attrs;
-    group_slots.clear();
-    for (size_t i = 0; i < nr_attrs; ++i) group_slots.push_back({i, 0});
-    group_size.assign(nr_attrs, 0);
-    for (const auto& g : reader->features().group_desc) {
-      if (g.nr_members < 2 || g.leader_idx >= nr_attrs || g.nr_members > nr_attrs - g.leader_idx) continue;
-      group_size[g.leader_idx] = g.nr_members;
-      if (cli.no_group) continue;
-      for (unsigned m = 0; m < g.nr_members; ++m) group_slots[g.leader_idx + m] = {g.leader_idx, m};
-    }
-    for (size_t i = 0; i < nr_attrs; ++i) {
-      const unsigned members = !cli.no_group && group_size[i] ? group_size[i] : 1;
-      if (i < events.size()) {
-        // Nothing was counted yet for an event whose group only now became known.
-        if (events[i].samples == 0 && events[i].hist.members() != members) events[i] = {analysis::Hist(keys, members), 0, 0};
-      } else {
-        events.push_back({analysis::Hist(keys, members), 0, 0});
-      }
-    }
-  };
-  setup_events();
-  // perf decides on Children/Self from the events known when it starts; pipe files name theirs
-  // in the stream, so the first sample decides there.
-  bool decided = false;
-  bool children = false;
-  bool any_callchain = false;
-  auto decide_children = [&] {
-    for (const auto& a : reader->attrs()) any_callchain |= (a.attr.sample_type & perfdata::kSampleCallchain) != 0;
-    children = any_callchain ? !cli.no_children : cli.children;
-    // perf 6.1 checks for callchains before a pipe has named its events, finds none and turns
-    // the Children column off; the caller order it chose for it stays.
-    if (reader->is_pipe()) children = false;
-    decided = true;
-  };
   if (!cpu_filter.empty() && !reader->attrs().empty() &&
       std::none_of(reader->attrs().begin(), reader->attrs().end(),
                    [](const perfdata::EventAttr& a) { return (a.attr.sample_type & perfdata::kSampleCpu) != 0; })) {
     return fail(fmt::format("{}: --cpu {}: the samples carry no CPU (record with -a, -C or --sample-cpu)", cli.path,
                             cli.cpus));
   }
-  if (!reader->attrs().empty()) {
-    decide_children();
+  if (builder.decided()) {
     // Like perf: asking for callchains of a file without them is an error, not an empty graph.
-    if (!any_callchain && (folded || flat || (graph && !cli.callchain.empty()))) {
+    if (!builder.any_callchain() && (folded || flat || (graph && !cli.callchain.empty()))) {
       return fail(fmt::format("{}: -g {}: the file has no callchains (record with -g or --call-graph)", cli.path,
                               cli.callchain));
     }
     // The parent is found on the callchain.
-    if (!any_callchain && use_parent) {
+    if (!builder.any_callchain() && use_parent) {
       return fail(fmt::format("{}: --sort parent (or -p) needs callchains, and the file has none (record with -g)",
                               cli.path));
     }
   }
-
-  uint64_t lost_samples = 0;
-  const bool summary = !cli.quiet && !cli.no_unwind_summary;
-  const bool expand_inline = !cli.no_inline;
-  analysis::UnwindStatsCollector unwind(symbolizer);
-  std::vector<session::CallchainFrame> all_frames, stats_frames, user_frames;
-  analysis::UnwindStatsCollector::StackVerdict verdict;
-  perfdata::Sample sample;
-  std::vector<session::CallchainFrame> frames;
-  std::vector<analysis::HistEntry> callers;
-  std::vector<analysis::CallFrame> chain;
-  session::DeferredCallchains::Stats deferred;
-  // The srcline key's texts, interned, by (dso, pid, address, callchain entry or not).
-  struct SrclineKey {
-    const void* dso;
-    int32_t pid;
-    uint64_t addr;
-    bool frame;
-    bool operator==(const SrclineKey&) const = default;
-  };
-  struct SrclineKeyHash {
-    size_t operator()(const SrclineKey& k) const {
-      return std::hash<uint64_t>()(k.addr) ^ (std::hash<const void*>()(k.dso) << 1) ^
-             (static_cast<size_t>(k.pid) << 7) ^ k.frame;
-    }
-  };
-  std::unordered_map<SrclineKey, const std::string*, SrclineKeyHash> srcline_cache;
-  std::unordered_set<std::string> srcline_texts;
-  auto srcline_of = [&](const session::Map* map, int32_t pid, uint64_t ip, bool frame) -> const std::string* {
-    const SrclineKey key{map ? map->dso : nullptr, pid, ip, frame};
-    auto it = srcline_cache.find(key);
-    if (it != srcline_cache.end()) return it->second;
-    std::string text = map ? symbolizer.report_srcline(*map, pid, ip, frame) : "??:0";
-    const std::string* interned = &*srcline_texts.insert(std::move(text)).first;
-    srcline_cache.emplace(key, interned);
-    return interned;
-  };
-  std::unordered_map<const symbols::Symbol*, bool> parent_match;
-  auto is_parent = [&](const symbols::Symbol* sym) {
-    auto [it, fresh] = parent_match.try_emplace(sym, false);
-    if (fresh) {
-      const std::string name(sym->name());
-      it->second = std::regex_search(name, *parent_regex);
-    }
-    return it->second;
-  };
-  // Samples alike in everything the histogram keys and chains depend on (event, thread and comm,
-  // ip, the raw chain and unwound frames, the versions of the address spaces they were resolved
-  // in) are resolved once and added together: a batch of such combinations is added to the
-  // hists in the order each was first seen, which creates entries and tree nodes in the order
-  // adding sample by sample would (the sample that creates an entry is the first of its
-  // combination), so perf's tie orders are kept. Batches are bounded by the frames they hold.
-  struct Combo {
-    size_t leader;
-    unsigned member;
-    bool with_chain;
-    analysis::HistEntry self;
-    std::vector<analysis::HistEntry> callers;
-    std::vector<analysis::CallFrame> chain;
-    analysis::UnwindStatsCollector::StackVerdict verdict;
-    uint64_t period = 0;
-    uint64_t count = 0;
-  };
-  std::vector<Combo> combos;
-  util::WordKeyMap combo_index;  // key -> index in combos
-  std::vector<uint64_t> key;
-  size_t batch_frames = 0;
-  constexpr size_t kBatchFrames = size_t{1} << 16;
-  const bool use_cpu = std::find(keys.begin(), keys.end(), analysis::SortKey::kCpu) != keys.end();
-  auto flush_combos = [&] {
-    for (Combo& c : combos) {
-      analysis::Hist& h = events[c.leader].hist;
-      if (c.with_chain) {
-        h.add_with_chain(c.self, c.period, children, c.callers, c.chain, c.member, c.count);
-      } else {
-        h.add(c.self, c.period, children, c.callers, c.member, c.count);
-      }
-    }
-    combos.clear();
-    combo_index.clear();
-    batch_frames = 0;
-  };
-
-  std::unordered_set<std::string> trace_texts;
-  std::optional<output::ScriptTraceField> trace_field;
-  std::string trace_buf;
-  output::ThreadValues thread_values;  // -T: the READ records' values per thread
-  analysis::ReplayHandlers handlers;
-  handlers.on_other = [&](const perfdata::Record& rec, uint64_t) {
-    // A BPF program's symbol may land in the kernel image's table without a map change.
-    if (rec.type == perfdata::kRecordKsymbol) flush_combos();
-    if (rec.type == perfdata::kRecordRead && cli.threads) thread_values.add_record(*reader, rec);
-  };
-  // `read`: one of the samples perf makes of a SAMPLE_READ record (its event and period).
-  auto on_one_sample = [&](const perfdata::Record& rec, const analysis::ReadDelivery* read) {
-    int ai = read ? read->attr_index : reader->attr_index_of(rec);
-    if (ai < 0) return;
-    // --off-cpu: only the switches, each weighing its interval; the offcpu-time event's samples
-    // already carry their time as period.
-    std::optional<uint64_t> off_cpu_period;
-    int hist_ai = ai;  // the section the sample counts in
-    if (off_cpu && !off_cpu->is_offcpu_time_event(ai) && !off_cpu->is_switch_event(ai)) {
-      if (wall_section < 0 || !time_event(reader->attrs()[static_cast<size_t>(ai)].attr)) return;
-      // An on-CPU time sample: its period is its time.
-      hist_ai = wall_section;
-    } else if (off_cpu && !off_cpu->is_offcpu_time_event(ai)) {
-      const analysis::OffCpuInterval* iv = off_cpu->interval_of(rec);
-      if (wanted_state && (!iv || iv->state != *wanted_state)) return;
-      // A thread's final switch (it exited) is a switch without time.
-      off_cpu_period = iv ? iv->duration() : 0;
-    }
-    if (!decided) decide_children();
-    reader->decode_sample(rec, sample);
-    if (wanted_state && off_cpu->is_offcpu_time_event(ai) && off_cpu->offcpu_time_state(sample, ai) != *wanted_state) return;
-    if (analysis::time_skipped(time_ranges, sample.time)) return;
-    // --cpu too drops samples before anything counts them, as perf does.
-    if (!listed(cpu_filter, sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1)) return;
-    // Pipe files announce their events as they go.
-    setup_events();
-    EventHist& ev = events[static_cast<size_t>(hist_ai)];
-    // A group member's samples go into its leader's hist, in the member's column.
-    const GroupSlot slot = group_slots[static_cast<size_t>(hist_ai)];
-    session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
-    const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
-    const perfdata::PerfEventAttr& attr = reader->attrs()[static_cast<size_t>(ai)].attr;
-    const bool has_chain = sample.has(perfdata::kSampleCallchain);
-    // --call-graph dwarf: the user frames unwound from the stack copy, after the kernel's.
-    user_frames.clear();
-    if ((summary || children || graph || folded) && has_chain) {
-      unwinder.append_user_frames(attr, thread, sample, 4096, &user_frames);
-    }
-    // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
-    const uint64_t period = read               ? read->period
-                            : off_cpu_period ? *off_cpu_period
-                            : sample.has(perfdata::kSamplePeriod) ? sample.period
-                                                                  : attr.sample_period;
-    ++ev.samples;
-    ev.period += period;
-    // -s trace: the sample's trace text (script's trace field; perf leaves the cpu at 0), interned.
-    const std::string* trace_text = nullptr;
-    if (use_trace && attr.type == perfdata::kTypeTracepoint && sample.has(perfdata::kSampleRaw)) {
-      if (!trace_field) trace_field.emplace(*reader, machine, &symbolizer);
-      trace_buf.clear();
-      trace_field->append(trace_buf, attr.config, 0, sample.raw, thread);
-      trace_text = &*trace_texts.insert(trace_buf).first;
-    }
-    // The key, written in place: its fixed head, then the raw chain and the unwound frames, each
-    // after its length.
-    const size_t chain_words = has_chain ? sample.callchain.size() + 1 : 0;
-    key.resize(9 + chain_words + 1 + user_frames.size());
-    uint64_t* k = key.data();
-    *k++ = static_cast<uint64_t>(ai);  // the event: its attr decides the unwinding
-    *k++ = reinterpret_cast<uintptr_t>(thread.comm_at(sample.time));
-    *k++ = static_cast<uint64_t>(static_cast<uint32_t>(thread.pid())) << 32 | static_cast<uint32_t>(thread.tid());
-    *k++ = use_cpu && sample.has(perfdata::kSampleCpu) ? sample.cpu : 0;
-    *k++ = sample.ip;
-    *k++ = cpumode;
-    *k++ = thread.maps() ? thread.maps()->version() : 0;
-    *k++ = machine.kernel_maps().version();
-    *k++ = reinterpret_cast<uintptr_t>(trace_text);
-    if (has_chain) {
-      *k++ = sample.callchain.size();
-      k = std::copy(sample.callchain.begin(), sample.callchain.end(), k);
-    }
-    *k++ = user_frames.size();
-    for (const auto& f : user_frames) *k++ = f.ip;
-    const uint64_t key_hash = util::WordKeyMap::hash(key);
-    if (const uint32_t id = combo_index.find(key, key_hash); id != util::WordKeyMap::kAbsent) {
-      Combo& c = combos[id];
-      ++c.count;
-      c.period += period;
-      if (summary) {
-        unwind.add_stack_copy(sample, attr.sample_stack_user);
-        unwind.add(c.verdict);
-      }
-      return;
-    }
-    const session::Map* sample_map = find_map(&thread, cpumode, sample.ip);
-    analysis::HistEntry self = analysis::sample_entry(machine, symbolizer, thread, sample, cpumode, sample_map);
-    if (use_srcline) self.srcline = srcline_of(sample_map, thread.pid(), sample.ip, false);
-    self.trace = trace_text;
-    bool all_frames_ok = false;
-    if (summary) {
-      // The quality block covers every sample of the file, the filtered-out ones too, and
-      // whole chains whatever --max-stack says.
-      if (has_chain) {
-        all_frames_ok = session::resolve_callchain(machine, &thread, sample, ~0u, &all_frames);
-        // The histogram below needs the machine's maps as they are; here kernel frames past
-        // the recorded kernel map count as the kernel's too.
-        stats_frames = all_frames;
-        for (auto& f : stats_frames) {
-          if (!f.map) f.map = find_map(&thread, f.cpumode, f.ip);
-        }
-        if (all_frames_ok) stats_frames.insert(stats_frames.end(), user_frames.begin(), user_frames.end());
-      } else {
-        stats_frames.assign(1, {sample.ip, cpumode, sample_map});
-      }
-      verdict = unwind.classify(sample.callchain, has_chain, thread.pid(), attr.sample_max_stack, stats_frames);
-      unwind.add_stack_copy(sample, attr.sample_stack_user);
-      unwind.add(verdict);
-    }
-    // Without --children, perf draws chains from the sample up (callee order) by default;
-    // perf 6.1's -G/--inverted asks for caller order whatever -g says.
-    const bool cumulate_order = children || (reader->is_pipe() && !cli.no_children);
-    const bool caller_order = cli.inverted || (cumulate_order ? cli.callchain.find("callee") == std::string::npos
-                                                              : cli.callchain.find("caller") != std::string::npos);
-    // perf matches -S against the sample's symbol by name or by its start address in the
-    // process ("0x4011d6"); a sample without a symbol never matches.
-    auto symbol_listed = [&] {
-      if (symbol_filter.empty()) return true;
-      if (!self.loc.sym) return false;
-      if (listed(symbol_filter, std::string(self.loc.sym->name()))) return true;
-      const session::Map* m = find_map(&thread, cpumode, sample.ip);
-      uint64_t start = self.loc.sym_start;
-      if (m && !(m->dso && m->dso->kernel)) start = start - m->pgoff + m->start;
-      return listed(symbol_filter, fmt::format("{:#x}", start));
-    };
-    self.filtered = !listed(comm_filter, std::string_view(*self.comm)) || !listed(pid_filter, self.pid) ||
-                    !listed(tid_filter, self.tid) || !listed(dso_filter, analysis::dso_column_name(self.loc.dso)) ||
-                    !symbol_listed();
-    callers.clear();
-    chain.clear();
-    size_t unwound = 0;  // frames at the chain's end (before the caller-order reversal) from the stack copy
-    const bool want_chain = children || graph || folded || flat || use_parent;
-    bool have_frames = false;
-    if (want_chain && sample.has(perfdata::kSampleCallchain)) {
-      // perf walks the chain in the display order and stops after --max-stack frames: the
-      // innermost ones for callee order, the outermost for caller order.
-      if (all_frames_ok) {
-        // The whole chain was resolved for the quality block.
-        frames = all_frames;
-        have_frames = true;
-      } else {
-        have_frames = session::resolve_callchain(machine, &thread, sample, caller_order ? ~0u : cli.max_stack, &frames);
-      }
-      if (frames.size() > cli.max_stack) {
-        if (caller_order) {
-          frames.erase(frames.begin(), frames.end() - cli.max_stack);
-        } else {
-          frames.resize(cli.max_stack);
-        }
-      }
-      if (have_frames) {
-        unwound = std::min<size_t>(cli.max_stack, user_frames.size());
-        frames.insert(frames.end(), user_frames.begin(), user_frames.begin() + static_cast<ptrdiff_t>(unwound));
-      }
-    }
-    // -x: an entry without a parent is hidden (perf looks for one only with the parent key).
-    if (cli.exclude_other && (!use_parent || !have_frames)) self.filtered = true;
-    if (have_frames) {
-      // perf takes a frame's level from the space its map is in; a frame without a map keeps
-      // the level of the frame walked before it (the sample's for the first). It walks the
-      // chain in the display order: from the root for caller graphs (the default).
-      if (caller_order) std::reverse(frames.begin(), frames.end());
-      const bool chain_entries = children || graph || folded || flat;  // else walked for the parent alone
-      char level = self.loc.level;
-      for (size_t i = 0; i < frames.size(); ++i) {
-        const session::CallchainFrame& f = frames[i];
-        analysis::HistEntry c = self;
-        const session::Map* fmap = f.map ? f.map : find_map(&thread, f.cpumode, f.ip);
-        c.loc = analysis::locate(symbolizer, fmap, thread.pid(), f.cpumode, f.ip, true);
-        if (use_srcline && chain_entries) c.srcline = srcline_of(fmap, thread.pid(), f.ip, true);
-        if (f.map) {
-          level = c.loc.level;
-        } else {
-          c.loc.level = level;
-        }
-        auto push = [&](const symbols::Symbol* sym) {
-          c.loc.sym = sym;
-          callers.push_back(c);
-          analysis::CallFrame cf;
-          cf.ip = f.ip;
-          cf.dso = c.loc.dso;
-          cf.sym = c.loc.sym;
-          cf.sym_start = c.loc.sym_start;
-          chain.push_back(cf);
-        };
-        // perf 6.1 expands the frames it unwound from the stack copy (not the kernel's
-        // callchain) into the functions inlined there, innermost first in callee order.
-        const bool from_stack = caller_order ? i < unwound : i >= frames.size() - unwound;
-        std::span<const symbols::Symbol* const> inlined;
-        if (expand_inline && from_stack && fmap && c.loc.sym) inlined = symbolizer.inline_symbols(*fmap, thread.pid(), f.ip);
-        if (inlined.empty()) {
-          push(c.loc.sym);
-        } else if (caller_order) {
-          for (auto it = inlined.rbegin(); it != inlined.rend(); ++it) push(*it);
-        } else {
-          for (const symbols::Symbol* sym : inlined) push(sym);
-        }
-      }
-      // The parent: the first symbol on that walk the pattern matches; every entry of the
-      // sample (its own and, with --children, its callers') carries it.
-      if (use_parent) {
-        for (const analysis::HistEntry& c : callers) {
-          if (c.loc.sym && is_parent(c.loc.sym)) {
-            self.parent = c.loc.sym->name();
-            break;
-          }
-        }
-        self.filtered = self.filtered || (cli.exclude_other && self.parent.empty());
-        for (analysis::HistEntry& c : callers) {
-          c.parent = self.parent;
-          c.filtered = self.filtered;
-        }
-      }
-      if (!chain_entries) {
-        callers.clear();
-        chain.clear();
-      }
-    }
-    const bool with_chain = (graph || folded || flat) && !chain.empty();
-    if (batch_frames + callers.size() + stats_frames.size() > kBatchFrames) flush_combos();
-    batch_frames += callers.size() + stats_frames.size() + 1;
-    combo_index.insert(key, key_hash);
-    combos.push_back({slot.leader, slot.member, with_chain, self, callers, with_chain ? chain : std::vector<analysis::CallFrame>{},
-                      summary ? std::move(verdict) : analysis::UnwindStatsCollector::StackVerdict{}, period, 1});
-  };
-  analysis::SampleReadSplitter read_splitter(*reader);
-  handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
-    const perfdata::EventAttr* ea = reader->attr_of(rec);
-    if (!ea || !analysis::SampleReadSplitter::applies(ea->attr)) return on_one_sample(rec, nullptr);
-    reader->decode_sample(rec, sample);
-    const std::vector<analysis::ReadDelivery> deliveries = read_splitter.split(sample);
-    for (const auto& d : deliveries) on_one_sample(rec, &d);
-  };
   {
     // Like perf's "Processing events..." bar: only on a terminal, only for a large file.
     const bool sized = !reader->is_pipe() && !reader->is_directory() && !cli.quiet;
     util::ProgressBar progress("tperf report: reading", sized ? reader->data_size() : 0);
-    handlers.on_progress = [&](uint64_t bytes) { progress.update(bytes); };
-    flush_pending = flush_combos;
-    handlers.jobs = cli.jobs.jobs;
-    analysis::ReplayResult replayed = analysis::replay(*reader, machine, symbolizer, &preloader, handlers);
-    problems.insert(problems.end(), replayed.problems.begin(), replayed.problems.end());
-    deferred = replayed.deferred;
-    lost_samples = replayed.lost_samples;
-    unwind.add_lost(replayed.lost_records, replayed.lost_events, replayed.lost_samples);
-    flush_combos();
+    builder.run([&](uint64_t bytes) { progress.update(bytes); });
   }
+  problems.insert(problems.end(), builder.problems().begin(), builder.problems().end());
+  const bool children = builder.children();
 
   output::ReportColumns columns;
   columns.children = children;
@@ -794,21 +428,20 @@ int run_hist_report(const ReportCliOptions& cli) {
   };
   // perf stops after the header hint when no event kept a sample (--time outside the
   // recording, an empty file).
-  const bool any_samples = std::any_of(events.begin(), events.end(), [](const EventHist& e) { return e.samples > 0; });
+  builder.setup_events();
+  const auto& events = builder.events();
+  const auto& group_slots = builder.group_slots();
+  const auto& group_size = builder.group_size();
+  const bool any_samples = std::any_of(events.begin(), events.end(), [](const auto& e) { return e.samples > 0; });
   if (!any_samples) {
     output::print_report_header_hint(stdout);
     std::fflush(stdout);
     fmt::print(stderr, "Error:\nThe {} data has no samples!\n", cli.path);
   } else {
-    if (!cli.quiet) output::print_report_preamble(stdout, lost_samples, filter_lines);
-    if (summary) {
-      analysis::UnwindStats stats = unwind.finish();
-      stats.deferred = deferred;
-      output::print_unwind_summary(stdout, stats, /*dwarf_unwound=*/true);
-    }
+    if (!cli.quiet) output::print_report_preamble(stdout, builder.lost_samples(), filter_lines);
+    if (summary) output::print_unwind_summary(stdout, builder.unwind_stats(), /*dwarf_unwound=*/true);
   }
   columns.quiet = cli.quiet;
-  setup_events();
   for (size_t i = 0; i < events.size() && i < reader->attrs().size(); ++i) {
     columns.plural_events = group_size[i] > 1;
     columns.member_totals.clear();
@@ -818,7 +451,7 @@ int run_hist_report(const ReportCliOptions& cli) {
       uint64_t samples = 0, period = 0;
       std::string names;
       for (unsigned m = 0; m < group_size[i]; ++m) {
-        const EventHist& member = events[i + m];
+        const auto& member = events[i + m];
         samples += member.samples;
         period += member.period;
         columns.member_totals.push_back(member.period);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/branch_hist.h"
+#include "analysis/report_builder.h"
 #include "analysis/sample_path.h"
 #include "output/branch_report.h"
 #include "output/report_format.h"
@@ -30,23 +31,6 @@ int fail(const std::string& message) {
   return 2;
 }
 
-// perf resolves a branch address in the thread's maps, then the kernel's (the sample's cpumode
-// says nothing of where a branch went); an address neither has gets level 'H'.
-analysis::BranchSide resolve_branch_end(const session::Machine& machine, symbols::Symbolizer& symbolizer,
-                                        const session::Thread& thread, uint64_t addr) {
-  analysis::BranchSide side;
-  side.addr = addr;
-  for (uint8_t mode : {static_cast<uint8_t>(perfdata::kMiscUser), static_cast<uint8_t>(perfdata::kMiscKernel)}) {
-    if (const session::Map* map = analysis::find_sample_map(machine, symbolizer, &thread, mode, addr)) {
-      side.loc = analysis::locate(symbolizer, map, thread.pid(), mode, addr, false);
-      return side;
-    }
-  }
-  side.loc.level = 'H';
-  side.loc.addr = addr;
-  return side;
-}
-
 int run_branch_report(const BranchReportOptions& cli, std::unique_ptr<perfdata::Reader> reader) {
   std::vector<analysis::BranchSortKey> keys;
   if (auto err = analysis::parse_branch_sort_keys(cli.sort.empty() ? analysis::kDefaultBranchSort : cli.sort, &keys);
@@ -60,39 +44,10 @@ int run_branch_report(const BranchReportOptions& cli, std::unique_ptr<perfdata::
   symbols::Symbolizer symbolizer(machine, so);
   analysis::SymbolPreloader preloader(machine, symbolizer);
 
-  std::vector<std::unique_ptr<analysis::BranchHist>> hists;  // by attr index
-  analysis::BranchTypeStats type_stats;  // of every event, as perf keeps one
-  perfdata::Sample sample;
-  analysis::ReplayHandlers handlers;
-  handlers.jobs = cli.jobs;
-  handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
-    const int ai = reader->attr_index_of(rec);
-    if (ai < 0) return;
-    reader->decode_sample(rec, sample);
-    if (sample.branches.empty()) return;
-    while (hists.size() <= static_cast<size_t>(ai)) hists.push_back(std::make_unique<analysis::BranchHist>(keys));
-    analysis::BranchHist& hist = *hists[static_cast<size_t>(ai)];
-    session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
-    const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
-    // The sample's own keys (comm, thread, cpu, its level), as the plain report has them.
-    const session::Map* map = analysis::find_sample_map(machine, symbolizer, &thread, cpumode, sample.ip);
-    analysis::BranchHistEntry entry;
-    entry.plain = analysis::sample_entry(machine, symbolizer, thread, sample, cpumode, map);
-    for (const perfdata::BranchEntry& b : sample.branches) {
-      entry.from = resolve_branch_end(machine, symbolizer, thread, b.from);
-      entry.to = resolve_branch_end(machine, symbolizer, thread, b.to);
-      entry.flags.bits = b.flags;
-      // The plain dso/sym keys see the branch's target, by its raw address, at the sample's level.
-      entry.plain.loc.dso = entry.to.loc.dso;
-      entry.plain.loc.sym = entry.to.loc.sym;
-      entry.plain.loc.sym_start = entry.to.loc.sym_start;
-      entry.plain.loc.addr = b.to;
-      entry.plain.first_addr = b.to;
-      entry.plain.unresolved = !entry.to.loc.sym;
-      type_stats.count(hist.add(entry));
-    }
-  };
-  analysis::ReplayResult replayed = analysis::replay(*reader, machine, symbolizer, &preloader, handlers);
+  analysis::BranchHists built = analysis::build_branch_hists(*reader, machine, symbolizer, preloader, keys, cli.jobs);
+  const auto& hists = built.hists;
+  const analysis::BranchTypeStats& type_stats = built.type_stats;
+  const analysis::ReplayResult& replayed = built.replayed;
 
   auto thread_comm = [&](int32_t tid) -> const std::string* {
     const session::Thread* t = machine.find_thread(tid);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analysis/mem_sort.h"
+#include "analysis/report_builder.h"
 #include "analysis/sample_path.h"
 #include "cli/commands.h"
 #include "output/mem_report.h"
@@ -18,11 +19,6 @@
 #include "util/text.h"
 
 namespace tperf::cli {
-
-namespace {
-// PERF_MEM_DATA_SRC_NONE: op, lvl, snoop, lock and dtlb NA.
-constexpr uint64_t kDataSrcNone = 1 | 1ULL << 5 | 1ULL << 19 | 1ULL << 24 | 1ULL << 26;
-}  // namespace
 
 int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOptions& so) {
   std::string sort_order = cli.sort.empty() ? analysis::kMemModeSortOrder : cli.sort;
@@ -81,42 +77,9 @@ int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOpti
   session::Machine& machine = *machine_owner;
   symbols::Symbolizer symbolizer(machine, so);
   analysis::SymbolPreloader preloader(machine, symbolizer);
-  std::vector<analysis::MemHist> hists;
-  perfdata::Sample sample;
-  analysis::ReplayHandlers handlers;
-  handlers.jobs = cli.jobs;
-  handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
-    const int ai = reader->attr_index_of(rec);
-    if (ai < 0) return;
-    while (hists.size() < reader->attrs().size()) hists.emplace_back(keys);
-    reader->decode_sample(rec, sample);
-    session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
-    const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
-    analysis::MemEntry e;
-    const session::Map* map = analysis::find_sample_map(machine, symbolizer, &thread, cpumode, sample.ip);
-    e.self = analysis::sample_entry(machine, symbolizer, thread, sample, cpumode, map);
-    e.daddr = sample.addr;
-    const session::Map* dmap = analysis::find_sample_map(machine, symbolizer, &thread, cpumode, sample.addr);
-    e.data = analysis::locate(symbolizer, dmap, thread.pid(), cpumode, sample.addr, false);
-    // A sample without DATA_SRC: perf's "none" value, every field N/A.
-    e.data_src = sample.has(perfdata::kSampleDataSrc) ? sample.data_src : kDataSrcNone;
-    // WEIGHT_STRUCT: weight (low 32 bits), instruction latency, pipeline stage cycles.
-    if (sample.has(perfdata::kSampleWeightStruct)) {
-      e.weight = sample.weight & 0xffffffffULL;
-      e.ins_lat = (sample.weight >> 32) & 0xffff;
-      e.p_stage_cyc = (sample.weight >> 48) & 0xffff;
-    } else {
-      e.weight = sample.weight;
-    }
-    const perfdata::PerfEventAttr& attr = reader->attrs()[static_cast<size_t>(ai)].attr;
-    if (cli.plain) {
-      e.period = sample.has(perfdata::kSamplePeriod) ? sample.period : attr.sample_period;
-    } else {
-      e.period = e.weight ? e.weight : 1;  // perf's mem mode: a sample costs its weight
-    }
-    hists[static_cast<size_t>(ai)].add(e);
-  };
-  const analysis::ReplayResult replayed = analysis::replay(*reader, machine, symbolizer, &preloader, handlers);
+  const analysis::MemHists built = analysis::build_mem_hists(*reader, machine, symbolizer, preloader, keys, cli.plain, cli.jobs);
+  const std::vector<analysis::MemHist>& hists = built.hists;
+  const analysis::ReplayResult& replayed = built.replayed;
   const std::vector<std::string>& problems = replayed.problems;
   output::MemReportOptions mo;
   mo.show_samples = cli.show_samples;

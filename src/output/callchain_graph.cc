@@ -47,7 +47,7 @@ std::vector<const CallNode*> in_tree_order(const CallNode& node) {
   };
   std::vector<const CallNode*> children;
   children.reserve(node.children.size());
-  for (const auto& c : node.children) children.push_back(c.get());
+  children.assign(node.children.begin(), node.children.end());
   return analysis::replay_tree(children, before);
 }
 

@@ -23,6 +23,7 @@ class RbTree {
   int32_t root() const { return root_; }
   const Node& node(int32_t id) const { return nodes_[static_cast<size_t>(id)]; }
   size_t size() const { return nodes_.size(); }
+  void reserve(size_t n) { nodes_.reserve(n); }
 
   // A new node (id size() before the call) hung under `parent` (-1: the empty tree's root) on
   // its `left` or right side, which must be free, then rb_insert_color's recolouring.

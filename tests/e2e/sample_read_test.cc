@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <sstream>
 #include <string>
 
@@ -52,6 +53,22 @@ TEST(SampleReadE2E, ScriptAndReportAsPerf) {
             fmt::format("{} {}{} -i {} 2>/dev/null{}", TPERF_BINARY, cmd, report ? " --no-unwind-summary" : "", input,
                         filter),
             path);
+        if (c.perf_lines == 0) {
+          // perf 6.1 dies of SIGSEGV in `report --no-group` on some of these recordings (a pipe
+          // or file whose group read has a member with no sample of its own, seen in fresh-clone
+          // runs; the file is then kept). There is nothing to compare with: tperf must read it
+          // cleanly and print every event's section.
+          const CommandResult p = run(fmt::format("perf {} -i {} > /dev/null 2>&1", cmd, input));
+          if (p.status > 128) {
+            const CommandResult t = run(fmt::format("{} {} -i {}", TPERF_BINARY, cmd, input));
+            EXPECT_EQ(t.status, 0) << t.err;
+            EXPECT_EQ(t.err, "");
+            EXPECT_NE(t.out.find("# Samples: "), std::string::npos) << t.out;
+            std::printf("note: perf %s crashed (status %d) on %s, kept in %s; tperf checked for a clean read only\n",
+                        cmd.c_str(), p.status, input.c_str(), c.kept.c_str());
+            continue;
+          }
+        }
         EXPECT_EQ(c.diff, "") << "diff perf tperf; kept in " << c.kept;
         EXPECT_GE(c.perf_lines, 5u) << "perf printed too little";
       }

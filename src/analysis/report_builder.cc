@@ -1,0 +1,595 @@
+#include "analysis/report_builder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <span>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "analysis/sample_path.h"
+#include "analysis/sample_read.h"
+#include "perfdata/abi.h"
+#include "perfdata/reader.h"
+#include "perfdata/records.h"
+#include "perfdata/sample.h"
+#include "session/callchain.h"
+#include "session/machine.h"
+#include "symbols/dwarf_unwind.h"
+#include "symbols/symbolizer.h"
+#include "util/word_key_map.h"
+
+namespace tperf::analysis {
+
+namespace {
+
+template <typename List, typename Value>
+bool listed(const List& list, const Value& v) {
+  return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
+}
+
+bool time_event(const perfdata::PerfEventAttr& a) {
+  return a.type == perfdata::kTypeSoftware && (a.config == 0 || a.config == 1);  // cpu-clock, task-clock
+}
+
+}  // namespace
+
+struct ReportBuilder::Impl {
+  Impl(perfdata::Reader& r, session::Machine& m, symbols::Symbolizer& s, symbols::DwarfUnwinder& u,
+       SymbolPreloader& p, ReportBuildOptions o)
+      : reader(r), machine(m), symbolizer(s), unwinder(u), preloader(p), opt(std::move(o)), unwind(s),
+        read_splitter(r) {
+    use_parent = has_key(SortKey::kParent);
+    use_srcline = has_key(SortKey::kSrcline);
+    use_trace = has_key(SortKey::kTrace) && static_cast<bool>(opt.trace_text);
+    use_cpu = has_key(SortKey::kCpu);
+  }
+
+  bool has_key(SortKey k) const { return std::find(opt.keys.begin(), opt.keys.end(), k) != opt.keys.end(); }
+
+  const session::Map* find_map(const session::Thread* t, uint8_t cpumode, uint64_t addr) {
+    return find_sample_map(machine, symbolizer, t, cpumode, addr);
+  }
+
+  // A pipe names its events and groups in the stream (HEADER_ATTR, HEADER_FEATURE), so the tables
+  // are (re)built from what the reader knows when the first sample comes, and grown for an
+  // event announced after that.
+  void setup_events() {
+    const size_t nr_attrs = reader.attrs().size();
+    if (nr_attrs == groups_known_for && group_slots.size() >= nr_attrs) return;
+    flush_combos();
+    groups_known_for = nr_attrs;
+    group_slots.clear();
+    for (size_t i = 0; i < nr_attrs; ++i) group_slots.push_back({i, 0});
+    group_size.assign(nr_attrs, 0);
+    for (const auto& g : reader.features().group_desc) {
+      if (g.nr_members < 2 || g.leader_idx >= nr_attrs || g.nr_members > nr_attrs - g.leader_idx) continue;
+      group_size[g.leader_idx] = g.nr_members;
+      if (opt.no_group) continue;
+      for (unsigned m = 0; m < g.nr_members; ++m) group_slots[g.leader_idx + m] = {g.leader_idx, m};
+    }
+    for (size_t i = 0; i < nr_attrs; ++i) {
+      const unsigned members = !opt.no_group && group_size[i] ? group_size[i] : 1;
+      if (i < events.size()) {
+        // Nothing was counted yet for an event whose group only now became known.
+        if (events[i].samples == 0 && events[i].hist.members() != members) events[i] = {Hist(opt.keys, members), 0, 0};
+      } else {
+        events.push_back({Hist(opt.keys, members), 0, 0});
+      }
+    }
+  }
+
+  // perf decides on Children/Self from the events known when it starts; pipe files name theirs
+  // in the stream, so the first sample decides there.
+  void decide_children() {
+    for (const auto& a : reader.attrs()) any_callchain |= (a.attr.sample_type & perfdata::kSampleCallchain) != 0;
+    children = any_callchain ? !opt.no_children : opt.children;
+    // perf 6.1 checks for callchains before a pipe has named its events, finds none and turns
+    // the Children column off; the caller order it chose for it stays.
+    if (reader.is_pipe()) children = false;
+    decided = true;
+  }
+
+  const std::string* srcline_of(const session::Map* map, int32_t pid, uint64_t ip, bool frame) {
+    const SrclineKey key{map ? map->dso : nullptr, pid, ip, frame};
+    auto it = srcline_cache.find(key);
+    if (it != srcline_cache.end()) return it->second;
+    std::string text = map ? symbolizer.report_srcline(*map, pid, ip, frame) : "??:0";
+    const std::string* interned = &*srcline_texts.insert(std::move(text)).first;
+    srcline_cache.emplace(key, interned);
+    return interned;
+  }
+
+  bool is_parent(const symbols::Symbol* sym) {
+    auto [it, fresh] = parent_match.try_emplace(sym, false);
+    if (fresh) {
+      const std::string name(sym->name());
+      it->second = opt.parent_regex && std::regex_search(name, *opt.parent_regex);
+    }
+    return it->second;
+  }
+
+  void flush_combos() {
+    for (Combo& c : combos) {
+      Hist& h = events[c.leader].hist;
+      const std::span<const HistEntry> c_callers(combo_callers.data() + c.callers_at, c.callers_size);
+      if (c.with_chain) {
+        h.add_with_chain(c.self, c.period, children, c_callers,
+                         std::span<const CallFrame>(combo_chains.data() + c.chain_at, c.chain_size), c.member, c.count);
+      } else {
+        h.add(c.self, c.period, children, c_callers, c.member, c.count);
+      }
+    }
+    combos.clear();
+    combo_callers.clear();
+    combo_chains.clear();
+    combo_index.clear();
+    batch_frames = 0;
+  }
+
+  // `read`: one of the samples perf makes of a SAMPLE_READ record (its event and period).
+  void on_one_sample(const perfdata::Record& rec, const ReadDelivery* read);
+  void run(const std::function<void(uint64_t)>& on_progress);
+
+  perfdata::Reader& reader;
+  session::Machine& machine;
+  symbols::Symbolizer& symbolizer;
+  symbols::DwarfUnwinder& unwinder;
+  SymbolPreloader& preloader;
+  const ReportBuildOptions opt;
+  bool use_parent = false, use_srcline = false, use_trace = false, use_cpu = false;
+
+  std::vector<EventHist> events;
+  std::vector<GroupSlot> group_slots;  // by attr index
+  std::vector<unsigned> group_size;    // by attr index
+  size_t groups_known_for = 0;         // attrs the group tables were built from
+  bool decided = false;
+  bool children = false;
+  bool any_callchain = false;
+
+  UnwindStatsCollector unwind;
+  session::DeferredCallchains::Stats deferred;
+  uint64_t lost_samples = 0;
+  std::vector<std::string> problems;
+
+  // Scratch of one sample, kept for their capacity.
+  perfdata::Sample sample;
+  std::vector<session::CallchainFrame> all_frames, stats_frames, user_frames, frames;
+  std::vector<HistEntry> callers;
+  std::vector<CallFrame> chain;
+  UnwindStatsCollector::StackVerdict verdict;
+  std::vector<uint64_t> key;
+
+  // The srcline key's texts, interned, by (dso, pid, address, callchain entry or not).
+  struct SrclineKey {
+    const void* dso;
+    int32_t pid;
+    uint64_t addr;
+    bool frame;
+    bool operator==(const SrclineKey&) const = default;
+  };
+  struct SrclineKeyHash {
+    size_t operator()(const SrclineKey& k) const {
+      return std::hash<uint64_t>()(k.addr) ^ (std::hash<const void*>()(k.dso) << 1) ^
+             (static_cast<size_t>(k.pid) << 7) ^ k.frame;
+    }
+  };
+  std::unordered_map<SrclineKey, const std::string*, SrclineKeyHash> srcline_cache;
+  std::unordered_set<std::string> srcline_texts;
+  std::unordered_map<const symbols::Symbol*, bool> parent_match;
+  std::unordered_set<std::string> trace_texts;
+  std::string trace_buf;
+
+  // Samples alike in everything the histogram keys and chains depend on (event, thread and comm,
+  // ip, the raw chain and unwound frames, the versions of the address spaces they were resolved
+  // in) are resolved once and added together: a batch of such combinations is added to the
+  // hists in the order each was first seen, which creates entries and tree nodes in the order
+  // adding sample by sample would (the sample that creates an entry is the first of its
+  // combination), so perf's tie orders are kept. Batches are bounded by the frames they hold.
+  struct Combo {
+    size_t leader;
+    unsigned member;
+    bool with_chain;
+    HistEntry self;
+    // The combination's caller entries and chain frames: ranges of the batch's shared arrays, so
+    // that a batch of stacks that rarely repeat (-a, random recursion) allocates nothing per stack.
+    uint32_t callers_at, callers_size;
+    uint32_t chain_at, chain_size;
+    UnwindStatsCollector::StackVerdict verdict;
+    uint64_t period = 0;
+    uint64_t count = 0;
+  };
+  std::vector<Combo> combos;
+  std::vector<HistEntry> combo_callers;
+  std::vector<CallFrame> combo_chains;
+  util::WordKeyMap combo_index;  // key -> index in combos
+  size_t batch_frames = 0;
+  static constexpr size_t kBatchFrames = size_t{1} << 16;
+
+  SampleReadSplitter read_splitter;
+};
+
+void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadDelivery* read) {
+  int ai = read ? read->attr_index : reader.attr_index_of(rec);
+  if (ai < 0) return;
+  const OffCpuTracker* off_cpu = opt.off_cpu;
+  const std::optional<OffCpuState>& wanted_state = opt.wanted_state;
+  // --off-cpu: only the switches, each weighing its interval; the offcpu-time event's samples
+  // already carry their time as period.
+  std::optional<uint64_t> off_cpu_period;
+  int hist_ai = ai;  // the section the sample counts in
+  if (off_cpu && !off_cpu->is_offcpu_time_event(ai) && !off_cpu->is_switch_event(ai)) {
+    if (opt.wall_section < 0 || !time_event(reader.attrs()[static_cast<size_t>(ai)].attr)) return;
+    // An on-CPU time sample: its period is its time.
+    hist_ai = opt.wall_section;
+  } else if (off_cpu && !off_cpu->is_offcpu_time_event(ai)) {
+    const OffCpuInterval* iv = off_cpu->interval_of(rec);
+    if (wanted_state && (!iv || iv->state != *wanted_state)) return;
+    // A thread's final switch (it exited) is a switch without time.
+    off_cpu_period = iv ? iv->duration() : 0;
+  }
+  if (!decided) decide_children();
+  reader.decode_sample(rec, sample);
+  if (wanted_state && off_cpu->is_offcpu_time_event(ai) && off_cpu->offcpu_time_state(sample, ai) != *wanted_state) return;
+  if (time_skipped(opt.time_ranges, sample.time)) return;
+  // --cpu too drops samples before anything counts them, as perf does.
+  if (!listed(opt.cpus, sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1)) return;
+  // Pipe files announce their events as they go.
+  setup_events();
+  EventHist& ev = events[static_cast<size_t>(hist_ai)];
+  // A group member's samples go into its leader's hist, in the member's column.
+  const GroupSlot slot = group_slots[static_cast<size_t>(hist_ai)];
+  session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
+  const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
+  const perfdata::PerfEventAttr& attr = reader.attrs()[static_cast<size_t>(ai)].attr;
+  const bool has_chain = sample.has(perfdata::kSampleCallchain);
+  const bool graph = opt.graph, folded = opt.folded, flat = opt.flat;
+  const bool summary = opt.summary;
+  // --call-graph dwarf: the user frames unwound from the stack copy, after the kernel's.
+  user_frames.clear();
+  if ((summary || children || graph || folded) && has_chain) {
+    unwinder.append_user_frames(attr, thread, sample, 4096, &user_frames);
+  }
+  // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
+  const uint64_t period = read               ? read->period
+                          : off_cpu_period ? *off_cpu_period
+                          : sample.has(perfdata::kSamplePeriod) ? sample.period
+                                                                : attr.sample_period;
+  ++ev.samples;
+  ev.period += period;
+  // -s trace: the sample's trace text (script's trace field; perf leaves the cpu at 0), interned.
+  const std::string* trace_text = nullptr;
+  if (use_trace && attr.type == perfdata::kTypeTracepoint && sample.has(perfdata::kSampleRaw)) {
+    trace_buf.clear();
+    opt.trace_text(trace_buf, reader.attrs()[static_cast<size_t>(ai)], sample, thread);
+    trace_text = &*trace_texts.insert(trace_buf).first;
+  }
+  // The key, written in place: its fixed head, then the raw chain and the unwound frames, each
+  // after its length.
+  const size_t chain_words = has_chain ? sample.callchain.size() + 1 : 0;
+  key.resize(9 + chain_words + 1 + user_frames.size());
+  uint64_t* k = key.data();
+  *k++ = static_cast<uint64_t>(ai);  // the event: its attr decides the unwinding
+  *k++ = reinterpret_cast<uintptr_t>(thread.comm_at(sample.time));
+  *k++ = static_cast<uint64_t>(static_cast<uint32_t>(thread.pid())) << 32 | static_cast<uint32_t>(thread.tid());
+  *k++ = use_cpu && sample.has(perfdata::kSampleCpu) ? sample.cpu : 0;
+  *k++ = sample.ip;
+  *k++ = cpumode;
+  *k++ = thread.maps() ? thread.maps()->version() : 0;
+  *k++ = machine.kernel_maps().version();
+  *k++ = reinterpret_cast<uintptr_t>(trace_text);
+  if (has_chain) {
+    *k++ = sample.callchain.size();
+    k = std::copy(sample.callchain.begin(), sample.callchain.end(), k);
+  }
+  *k++ = user_frames.size();
+  for (const auto& f : user_frames) *k++ = f.ip;
+  const uint64_t key_hash = util::WordKeyMap::hash(key);
+  if (const uint32_t id = combo_index.find(key, key_hash); id != util::WordKeyMap::kAbsent) {
+    Combo& c = combos[id];
+    ++c.count;
+    c.period += period;
+    if (summary) {
+      unwind.add_stack_copy(sample, attr.sample_stack_user);
+      unwind.add(c.verdict);
+    }
+    return;
+  }
+  const session::Map* sample_map = find_map(&thread, cpumode, sample.ip);
+  HistEntry self = sample_entry(machine, symbolizer, thread, sample, cpumode, sample_map);
+  if (use_srcline) self.srcline = srcline_of(sample_map, thread.pid(), sample.ip, false);
+  self.trace = trace_text;
+  bool all_frames_ok = false;
+  stats_frames.clear();
+  if (summary) {
+    // The quality block covers every sample of the file, the filtered-out ones too, and
+    // whole chains whatever --max-stack says.
+    if (has_chain) {
+      all_frames_ok = session::resolve_callchain(machine, &thread, sample, ~0u, &all_frames);
+      // The histogram below needs the machine's maps as they are; here kernel frames past
+      // the recorded kernel map count as the kernel's too.
+      stats_frames = all_frames;
+      for (auto& f : stats_frames) {
+        if (!f.map) f.map = find_map(&thread, f.cpumode, f.ip);
+      }
+      if (all_frames_ok) stats_frames.insert(stats_frames.end(), user_frames.begin(), user_frames.end());
+    } else {
+      stats_frames.assign(1, {sample.ip, cpumode, sample_map});
+    }
+    verdict = unwind.classify(sample.callchain, has_chain, thread.pid(), attr.sample_max_stack, stats_frames);
+    unwind.add_stack_copy(sample, attr.sample_stack_user);
+    unwind.add(verdict);
+  }
+  // Without --children, perf draws chains from the sample up (callee order) by default;
+  // perf 6.1's -G/--inverted asks for caller order whatever -g says.
+  const bool cumulate_order = children || (reader.is_pipe() && !opt.no_children);
+  const bool caller_order = opt.inverted || (cumulate_order ? opt.callchain.find("callee") == std::string::npos
+                                                            : opt.callchain.find("caller") != std::string::npos);
+  // perf matches -S against the sample's symbol by name or by its start address in the
+  // process ("0x4011d6"); a sample without a symbol never matches.
+  auto symbol_listed = [&] {
+    if (opt.symbols.empty()) return true;
+    if (!self.loc.sym) return false;
+    if (listed(opt.symbols, std::string(self.loc.sym->name()))) return true;
+    const session::Map* m = find_map(&thread, cpumode, sample.ip);
+    uint64_t start = self.loc.sym_start;
+    if (m && !(m->dso && m->dso->kernel)) start = start - m->pgoff + m->start;
+    return listed(opt.symbols, fmt::format("{:#x}", start));
+  };
+  self.filtered = !listed(opt.comms, std::string_view(*self.comm)) || !listed(opt.pids, self.pid) ||
+                  !listed(opt.tids, self.tid) || !listed(opt.dsos, dso_column_name(self.loc.dso)) || !symbol_listed();
+  callers.clear();
+  chain.clear();
+  size_t unwound = 0;  // frames at the chain's end (before the caller-order reversal) from the stack copy
+  const bool want_chain = children || graph || folded || flat || use_parent;
+  bool have_frames = false;
+  if (want_chain && has_chain) {
+    // perf walks the chain in the display order and stops after --max-stack frames: the
+    // innermost ones for callee order, the outermost for caller order.
+    if (all_frames_ok) {
+      // The whole chain was resolved for the quality block.
+      frames = all_frames;
+      have_frames = true;
+    } else {
+      have_frames = session::resolve_callchain(machine, &thread, sample, caller_order ? ~0u : opt.max_stack, &frames);
+    }
+    if (frames.size() > opt.max_stack) {
+      if (caller_order) {
+        frames.erase(frames.begin(), frames.end() - opt.max_stack);
+      } else {
+        frames.resize(opt.max_stack);
+      }
+    }
+    if (have_frames) {
+      unwound = std::min<size_t>(opt.max_stack, user_frames.size());
+      frames.insert(frames.end(), user_frames.begin(), user_frames.begin() + static_cast<ptrdiff_t>(unwound));
+    }
+  }
+  // -x: an entry without a parent is hidden (perf looks for one only with the parent key).
+  if (opt.exclude_other && (!use_parent || !have_frames)) self.filtered = true;
+  if (have_frames) {
+    // perf takes a frame's level from the space its map is in; a frame without a map keeps
+    // the level of the frame walked before it (the sample's for the first). It walks the
+    // chain in the display order: from the root for caller graphs (the default).
+    if (caller_order) std::reverse(frames.begin(), frames.end());
+    const bool chain_entries = children || graph || folded || flat;  // else walked for the parent alone
+    char level = self.loc.level;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      const session::CallchainFrame& f = frames[i];
+      HistEntry c = self;
+      const session::Map* fmap = f.map ? f.map : find_map(&thread, f.cpumode, f.ip);
+      c.loc = locate(symbolizer, fmap, thread.pid(), f.cpumode, f.ip, true);
+      if (use_srcline && chain_entries) c.srcline = srcline_of(fmap, thread.pid(), f.ip, true);
+      if (f.map) {
+        level = c.loc.level;
+      } else {
+        c.loc.level = level;
+      }
+      auto push = [&](const symbols::Symbol* sym) {
+        c.loc.sym = sym;
+        callers.push_back(c);
+        CallFrame cf;
+        cf.ip = f.ip;
+        cf.dso = c.loc.dso;
+        cf.sym = c.loc.sym;
+        cf.sym_start = c.loc.sym_start;
+        chain.push_back(cf);
+      };
+      // perf 6.1 expands the frames it unwound from the stack copy (not the kernel's
+      // callchain) into the functions inlined there, innermost first in callee order.
+      const bool from_stack = caller_order ? i < unwound : i >= frames.size() - unwound;
+      std::span<const symbols::Symbol* const> inlined;
+      if (opt.expand_inline && from_stack && fmap && c.loc.sym) inlined = symbolizer.inline_symbols(*fmap, thread.pid(), f.ip);
+      if (inlined.empty()) {
+        push(c.loc.sym);
+      } else if (caller_order) {
+        for (auto it = inlined.rbegin(); it != inlined.rend(); ++it) push(*it);
+      } else {
+        for (const symbols::Symbol* sym : inlined) push(sym);
+      }
+    }
+    // The parent: the first symbol on that walk the pattern matches; every entry of the
+    // sample (its own and, with --children, its callers') carries it.
+    if (use_parent) {
+      for (const HistEntry& c : callers) {
+        if (c.loc.sym && is_parent(c.loc.sym)) {
+          self.parent = c.loc.sym->name();
+          break;
+        }
+      }
+      self.filtered = self.filtered || (opt.exclude_other && self.parent.empty());
+      for (HistEntry& c : callers) {
+        c.parent = self.parent;
+        c.filtered = self.filtered;
+      }
+    }
+    if (!chain_entries) {
+      callers.clear();
+      chain.clear();
+    }
+  }
+  const bool with_chain = (graph || folded || flat) && !chain.empty();
+  if (batch_frames + callers.size() + stats_frames.size() > kBatchFrames) flush_combos();
+  batch_frames += callers.size() + stats_frames.size() + 1;
+  combo_index.insert(key, key_hash);
+  const auto callers_at = static_cast<uint32_t>(combo_callers.size());
+  const auto chain_at = static_cast<uint32_t>(combo_chains.size());
+  combo_callers.insert(combo_callers.end(), callers.begin(), callers.end());
+  if (with_chain) combo_chains.insert(combo_chains.end(), chain.begin(), chain.end());
+  combos.push_back({slot.leader, slot.member, with_chain, self, callers_at, static_cast<uint32_t>(callers.size()),
+                    chain_at, with_chain ? static_cast<uint32_t>(chain.size()) : 0u,
+                    summary ? std::move(verdict) : UnwindStatsCollector::StackVerdict{}, period, 1});
+}
+
+void ReportBuilder::Impl::run(const std::function<void(uint64_t)>& on_progress) {
+  ReplayHandlers handlers;
+  handlers.on_other = [&](const perfdata::Record& rec, uint64_t) {
+    // A BPF program's symbol may land in the kernel image's table without a map change.
+    if (rec.type == perfdata::kRecordKsymbol) flush_combos();
+    if (rec.type == perfdata::kRecordRead && opt.on_read) opt.on_read(rec);
+  };
+  handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
+    const perfdata::EventAttr* ea = reader.attr_of(rec);
+    if (!ea || !SampleReadSplitter::applies(ea->attr)) return on_one_sample(rec, nullptr);
+    reader.decode_sample(rec, sample);
+    const std::vector<ReadDelivery> deliveries = read_splitter.split(sample);
+    for (const auto& d : deliveries) on_one_sample(rec, &d);
+  };
+  handlers.on_progress = on_progress;
+  handlers.jobs = opt.jobs;
+  ReplayResult replayed = replay(reader, machine, symbolizer, &preloader, handlers);
+  problems.insert(problems.end(), replayed.problems.begin(), replayed.problems.end());
+  deferred = replayed.deferred;
+  lost_samples = replayed.lost_samples;
+  unwind.add_lost(replayed.lost_records, replayed.lost_events, replayed.lost_samples);
+  flush_combos();
+}
+
+ReportBuilder::ReportBuilder(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
+                             symbols::DwarfUnwinder& unwinder, SymbolPreloader& preloader, ReportBuildOptions options)
+    : impl_(std::make_unique<Impl>(reader, machine, symbolizer, unwinder, preloader, std::move(options))) {
+  impl_->setup_events();
+  if (!reader.attrs().empty()) impl_->decide_children();
+}
+
+ReportBuilder::~ReportBuilder() = default;
+
+void ReportBuilder::run(const std::function<void(uint64_t)>& on_progress) { impl_->run(on_progress); }
+void ReportBuilder::setup_events() { impl_->setup_events(); }
+const std::vector<ReportBuilder::EventHist>& ReportBuilder::events() const { return impl_->events; }
+const std::vector<ReportBuilder::GroupSlot>& ReportBuilder::group_slots() const { return impl_->group_slots; }
+const std::vector<unsigned>& ReportBuilder::group_size() const { return impl_->group_size; }
+bool ReportBuilder::decided() const { return impl_->decided; }
+bool ReportBuilder::children() const { return impl_->children; }
+bool ReportBuilder::any_callchain() const { return impl_->any_callchain; }
+uint64_t ReportBuilder::lost_samples() const { return impl_->lost_samples; }
+const std::vector<std::string>& ReportBuilder::problems() const { return impl_->problems; }
+
+UnwindStats ReportBuilder::unwind_stats() {
+  UnwindStats stats = impl_->unwind.finish();
+  stats.deferred = impl_->deferred;
+  return stats;
+}
+
+namespace {
+
+// perf resolves a branch address in the thread's maps, then the kernel's (the sample's cpumode
+// says nothing of where a branch went); an address neither has gets level 'H'.
+BranchSide resolve_branch_end(const session::Machine& machine, symbols::Symbolizer& symbolizer,
+                              const session::Thread& thread, uint64_t addr) {
+  BranchSide side;
+  side.addr = addr;
+  for (uint8_t mode : {static_cast<uint8_t>(perfdata::kMiscUser), static_cast<uint8_t>(perfdata::kMiscKernel)}) {
+    if (const session::Map* map = find_sample_map(machine, symbolizer, &thread, mode, addr)) {
+      side.loc = locate(symbolizer, map, thread.pid(), mode, addr, false);
+      return side;
+    }
+  }
+  side.loc.level = 'H';
+  side.loc.addr = addr;
+  return side;
+}
+
+// PERF_MEM_DATA_SRC_NONE, perf's data_src of a sample without one: op, lvl, snoop, lock and dtlb NA.
+constexpr uint64_t kDataSrcNone = 1 | 1ULL << 5 | 1ULL << 19 | 1ULL << 24 | 1ULL << 26;
+
+}  // namespace
+
+BranchHists build_branch_hists(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
+                               SymbolPreloader& preloader, const std::vector<BranchSortKey>& keys, unsigned jobs) {
+  BranchHists out;
+  perfdata::Sample sample;
+  ReplayHandlers handlers;
+  handlers.jobs = jobs;
+  handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
+    const int ai = reader.attr_index_of(rec);
+    if (ai < 0) return;
+    reader.decode_sample(rec, sample);
+    if (sample.branches.empty()) return;
+    while (out.hists.size() <= static_cast<size_t>(ai)) out.hists.push_back(std::make_unique<BranchHist>(keys));
+    BranchHist& hist = *out.hists[static_cast<size_t>(ai)];
+    session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
+    const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
+    // The sample's own keys (comm, thread, cpu, its level), as the plain report has them.
+    const session::Map* map = find_sample_map(machine, symbolizer, &thread, cpumode, sample.ip);
+    BranchHistEntry entry;
+    entry.plain = sample_entry(machine, symbolizer, thread, sample, cpumode, map);
+    for (const perfdata::BranchEntry& b : sample.branches) {
+      entry.from = resolve_branch_end(machine, symbolizer, thread, b.from);
+      entry.to = resolve_branch_end(machine, symbolizer, thread, b.to);
+      entry.flags.bits = b.flags;
+      // The plain dso/sym keys see the branch's target, by its raw address, at the sample's level.
+      entry.plain.loc.dso = entry.to.loc.dso;
+      entry.plain.loc.sym = entry.to.loc.sym;
+      entry.plain.loc.sym_start = entry.to.loc.sym_start;
+      entry.plain.loc.addr = b.to;
+      entry.plain.first_addr = b.to;
+      entry.plain.unresolved = !entry.to.loc.sym;
+      out.type_stats.count(hist.add(entry));
+    }
+  };
+  out.replayed = replay(reader, machine, symbolizer, &preloader, handlers);
+  return out;
+}
+
+MemHists build_mem_hists(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
+                         SymbolPreloader& preloader, const std::vector<MemKey>& keys, bool plain, unsigned jobs) {
+  MemHists out;
+  perfdata::Sample sample;
+  ReplayHandlers handlers;
+  handlers.jobs = jobs;
+  handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
+    const int ai = reader.attr_index_of(rec);
+    if (ai < 0) return;
+    while (out.hists.size() < reader.attrs().size()) out.hists.emplace_back(keys);
+    reader.decode_sample(rec, sample);
+    session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
+    const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
+    MemEntry e;
+    const session::Map* map = find_sample_map(machine, symbolizer, &thread, cpumode, sample.ip);
+    e.self = sample_entry(machine, symbolizer, thread, sample, cpumode, map);
+    e.daddr = sample.addr;
+    const session::Map* dmap = find_sample_map(machine, symbolizer, &thread, cpumode, sample.addr);
+    e.data = locate(symbolizer, dmap, thread.pid(), cpumode, sample.addr, false);
+    e.data_src = sample.has(perfdata::kSampleDataSrc) ? sample.data_src : kDataSrcNone;
+    // WEIGHT_STRUCT: weight (low 32 bits), instruction latency, pipeline stage cycles.
+    if (sample.has(perfdata::kSampleWeightStruct)) {
+      e.weight = sample.weight & 0xffffffffULL;
+      e.ins_lat = (sample.weight >> 32) & 0xffff;
+      e.p_stage_cyc = (sample.weight >> 48) & 0xffff;
+    } else {
+      e.weight = sample.weight;
+    }
+    const perfdata::PerfEventAttr& attr = reader.attrs()[static_cast<size_t>(ai)].attr;
+    if (plain) {
+      e.period = sample.has(perfdata::kSamplePeriod) ? sample.period : attr.sample_period;
+    } else {
+      e.period = e.weight ? e.weight : 1;  // perf's mem mode: a sample costs its weight
+    }
+    out.hists[static_cast<size_t>(ai)].add(e);
+  };
+  out.replayed = replay(reader, machine, symbolizer, &preloader, handlers);
+  return out;
+}
+
+}  // namespace tperf::analysis

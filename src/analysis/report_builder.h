@@ -1,0 +1,144 @@
+// perf report's aggregation on the shared sample path: the samples of a replayed file into one
+// Hist per event (a group's members side by side in their leader's), with their callchains,
+// perf's filters, off-CPU weights and the unwinding statistics. cli/cmd_report.cc turns its
+// options into ReportBuildOptions and prints what the builder holds; samples that agree in all
+// the report keys by (event, thread, comm, raw chain, address-space versions) are resolved once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "analysis/branch_hist.h"
+#include "analysis/hist.h"
+#include "analysis/mem_sort.h"
+#include "analysis/off_cpu.h"
+#include "analysis/sample_path.h"
+#include "analysis/time_filter.h"
+#include "analysis/unwind_stats.h"
+#include "session/deferred_callchains.h"
+
+namespace tperf::perfdata {
+class Reader;
+struct Record;
+struct Sample;
+struct EventAttr;
+}  // namespace tperf::perfdata
+namespace tperf::session {
+class Machine;
+class Thread;
+}  // namespace tperf::session
+namespace tperf::symbols {
+class Symbolizer;
+class DwarfUnwinder;
+}  // namespace tperf::symbols
+
+namespace tperf::analysis {
+
+struct ReportBuildOptions {
+  std::vector<SortKey> keys;  // every key an entry is told apart by (--sort's, -F's, -p's parent)
+  // The chain displays that keep a chain per entry (-g graph/fractal, folded, flat); -g's words
+  // "caller"/"callee" and -G decide the order chains are walked in.
+  bool graph = true;
+  bool folded = false;
+  bool flat = false;
+  std::string callchain;
+  bool inverted = false;
+  unsigned max_stack = 127;
+  bool children = false;     // --children
+  bool no_children = false;  // --no-children
+  bool summary = true;       // collect the unwinding quality block
+  bool expand_inline = true;  // unwound frames expanded into their inlined functions
+  const std::regex* parent_regex = nullptr;  // the parent key's pattern (with kParent among the keys)
+  bool exclude_other = false;                // -x
+  bool no_group = false;
+  // Filters: a sample outside them makes or joins a hidden entry (HistEntry::filtered) and counts
+  // in the totals; --cpu and --time drop samples before anything counts them, as perf does.
+  std::vector<std::string> comms, dsos, symbols;
+  std::vector<int32_t> pids, tids, cpus;
+  std::vector<TimeRange> time_ranges;
+  // --off-cpu: switch samples weigh their switched-out interval; `wall_section` >= 0
+  // (--wall-clock): that event's section also takes the on-CPU time samples.
+  const OffCpuTracker* off_cpu = nullptr;
+  std::optional<OffCpuState> wanted_state;
+  int wall_section = -1;
+  // The -s trace key's text of a tracepoint sample (perf script's trace field), when that key is
+  // in use; the builder interns it.
+  std::function<void(std::string& out, const perfdata::EventAttr& attr, const perfdata::Sample& sample,
+                     const session::Thread& thread)>
+      trace_text;
+  // Each READ record, in time order (-T).
+  std::function<void(const perfdata::Record& rec)> on_read;
+  unsigned jobs = 0;  // ReplayHandlers::jobs
+};
+
+class ReportBuilder {
+ public:
+  struct EventHist {
+    Hist hist;
+    uint64_t samples = 0;
+    uint64_t period = 0;
+  };
+  struct GroupSlot {
+    size_t leader;    // the attr index of the section the samples go to
+    unsigned member;  // their column there
+  };
+
+  // Everything given must outlive the builder. Sets up the events the reader knows (a pipe file
+  // announces its own as it goes) and, when there are any, decides on Children/Self.
+  ReportBuilder(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
+                symbols::DwarfUnwinder& unwinder, SymbolPreloader& preloader, ReportBuildOptions options);
+  ~ReportBuilder();
+  ReportBuilder(const ReportBuilder&) = delete;
+  ReportBuilder& operator=(const ReportBuilder&) = delete;
+
+  // Replays the whole file into the hists. `on_progress`: the bytes read so far, now and then.
+  void run(const std::function<void(uint64_t)>& on_progress = {});
+
+  // The sections by attr index; call setup_events() first after run() (a pipe may have named
+  // events after its last sample).
+  void setup_events();
+  const std::vector<EventHist>& events() const;
+  const std::vector<GroupSlot>& group_slots() const;
+  const std::vector<unsigned>& group_size() const;  // members of the group each attr leads (0: none)
+
+  bool decided() const;        // Children/Self known (the file named its events)
+  bool children() const;       // a Children column
+  bool any_callchain() const;  // some event records callchains
+
+  // The quality block's numbers (with the deferred-callchain counts); call once, after run().
+  UnwindStats unwind_stats();
+  uint64_t lost_samples() const;
+  // Records that could not be decoded, "offset 0x..: what".
+  const std::vector<std::string>& problems() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// perf report's branch mode (-b): every branch of a sample's branch stack one entry, in a hist
+// per event (by attr index; events without branch samples have none).
+struct BranchHists {
+  std::vector<std::unique_ptr<BranchHist>> hists;
+  BranchTypeStats type_stats;  // of every event, as perf keeps one
+  ReplayResult replayed;
+};
+BranchHists build_branch_hists(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
+                               SymbolPreloader& preloader, const std::vector<BranchSortKey>& keys, unsigned jobs);
+
+// perf report's memory mode (--mem-mode) and weight keys: a sample's code and data locations,
+// data source and weights, in a hist per event (by attr index). `plain`: a sample costs its
+// period (weight sort keys without --mem-mode), else its weight.
+struct MemHists {
+  std::vector<MemHist> hists;
+  ReplayResult replayed;
+};
+MemHists build_mem_hists(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
+                         SymbolPreloader& preloader, const std::vector<MemKey>& keys, bool plain, unsigned jobs);
+
+}  // namespace tperf::analysis
