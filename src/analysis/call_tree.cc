@@ -4,6 +4,8 @@
 #include <functional>
 #include <string_view>
 
+#include "analysis/tree_replay.h"
+#include "session/machine.h"
 #include "symbols/symbol_table.h"
 
 namespace tperf::analysis {
@@ -166,6 +168,51 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period) {
     }
     node = next;
   }
+}
+
+// perf's order of a node's children in its tree (rb_root_in): each new child went in by
+// match_chain() against the ones there, to the left of those it compares below. An inlined
+// function compares by name, the greater first. Otherwise perf 6.1 compares the frames' DSO
+// objects first, then the function starts when both have a symbol, else the addresses, the
+// greater first, as unsigned numbers (a garbage frame 0xbe55... of a broken walk is a high
+// address). A frame outside any map has no DSO, which is a null pointer to perf: after all the
+// others. Between two DSOs perf compares where in its memory their objects are, which tperf cannot
+// know; it puts the kernel's last (perf creates that DSO first) and orders the others by their
+// start or address as within one DSO (the e2e tests compare such
+// equal-share siblings as a set, tests/e2e/tie_compare.h). With inlined and other functions side
+// by side that is no total order, so the tree's shape decides (replay_tree). Children are kept in
+// the order they were made, perf's insertion order.
+std::vector<const CallNode*> children_in_perf_order(const CallNode& node) {
+  auto before = [](const CallNode* a, const CallNode* b) {
+    if (a->frames.empty() || b->frames.empty()) return false;
+    const CallFrame& fa = a->frames[0];
+    const CallFrame& fb = b->frames[0];
+    if (fa.sym && fb.sym && (fa.sym->inlined || fb.sym->inlined)) return fa.sym->name() > fb.sym->name();
+    if (fa.dso != fb.dso) {
+      if (!fa.dso || !fb.dso) return fa.dso != nullptr;
+      // perf made its kernel DSO first, at the lowest address of all as a rule: last.
+      if (fa.dso->kernel != fb.dso->kernel) return fb.dso->kernel;
+    }
+    const bool by_start = fa.sym && fb.sym;
+    return (by_start ? fa.sym_start : fa.ip) > (by_start ? fb.sym_start : fb.ip);
+  };
+  std::vector<const CallNode*> children;
+  children.reserve(node.children.size());
+  children.assign(node.children.begin(), node.children.end());
+  return replay_tree(children, before);
+}
+
+void CallTree::merge(const CallTree& src) {
+  std::vector<uint32_t> path;
+  // Depth first, as deep as the deepest chain (a few hundred frames at most).
+  auto walk = [&](const CallNode& n, auto& self) -> void {
+    const size_t mark = path.size();
+    path.insert(path.end(), n.frames.ids.begin(), n.frames.ids.end());
+    if (n.hit) append(path, n.hit);
+    for (const CallNode* c : children_in_perf_order(n)) self(*c, self);
+    path.resize(mark);
+  };
+  for (const CallNode* c : children_in_perf_order(src.root_)) walk(*c, walk);
 }
 
 }  // namespace tperf::analysis

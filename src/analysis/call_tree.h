@@ -110,6 +110,9 @@ class CallTree {
 
   // Adds one chain of frame ids (in display order: root first for caller graphs) with its period.
   void append(std::span<const uint32_t> chain, uint64_t period);
+  // Adds every chain of `src` (same frame table) as perf's callchain_merge does: each node's
+  // path with the period that ended there, parents before children, children in perf's order.
+  void merge(const CallTree& src);
 
   const CallNode& root() const { return root_; }
   // The longest chain appended.
@@ -126,5 +129,8 @@ class CallTree {
   CallNode root_;
   size_t max_depth_ = 0;
 };
+
+// perf's order of a node's children in its tree (rb_root_in); see call_tree.cc.
+std::vector<const CallNode*> children_in_perf_order(const CallNode& node);
 
 }  // namespace tperf::analysis

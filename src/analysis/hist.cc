@@ -104,6 +104,10 @@ std::string_view dso_column_name(const session::Dso* dso) {
 
 Hist::Hist(std::vector<SortKey> keys, unsigned members) : keys_(std::move(keys)), members_(std::max(members, 1u)) {
   for (SortKey k : keys_) {
+    if (k == SortKey::kSym || k == SortKey::kSymoff) break;
+    if (k == SortKey::kDso) dso_before_sym_ = true;
+  }
+  for (SortKey k : keys_) {
     switch (k) {
       case SortKey::kComm: use_comm_ = true; break;
       case SortKey::kPid: use_pid_ = true; break;
@@ -176,18 +180,62 @@ bool Hist::same_keys(const HistEntry& a, const HistEntry& b) const {
 
 uint32_t Hist::findnew(const HistEntry& e) {
   HistEntry key = normalized(e);
-  size_t h = hash_of(key) * 0x9e3779b97f4a7c15ULL;
-  h ^= h >> 29;  // the probe uses the low bits
-  if ((entries_.size() + 1) * 2 > index_.size()) grow_index();
-  const size_t mask = index_.size() - 1;
-  size_t i = h & mask;
-  for (; index_[i].entry != 0; i = (i + 1) & mask) {
-    if (index_[i].hash == h && same_keys(entries_[index_[i].entry - 1], key)) return index_[i].entry - 1;
+  note_order_risk(key);
+  const bool walk = walks(key);
+  size_t h = 0;
+  size_t i = 0;
+  if (!walk) {
+    h = hash_of(key) * 0x9e3779b97f4a7c15ULL;
+    h ^= h >> 29;  // the probe uses the low bits
+    if ((entries_.size() + 1) * 2 > index_.size()) grow_index();
+    const size_t mask = index_.size() - 1;
+    for (i = h & mask; index_[i].entry != 0; i = (i + 1) & mask) {
+      if (index_[i].hash == h && same_keys(entries_[index_[i].entry - 1], key)) return index_[i].entry - 1;
+    }
   }
-  auto idx = static_cast<uint32_t>(entries_.size());
+  const auto idx = static_cast<uint32_t>(entries_.size());
+  const uint32_t found = input_.find_or_insert(idx, [&](uint32_t at) { return compare_keys(key, entries_[at]); });
+  if (found != idx) return found;
   entries_.push_back(key);
-  index_[i] = Slot{h, idx + 1};
+  if (!walk) index_[i] = Slot{h, idx + 1};
   return idx;
+}
+
+bool Hist::may_be_equal(const HistEntry& a, const HistEntry& b) const {
+  // The numbers first: entries compare equal only if these are.
+  if ((use_pid_ || use_tid_) && a.tid != b.tid) return false;
+  if (use_cpu_ && a.cpu != b.cpu) return false;
+  if (use_sym_ || use_symoff_) {
+    if (!a.loc.sym != !b.loc.sym) return false;
+    if (!a.loc.sym && a.loc.addr != b.loc.addr) return false;
+    if (a.loc.sym && !a.loc.sym->inlined && !b.loc.sym->inlined && a.loc.sym_start != b.loc.sym_start) return false;
+  }
+  return true;
+}
+
+void Hist::note_order_risk(const HistEntry& key) {
+  if (walk_always_ || !(use_sym_ || use_symoff_)) return;
+  if (key.loc.sym) {
+    seen_named_ = true;
+  } else {
+    seen_unresolved_ = true;
+    // With the dso key first, addresses meet only within a DSO, where they are all below 2^63
+    // (user space, offsets) or all above (the kernel's); entries without one can hold anything.
+    if (!dso_before_sym_ || !key.loc.dso) {
+      min_unresolved_ = std::min(min_unresolved_, key.loc.addr);
+      max_unresolved_ = std::max(max_unresolved_, key.loc.addr);
+    }
+  }
+  const bool wrap =
+      max_unresolved_ >= min_unresolved_ && max_unresolved_ - min_unresolved_ >= (uint64_t{1} << 63);
+  if (!dso_before_sym_ && (wrap || (seen_named_ && seen_unresolved_))) {
+    walk_always_ = true;
+    index_ = {};
+  } else if (wrap) {
+    // The DSOs order everything else, and each compares as one block with the entries without
+    // one: a walk for a key with a DSO still finds its equal entry, which the hash finds too.
+    walk_dsoless_ = true;
+  }
 }
 
 void Hist::grow_index() {
@@ -290,8 +338,24 @@ void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<
   credited_.resize(entries_.size());
   credited_[i] = stamp;
   // Each distinct entry on the chain is credited once, however often recursion repeats it.
+  // perf tells a repeat by comparing the frame's keys with each entry the sample credited so far,
+  // before it looks the frame's entry up; where its tree holds two entries of equal keys that is
+  // not the same as finding the same entry, so then tperf compares too.
+  he_cache_.assign(1, i);
   for (const HistEntry& c : callers) {
+    if (walks(c)) {
+      const HistEntry key = normalized(c);
+      auto same = std::find_if(he_cache_.begin(), he_cache_.end(), [&](uint32_t h) {
+        return may_be_equal(key, entries_[h]) && compare_keys(key, entries_[h]) == 0;
+      });
+      if (same != he_cache_.end()) {
+        caller_entries_.push_back(*same);
+        caller_first_.push_back(false);
+        continue;
+      }
+    }
     uint32_t j = findnew(c);
+    if (!order_is_total()) he_cache_.push_back(j);
     take_thread(j, c, member);
     if (j >= credited_.size()) credited_.resize(entries_.size());
     const bool first = credited_[j] != stamp;
@@ -367,6 +431,16 @@ class Hist::TreeBuilder {
   }
 
   const CallTree* tree(size_t entry) const { return entry < trees_.size() ? trees_[entry].get() : nullptr; }
+
+  // Merges the tree of entry `from` into that of `into` (perf's callchain_merge), after finish().
+  void merge(size_t into, size_t from) {
+    const CallTree* src = tree(from);
+    if (!src) return;
+    if (trees_.size() <= into) trees_.resize(into + 1);
+    auto& dst = trees_[into];
+    if (!dst) dst = std::make_unique<CallTree>(frames_, &pool_);
+    dst->merge(*src);
+  }
 
  private:
   static constexpr size_t kMaxQueued = 4;
@@ -465,6 +539,7 @@ int Hist::compare_key(SortKey k, const HistEntry& a, const HistEntry& b, bool by
       c = cmp_str(a.trace ? std::string_view(*a.trace) : "N/A", b.trace ? std::string_view(*b.trace) : "N/A");
       break;
     case SortKey::kSrcline:
+      if (a.srcline == b.srcline) break;
       c = cmp_str(a.srcline ? std::string_view(*a.srcline) : "", b.srcline ? std::string_view(*b.srcline) : "");
       break;
     case SortKey::kParent:
@@ -476,6 +551,7 @@ int Hist::compare_key(SortKey k, const HistEntry& a, const HistEntry& b, bool by
       }
       break;
     case SortKey::kComm:
+      if (a.comm == b.comm) break;  // interned
       c = cmp_str(a.comm ? std::string_view(*a.comm) : "", b.comm ? std::string_view(*b.comm) : "");
       break;
     case SortKey::kPid:
@@ -486,6 +562,7 @@ int Hist::compare_key(SortKey k, const HistEntry& a, const HistEntry& b, bool by
       c = cmp_num(a.cpu, b.cpu);
       break;
     case SortKey::kDso:
+      if (a.loc.dso == b.loc.dso) break;
       // Entries without a DSO come after the named ones.
       if (a.loc.dso && b.loc.dso) {
         c = cmp_str(dso_column_name(a.loc.dso), dso_column_name(b.loc.dso));
@@ -600,16 +677,47 @@ std::vector<const HistEntry*> Hist::sorted_by(const std::vector<ReportField>& or
 }
 
 std::vector<const HistEntry*> Hist::in_key_order() const {
-  // The order perf walks them in comes from a replay: entries go into its input
-  // tree in creation order by key (unresolved addresses by the sign of their 64-bit difference,
-  // not a total order either) and, when a key needs it (comm), once more into its collapsed tree.
-  auto key_less = [this](const HistEntry* a, const HistEntry* b) { return compare_keys(*a, *b) < 0; };
+  collapse_once();
   std::vector<const HistEntry*> in;
-  in.reserve(entries_.size());
-  for (const HistEntry& e : entries_) in.push_back(&e);
-  in = replay_tree(in, key_less);
-  if (use_comm_) in = replay_tree(in, key_less);
+  in.reserve(key_order_.size());
+  for (uint32_t i : key_order_) in.push_back(&entries_[i]);
   return in;
+}
+
+void Hist::collapse_once() const {
+  // The order perf walks the entries in: its input tree's (kept as entries were made), and when
+  // a key needs it (comm), its collapsed tree's, into which the input tree's entries go in that
+  // order and where an entry the walk finds equal takes the new one in.
+  if (collapsed_) return;
+  collapsed_ = true;
+  key_order_ = input_.in_order();
+  if (!use_comm_) return;
+  PerfRbTree collapsed;
+  for (uint32_t i : key_order_) {
+    const uint32_t into = collapsed.find_or_insert(i, [&](uint32_t at) { return compare_keys(entries_[i], entries_[at]); });
+    if (into == i) continue;
+    HistEntry& dst = entries_[into];
+    const HistEntry& src = entries_[i];
+    dst.period += src.period;
+    dst.samples += src.samples;
+    dst.children_period += src.children_period;
+    dst.children_samples += src.children_samples;
+    for (unsigned m = 1; m < members_; ++m) {
+      const size_t stride = members_ - 1;
+      const size_t from = static_cast<size_t>(i) * stride + m - 1, to = static_cast<size_t>(into) * stride + m - 1;
+      if (from >= member_values_.size()) continue;
+      if (to >= member_values_.size()) member_values_.resize(entries_.size() * stride);
+      member_values_[to].period += member_values_[from].period;
+      member_values_[to].samples += member_values_[from].samples;
+      member_values_[to].children_period += member_values_[from].children_period;
+    }
+    if (trees_) {
+      submit_trees();
+      trees_->finish();
+      trees_->merge(into, i);
+    }
+  }
+  key_order_ = collapsed.in_order();
 }
 
 std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees, std::span<const SortKey> elided,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/call_tree.h"
+#include "analysis/perf_rbtree.h"
 
 namespace tperf::session {
 struct Dso;
@@ -107,6 +108,17 @@ class Hist {
   void add_with_chain(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
                       std::span<const CallFrame> frames, unsigned member = 0, uint64_t count = 1);
 
+  // Whether compare_keys() is an order on the entries seen so far and on those given to
+  // anticipate(). While it is, samples alike can be added together (a count); once it is not,
+  // perf's walk of its tree may put the next one of them into a new entry, so each must be added
+  // on its own, in order.
+  bool order_is_total() const { return !walk_always_ && !walk_dsoless_; }
+  // The same for entries of samples whose entries all have a DSO: perf's walk may miss an equal
+  // entry only among those without one (garbage addresses of broken walks) while the dso key
+  // comes first.
+  bool order_is_total_with_dsos() const { return !walk_always_; }
+  void anticipate(const HistEntry& e) { note_order_risk(e); }
+
   // An entry's values for one member of the group (member 0: the entry's own fields).
   unsigned members() const { return members_; }
   uint64_t member_period(const HistEntry& e, unsigned member) const;
@@ -173,7 +185,7 @@ class Hist {
 
   std::vector<SortKey> keys_;
   unsigned members_ = 1;
-  std::vector<MemberValues> member_values_;
+  mutable std::vector<MemberValues> member_values_;
   // The member whose sample gave entry i its thread: perf's leader hist takes the thread of the
   // leader's first sample there, and an entry only other members have that of the first such
   // member, whatever came first in the file (the thread decides ties in children mode).
@@ -193,7 +205,9 @@ class Hist {
   bool prefix_equal(SortKey key, const HistEntry& a, const HistEntry& b) const;
   bool lazily_known(const HistEntry& e, SortKey key, std::vector<uint8_t>& cache) const;
 
-  std::vector<HistEntry> entries_;
+  // mutable: collapse_once() merges entries on the first read, as perf's collapse step does
+  // before its output.
+  mutable std::vector<HistEntry> entries_;
   // Merging chains into the trees (with --children, one chain per caller entry of a sample)
   // is as much work as everything else together: it runs on its own thread, fed in batches
   // in sample order.
@@ -221,6 +235,30 @@ class Hist {
   };
   std::vector<Slot> index_;
   void grow_index();
+  // perf's input tree of the entries, shape and all: where each new entry goes, and, once the
+  // keys seen make compare_keys() no order, which entry a sample joins. perf walks that tree from
+  // the root with its comparator and makes a second entry of equal keys where the walk misses the
+  // first (two unresolved addresses farther apart than 2^63 compare by the sign of their wrapped
+  // difference; with the sym key not after the dso key, an entry with a symbol and one without
+  // compare by DSO, two without by address). While the comparator is an order the hash above
+  // finds what the walk would.
+  PerfRbTree input_;
+  bool walk_always_ = false;
+  bool walk_dsoless_ = false;  // entries without a DSO are looked up by the walk (the dso key first)
+  // Whether `e` is looked up by walking input_ rather than by the hash.
+  bool walks(const HistEntry& e) const { return walk_always_ || (walk_dsoless_ && !e.loc.dso); }
+  bool dso_before_sym_ = false;  // the dso key comes before sym/symoff
+  bool seen_named_ = false, seen_unresolved_ = false;
+  uint64_t min_unresolved_ = ~uint64_t{0}, max_unresolved_ = 0;  // of the addresses that may meet
+  void note_order_risk(const HistEntry& key);
+  // False when the entries' keys differ for sure (a quick test before compare_keys()).
+  bool may_be_equal(const HistEntry& a, const HistEntry& b) const;
+  // perf's collapsed tree (with the comm key): the input tree's entries in its order, each merged
+  // into an equal one that tree's walk finds (values, group columns and callchain trees). Done
+  // once, on the first read of the order; merged-away entries leave key_order_.
+  void collapse_once() const;
+  mutable bool collapsed_ = false;
+  mutable std::vector<uint32_t> key_order_;
   // The last add(): its entry, the entry of each caller, and whether that caller was the first
   // frame of its entry on the chain (recursion credits an entry once). `credited_` stamps each
   // entry with the number of the last sample that credited it.
@@ -228,6 +266,7 @@ class Hist {
   std::vector<uint32_t> caller_entries_;
   std::vector<uint8_t> caller_first_;
   std::vector<uint64_t> credited_;
+  std::vector<uint32_t> he_cache_;  // the entries the current sample credited (!order_is_total())
   uint64_t total_period_ = 0;
   uint64_t total_samples_ = 0;
   uint64_t adds_ = 0;  // calls of add(): the stamps of credited_

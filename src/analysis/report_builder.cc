@@ -124,6 +124,7 @@ struct ReportBuilder::Impl {
     combo_callers.clear();
     combo_chains.clear();
     combo_index.clear();
+    combo_at.clear();
     batch_frames = 0;
   }
 
@@ -195,6 +196,7 @@ struct ReportBuilder::Impl {
     // that a batch of stacks that rarely repeat (-a, random recursion) allocates nothing per stack.
     uint32_t callers_at, callers_size;
     uint32_t chain_at, chain_size;
+    bool dsoless;  // some entry has no DSO (see Hist::order_is_total_with_dsos)
     UnwindStatsCollector::StackVerdict verdict;
     uint64_t period = 0;
     uint64_t count = 0;
@@ -202,7 +204,8 @@ struct ReportBuilder::Impl {
   std::vector<Combo> combos;
   std::vector<HistEntry> combo_callers;
   std::vector<CallFrame> combo_chains;
-  util::WordKeyMap combo_index;  // key -> index in combos
+  util::WordKeyMap combo_index;  // key -> its id
+  std::vector<uint32_t> combo_at;  // key id -> the key's first combination in combos
   size_t batch_frames = 0;
   static constexpr size_t kBatchFrames = size_t{1} << 16;
 
@@ -286,9 +289,26 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   for (const auto& f : user_frames) *k++ = f.ip;
   const uint64_t key_hash = util::WordKeyMap::hash(key);
   if (const uint32_t id = combo_index.find(key, key_hash); id != util::WordKeyMap::kAbsent) {
-    Combo& c = combos[id];
-    ++c.count;
-    c.period += period;
+    Combo& c = combos[combo_at[id]];
+    const Hist& hist = events[c.leader].hist;
+    if (hist.order_is_total() || (!c.dsoless && hist.order_is_total_with_dsos())) {
+      ++c.count;
+      c.period += period;
+    } else {
+      // perf's walk may miss the entries of the first one now: this sample goes in on its own,
+      // in its place (the batch holds the resolved entries and chain already).
+      Combo again = c;
+      again.count = 1;
+      again.period = period;
+      again.verdict = {};
+      batch_frames += again.callers_size + 1;
+      if (summary) {
+        unwind.add_stack_copy(sample, attr.sample_stack_user);
+        unwind.add(c.verdict);
+      }
+      combos.push_back(std::move(again));
+      return;
+    }
     if (summary) {
       unwind.add_stack_copy(sample, attr.sample_stack_user);
       unwind.add(c.verdict);
@@ -429,15 +449,22 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
     }
   }
   const bool with_chain = (graph || folded || flat) && !chain.empty();
+  Hist& hist = events[slot.leader].hist;
+  if (hist.order_is_total()) {
+    hist.anticipate(self);
+    for (const HistEntry& c : callers) hist.anticipate(c);
+  }
   if (batch_frames + callers.size() + stats_frames.size() > kBatchFrames) flush_combos();
   batch_frames += callers.size() + stats_frames.size() + 1;
   combo_index.insert(key, key_hash);
+  combo_at.push_back(static_cast<uint32_t>(combos.size()));
   const auto callers_at = static_cast<uint32_t>(combo_callers.size());
   const auto chain_at = static_cast<uint32_t>(combo_chains.size());
   combo_callers.insert(combo_callers.end(), callers.begin(), callers.end());
   if (with_chain) combo_chains.insert(combo_chains.end(), chain.begin(), chain.end());
+  const bool dsoless = !self.loc.dso || std::any_of(callers.begin(), callers.end(), [](const HistEntry& c) { return !c.loc.dso; });
   combos.push_back({slot.leader, slot.member, with_chain, self, callers_at, static_cast<uint32_t>(callers.size()),
-                    chain_at, with_chain ? static_cast<uint32_t>(chain.size()) : 0u,
+                    chain_at, with_chain ? static_cast<uint32_t>(chain.size()) : 0u, dsoless,
                     summary ? std::move(verdict) : UnwindStatsCollector::StackVerdict{}, period, 1});
 }
 

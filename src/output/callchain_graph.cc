@@ -19,37 +19,7 @@ using analysis::CallNode;
 
 constexpr const char* kMargin = "            ";  // perf's fixed left margin of graphs
 
-// perf's order of a node's children in its tree (rb_root_in): each new child went in by
-// match_chain() against the ones there, to the left of those it compares below. An inlined
-// function compares by name, the greater first. Otherwise perf 6.1 compares the frames' DSO
-// objects first, then the function starts when both have a symbol, else the addresses, the
-// greater first, as unsigned numbers (a garbage frame 0xbe55... of a broken walk is a high
-// address). A frame outside any map has no DSO, which is a null pointer to perf: after all the
-// others. Between two DSOs perf compares where in its memory their objects are, which tperf cannot
-// know; it puts the kernel's last (perf creates that DSO first) and orders the others by their
-// start or address as within one DSO (the e2e tests compare such
-// equal-share siblings as a set, tests/e2e/tie_compare.h). With inlined and other functions side
-// by side that is no total order, so the tree's shape decides (replay_tree). Children are kept in
-// the order they were made, perf's insertion order.
-std::vector<const CallNode*> in_tree_order(const CallNode& node) {
-  auto before = [](const CallNode* a, const CallNode* b) {
-    if (a->frames.empty() || b->frames.empty()) return false;
-    const analysis::CallFrame& fa = a->frames[0];
-    const analysis::CallFrame& fb = b->frames[0];
-    if (fa.sym && fb.sym && (fa.sym->inlined || fb.sym->inlined)) return fa.sym->name() > fb.sym->name();
-    if (fa.dso != fb.dso) {
-      if (!fa.dso || !fb.dso) return fa.dso != nullptr;
-      // perf made its kernel DSO first, at the lowest address of all as a rule: last.
-      if (fa.dso->kernel != fb.dso->kernel) return fb.dso->kernel;
-    }
-    const bool by_start = fa.sym && fb.sym;
-    return (by_start ? fa.sym_start : fa.ip) > (by_start ? fb.sym_start : fb.ip);
-  };
-  std::vector<const CallNode*> children;
-  children.reserve(node.children.size());
-  children.assign(node.children.begin(), node.children.end());
-  return analysis::replay_tree(children, before);
-}
+std::vector<const CallNode*> in_tree_order(const CallNode& node) { return analysis::children_in_perf_order(node); }
 
 // The children drawn: heavy enough, heaviest first (ties in the tree's order).
 std::vector<const CallNode*> drawn_children(const CallNode& node, uint64_t min_hit) {

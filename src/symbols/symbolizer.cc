@@ -344,7 +344,10 @@ void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
     if (used) files.push_back(std::move(f));
     if (syms && runtime) break;
   }
-  if (vdso && !syms && !runtime && options_.use_own_vdso) {
+  // perf finds a [vdso] image only in the build-id cache, which --symfs moves under it too; the
+  // running kernel's image (the same for a recording of this boot) stands in for a missing cache,
+  // but not under a symfs, where perf leaves the vDSO's addresses unresolved.
+  if (vdso && !syms && !runtime && options_.use_own_vdso && options_.symfs.empty()) {
     auto image = own_vdso_image();
     if (!image.empty()) {
       auto f = ElfFile::from_memory(std::move(image), "[vdso]");

@@ -469,8 +469,11 @@ TEST(RecordFailures, FullOutputKeepsWhatWasWrittenReadable) {
   std::string out = scratch("full.data");
   fs::remove(out);
   // A 1 MiB file size limit stands for a full disk: writes beyond it fail with EFBIG. (256 KiB
-  // could be filled by the /proc synthesis of a busy machine's processes before any sample.)
-  CommandResult r = run(fmt::format("ulimit -f 1024; {} record -a -F 4000 -g -o {} -- sleep 3", kTperf, shell_quote(out)));
+  // could be filled by the /proc synthesis of a busy machine's processes before any sample.) The
+  // workload keeps a CPU busy so that the samples alone pass the limit: an idle `sleep 3` left
+  // 0.44 MB on a quiet machine, and the write never failed.
+  CommandResult r = run(fmt::format("ulimit -f 1024; {} record -a -F 4000 -g -o {} -- timeout 3 sh -c 'while :; do :; done'",
+                                    kTperf, shell_quote(out)));
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("readable"), std::string::npos) << r.err;
