@@ -197,14 +197,18 @@ std::vector<const MemEntry*> MemHist::sorted() const {
   std::stable_sort(out.begin(), out.end(), [&](const MemEntry* a, const MemEntry* b) {
     if (a->period != b->period) return a->period > b->period;
     for (MemKey k : keys_) {
-      // perf's output sort takes symbols by name where its entries are told apart by address.
-      if ((k == MemKey::kSym || k == MemKey::kIpcNull) && (a->self.loc.sym || b->self.loc.sym)) {
+      // perf's output sort takes symbols by name where its entries are told apart by address,
+      // and two unresolved addresses as equal: the keys after it (the dso) decide.
+      if (k == MemKey::kSym || k == MemKey::kIpcNull) {
+        if (!a->self.loc.sym && !b->self.loc.sym) continue;
         if (!a->self.loc.sym || !b->self.loc.sym) return a->self.loc.sym != nullptr;  // resolved first
         if (int c = a->self.loc.sym->name().compare(b->self.loc.sym->name())) return c < 0;
         continue;
       }
       if (int c = compare(k, *a, *b)) return c < 0;
     }
+    // Ties keep the order of perf's input tree, where unresolved addresses go by address.
+    if (!a->self.loc.sym && !b->self.loc.sym) return a->self.loc.addr < b->self.loc.addr;
     return false;
   });
   return out;
