@@ -36,9 +36,9 @@ char level_of(uint8_t cpumode) {
   }
 }
 
-constexpr size_t kBatchBytes = 1 << 20;
-constexpr size_t kBatchRecords = 8192;
-constexpr size_t kBatchDepth = 4;
+constexpr size_t kBatchBytes = 256 << 10;
+constexpr size_t kBatchRecords = 2048;
+constexpr size_t kBatchDepth = 8;
 
 // Records as the ordering stage delivered them, copied out for the thread that applies them.
 struct RecordBatch {
@@ -146,18 +146,12 @@ class BatchChannel {
 
 bool replay_pipelined(const perfdata::Reader& reader, unsigned jobs) {
   if (reader.is_pipe()) return false;
-  if (jobs == 0) {
-    // By default only where reading is heavy enough to pay for handing the records over: files
-    // with stack copies (--call-graph dwarf: kilobytes per sample). On frame-pointer files the
-    // two threads were no faster than one on the 2-vCPU development VM (report on 1 GB: 0.85 s
-    // either way without children, 0.89 s on one thread and 1.50 s on two with them), on dwarf
-    // ones 1.35x faster (bench/README.md).
-    if (std::thread::hardware_concurrency() < 2) return false;
-    for (const perfdata::EventAttr& ea : reader.attrs()) {
-      if (ea.attr.sample_type & perfdata::kSampleStackUser) return true;
-    }
-    return false;
-  }
+  // By default on every file where there is a second core. It was once limited to files with
+  // stack copies: two threads were no faster than one on frame-pointer files, because what the
+  // reading thread wrote for every record shared cache lines with what the applying thread wrote
+  // (see ReadingSide in replay()). Without that, report --no-children on the 1 GB fp recipe takes
+  // 0.59 s on two threads and 0.87 s on one (bench/README.md).
+  if (jobs == 0) return std::thread::hardware_concurrency() >= 2;
   return jobs >= 2;
 }
 
@@ -325,43 +319,53 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   // are all known before its data can be read this way (a pipe announces its events, and its
   // tracing data, as it goes); the reader is only read from while both run.
   BatchChannel channel(kBatchDepth);
-  std::atomic<bool> stopping{false};
-  bool consumer_gone = false;  // the reading thread's: a put() failed
-  uint64_t progress = 0;
-  std::unique_ptr<RecordBatch> current = channel.fresh();
-  auto ship = [&](bool last, std::exception_ptr error) {
-    current->last = last;
-    current->error = error;
-    current->progress = progress;
-    if (!channel.put(std::move(current))) consumer_gone = true;
-    current = last ? nullptr : channel.fresh();
+  // What the reading thread changes for every record lives on cache lines of its own: next to
+  // what this thread changes for every record (last_time above), each write made the other
+  // core's copy stale, and two threads were slower than one.
+  struct alignas(64) ReadingSide {
+    std::atomic<bool> stopping{false};
+    bool consumer_gone = false;  // a put() failed
+    uint64_t progress = 0;
+    std::unique_ptr<RecordBatch> current;
+    std::unique_ptr<session::OrderedEvents> ordered;
   };
-  session::OrderedEvents ordered(reader, [&](const perfdata::Record& rec, uint64_t time) {
-    if (consumer_gone) return;
-    current->add(rec, time);
-    if (current->bytes.size() >= kBatchBytes || current->items.size() >= kBatchRecords) ship(false, nullptr);
+  auto side = std::make_unique<ReadingSide>();
+  ReadingSide& rs = *side;
+  rs.current = channel.fresh();
+  auto ship = [&rs, &channel](bool last, std::exception_ptr error) {
+    rs.current->last = last;
+    rs.current->error = error;
+    rs.current->progress = rs.progress;
+    if (!channel.put(std::move(rs.current))) rs.consumer_gone = true;
+    rs.current = last ? nullptr : channel.fresh();
+  };
+  rs.ordered = std::make_unique<session::OrderedEvents>(reader, [&rs, &ship](const perfdata::Record& rec, uint64_t time) {
+    if (rs.consumer_gone) return;
+    rs.current->add(rec, time);
+    if (rs.current->bytes.size() >= kBatchBytes || rs.current->items.size() >= kBatchRecords) ship(false, nullptr);
   }, ordered_options);
+  session::OrderedEvents& ordered = *rs.ordered;
   reader.defer_in_band(true);
-  std::thread reading([&] {
+  std::thread reading([&rs, &ship, &channel, &reader, &ordered, data_start] {
     pthread_setname_np(pthread_self(), "tperf-read");
     std::exception_ptr error;
     try {
       perfdata::Record rec;
       uint64_t n = 0;
-      while (!stopping.load(std::memory_order_relaxed) && !consumer_gone && reader.next(rec)) {
+      while (!rs.stopping.load(std::memory_order_relaxed) && !rs.consumer_gone && reader.next(rec)) {
         if (perfdata::Reader::applies_in_band(rec.type)) {
-          if (!current->items.empty()) ship(false, nullptr);
-          if (consumer_gone || !channel.wait_applied()) break;
+          if (!rs.current->items.empty()) ship(false, nullptr);
+          if (rs.consumer_gone || !channel.wait_applied()) break;
           reader.apply_in_band(rec);
         }
         ordered.push(rec);
-        if ((++n & 1023) == 0) progress = rec.offset > data_start ? rec.offset - data_start : 0;
+        if ((++n & 1023) == 0) rs.progress = rec.offset > data_start ? rec.offset - data_start : 0;
       }
-      if (!stopping.load(std::memory_order_relaxed) && !consumer_gone) ordered.flush_all();
+      if (!rs.stopping.load(std::memory_order_relaxed) && !rs.consumer_gone) ordered.flush_all();
     } catch (...) {
       error = std::current_exception();
     }
-    if (!consumer_gone) ship(true, error);
+    if (!rs.consumer_gone) ship(true, error);
   });
   // Whatever way this thread leaves, the reading thread is told to stop and joined first.
   struct Join {
@@ -378,7 +382,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   };
   std::exception_ptr error;
   {
-    Join join{reading, stopping, channel, reader};
+    Join join{reading, rs.stopping, channel, reader};
     for (bool last = false; !last;) {
       std::unique_ptr<RecordBatch> batch = channel.take();
       bool stopped = false;

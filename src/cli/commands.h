@@ -68,8 +68,8 @@ struct InputOption {
 };
 
 // -j N: threads for reading a file (analysis::ReplayHandlers::jobs): 1 reads and applies the
-// records on one thread, 2 or more on two; 0, the default, two for files with stack copies. The
-// output is the same.
+// records on one thread, 2 or more on two; 0, the default, two for every file on a machine with two
+// cores or more (a pipe is read on one). The output is the same.
 struct JobsOption {
   unsigned jobs = 0;
   void add_to(CLI::App& cmd);

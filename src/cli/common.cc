@@ -33,7 +33,7 @@ std::string InputOption::resolve(const CLI::App& cmd) const {
 void JobsOption::add_to(CLI::App& cmd) {
   cmd.add_option("-j,--jobs", jobs,
                  "threads: 1 reads and applies the records on one thread; 2 or more reads, unpacks and orders "
-                 "them on a thread of its own (the default for files with stack copies, where it pays); the output "
+                 "them on a thread of its own (the default on two cores or more; a pipe is read on one); the output "
                  "is the same");
 }
 

@@ -160,7 +160,10 @@ class Reader {
   Features features_;
   std::vector<uint8_t> pipe_tracing_data_;  // a pipe's HEADER_TRACING_DATA payload
   uint64_t tracing_data_offset_ = 0;
-  ReaderStats stats_;
+  // Written by next() for every record: on cache lines of its own, so that a thread reading the
+  // records ahead does not slow down one decoding samples with the fields around it.
+  alignas(64) ReaderStats stats_;
+  alignas(64) char stats_end_ = 0;
   std::vector<std::string> warnings_;
   std::vector<FormatError> errors_;
   std::unordered_map<uint64_t, IdInfo> id_map_;
