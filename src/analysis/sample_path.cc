@@ -165,6 +165,7 @@ void register_idle_task(session::Machine& machine) {
 std::unique_ptr<session::Machine> make_report_machine(const perfdata::Reader& reader) {
   session::Machine::Options mo;
   mo.keep_exited = true;
+  mo.drop_exited_maps = true;
   mo.keep_maps_on_exec = true;
   auto machine = std::make_unique<session::Machine>(mo);
   register_idle_task(*machine);

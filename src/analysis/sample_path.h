@@ -40,7 +40,8 @@ namespace tperf::analysis {
 void register_idle_task(session::Machine& machine);
 
 // The machine model as perf report sets it up for `reader`'s file: exited threads kept (the
-// Pid:Command column shows each thread's last comm), old maps kept under an exec's (perf 6.1),
+// Pid:Command column shows each thread's last comm; their maps go a second past their exit, as
+// the threads themselves do in script), old maps kept under an exec's (perf 6.1),
 // the idle task named, and the DSOs given the build ids the file recorded (which decide which
 // files may give their symbols; a pipe file brings its own at the end, which perf ignores).
 std::unique_ptr<session::Machine> make_report_machine(const perfdata::Reader& reader);

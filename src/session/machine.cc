@@ -374,7 +374,7 @@ void Machine::on_exit(const perfdata::TaskEvent& e) {
   if (!t) return;
   t->exited_ = true;
   t->exit_time_ = e.time;
-  if (options_.keep_exited) return;
+  if (options_.keep_exited && !options_.drop_exited_maps) return;
   // Kept sorted by exit time; records come nearly in order, so this is an append.
   auto pos = exited_.end();
   while (pos != exited_.begin() && std::prev(pos)->first > e.time) --pos;
@@ -392,7 +392,12 @@ void Machine::retire_exited(uint64_t time) {
     exited_.pop_front();
     Thread* t = find_thread(tid);
     // The tid may belong to a newer task by now (released at its FORK).
-    if (t && t->exited_ && t->exit_time_ == exit_time) release_thread(tid);
+    if (!t || !t->exited_ || t->exit_time_ != exit_time) continue;
+    if (options_.keep_exited) {
+      leave(*t);  // frees the process's space with its last thread
+    } else {
+      release_thread(tid);
+    }
   }
 }
 

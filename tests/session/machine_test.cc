@@ -564,6 +564,54 @@ TEST(Machine, AProcessSpaceLivesUntilItsLastThreadIsReleased) {
   EXPECT_EQ(s.threads_released, 2u);
 }
 
+// report's machine (keep_exited with drop_exited_maps): every thread stays, with its comms, but
+// the maps of a process go once its last thread is a grace period past its exit; while another
+// thread of the process lives, they stay.
+TEST(Machine, KeptExitedThreadsGiveUpTheirMapsAfterTheGracePeriod) {
+  Trace t;
+  t.comm(100, 100, "sh");
+  t.mmap2(100, 100, 0x400000, 0x1000, 0, "/bin/sh");
+  t.fork(200, 200, 100, 100);
+  t.comm(200, 200, "worker", true);
+  t.mmap2(200, 200, 0x500000, 0x1000, 0, "/bin/worker");
+  t.fork(200, 201, 200, 200);
+  t.exit(200, 200, 100, 100);  // the leader goes first; thread 201 still runs
+  const uint64_t leader_exit = t.now;
+  t.exit(200, 201, 100, 100);
+  const uint64_t last_exit = t.now;
+  Machine::Options o;
+  o.keep_exited = true;
+  o.drop_exited_maps = true;
+  Machine m(o);
+  feed(t, m);
+  ASSERT_GT(last_exit, leader_exit);
+
+  m.retire_exited(last_exit);  // within the grace period: nothing goes
+  EXPECT_EQ(dso_at(m, m.find_thread(200), kMiscUser, 0x500000), "/bin/worker");
+  EXPECT_EQ(m.mem_stats().address_spaces, 2u);
+
+  // Past the leader's exit but within 201's: the space stays for 201, the leader no longer sees it.
+  m.retire_exited(leader_exit + o.exit_grace_ns + 1);
+  ASSERT_NE(m.find_thread(200), nullptr);
+  EXPECT_EQ(comm_of(m.find_thread(200)), "worker");
+  EXPECT_EQ(dso_at(m, m.find_thread(200), kMiscUser, 0x500000), "(none)");
+  EXPECT_EQ(dso_at(m, m.find_thread(201), kMiscUser, 0x500000), "/bin/worker");
+  EXPECT_EQ(m.mem_stats().address_spaces, 2u);
+
+  m.retire_exited(last_exit + o.exit_grace_ns + 1);
+  auto s = m.mem_stats();
+  EXPECT_EQ(s.threads, 3u);  // kept, named
+  EXPECT_EQ(s.threads_released, 0u);
+  EXPECT_EQ(s.address_spaces, 1u);  // sh's alone
+  EXPECT_EQ(s.maps, 1u);
+  ASSERT_NE(m.find_thread(201), nullptr);
+  EXPECT_EQ(comm_of(m.find_thread(201)), "worker");
+  EXPECT_EQ(dso_at(m, m.find_thread(201), kMiscUser, 0x500000), "(none)");
+  EXPECT_EQ(dso_at(m, m.find_thread(100), kMiscUser, 0x400000), "/bin/sh");
+  EXPECT_EQ(m.findnew_thread(200, 201).tid(), 201);  // a late sample finds the kept thread
+  EXPECT_EQ(m.mem_stats().threads, 3u);
+}
+
 TEST(Machine, ForkOfAnExistingTidReplacesTheOldTask) {
   for (bool keep : {false, true}) {
     Trace t;
