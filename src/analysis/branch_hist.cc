@@ -30,6 +30,8 @@ constexpr BranchKeyName kBranchKeys[] = {
     {"in_tx", BranchKey::kInTx, "Branch in transaction"},
     {"abort", BranchKey::kAbort, "Transaction abort"},
     {"cycles", BranchKey::kCycles, "Basic Block Cycles"},
+    {"srcline_from", BranchKey::kSrclineFrom, "From Source:Line"},
+    {"srcline_to", BranchKey::kSrclineTo, "To Source:Line"},
 };
 
 // The plain keys perf's branch mode shows (the target's dso and symbol, the sample's thread).
@@ -75,6 +77,13 @@ int64_t side_sym_cmp(const BranchSide& l, const BranchSide& r) {
   return sym_cmp(l.loc.sym, r.loc.sym);
 }
 
+// perf 6.1's sort__srcline_from_cmp/_to_cmp: strcmp(right, left) of the two texts.
+int64_t side_srcline_cmp(const BranchSide& l, const BranchSide& r) {
+  const std::string_view lt = l.srcline ? std::string_view(*l.srcline) : std::string_view();
+  const std::string_view rt = r.srcline ? std::string_view(*r.srcline) : std::string_view();
+  return sign(rt.compare(lt));
+}
+
 int64_t side_addr_cmp(const BranchSide& l, const BranchSide& r) {
   if (int64_t c = dso_cmp(l.loc, r.loc)) return c;
   return addr_cmp(l.addr, r.addr);
@@ -106,7 +115,7 @@ std::string parse_branch_sort_keys(std::string_view spec, std::vector<BranchSort
       if (!parse_sort_keys(tok, &plain).empty() || plain.size() != 1 || !plain_key_in_branch_mode(plain[0])) {
         return fmt::format(
             "unknown --sort key '{}' in branch mode (known: dso_from, dso_to, symbol_from, symbol_to, addr_from, "
-            "addr_to, mispredict, in_tx, abort, cycles, comm, pid, tid, dso, sym, cpu)",
+            "addr_to, mispredict, in_tx, abort, cycles, srcline_from, srcline_to, comm, pid, tid, dso, sym, cpu)",
             tok);
       }
       key.plain = plain[0];
@@ -155,6 +164,8 @@ int BranchHist::compare_key(const BranchSortKey& key, const BranchHistEntry& a, 
     case BranchKey::kCycles:
       perf = sign(static_cast<int64_t>(a.flags.cycles()) - static_cast<int64_t>(b.flags.cycles()));
       break;
+    case BranchKey::kSrclineFrom: perf = side_srcline_cmp(a.from, b.from); break;
+    case BranchKey::kSrclineTo: perf = side_srcline_cmp(a.to, b.to); break;
   }
   return static_cast<int>(-perf);
 }

@@ -26,6 +26,8 @@ enum class BranchKey : uint8_t {
   kInTx,
   kAbort,
   kCycles,
+  kSrclineFrom,
+  kSrclineTo,
 };
 
 // One --sort key of branch mode: a branch key or one of the plain keys.
@@ -39,7 +41,8 @@ struct BranchSortKey {
 inline constexpr const char* kDefaultBranchSort = "comm,dso_from,symbol_from,symbol_to,cycles";
 
 // Parses --sort in branch mode: the branch keys by perf's names (dso_from, dso_to, symbol_from,
-// symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles) and the plain keys comm, pid,
+// symbol_to, addr_from, addr_to, mispredict, in_tx, abort, cycles, srcline_from, srcline_to) and
+// the plain keys comm, pid,
 // tid, dso, sym, cpu. Returns "" or a message naming the key.
 std::string parse_branch_sort_keys(std::string_view spec, std::vector<BranchSortKey>* out);
 // True when `name` is one of perf's branch-only sort keys (refused outside branch mode).
@@ -53,6 +56,10 @@ const char* branch_key_header(BranchKey key);
 struct BranchSide {
   Location loc;
   uint64_t addr = 0;  // the address as recorded
+  // The srcline_from/srcline_to keys' text: perf's map__srcline of the map-relative address
+  // ("file.c:21", "dso[offset]" without line tables, "??:0" without a map); interned by the
+  // builder, nullptr when no srcline key is in use.
+  const std::string* srcline = nullptr;
 };
 
 // The flags word of a branch entry (perf_branch_entry's bitfields, in host order).

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <span>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -522,13 +524,16 @@ namespace {
 
 // perf resolves a branch address in the thread's maps, then the kernel's (the sample's cpumode
 // says nothing of where a branch went); an address neither has gets level 'H'.
+// `map`: where the map found is said (nullptr for none).
 BranchSide resolve_branch_end(const session::Machine& machine, symbols::Symbolizer& symbolizer,
-                              const session::Thread& thread, uint64_t addr) {
+                              const session::Thread& thread, uint64_t addr, const session::Map** map_out) {
   BranchSide side;
   side.addr = addr;
+  *map_out = nullptr;
   for (uint8_t mode : {static_cast<uint8_t>(perfdata::kMiscUser), static_cast<uint8_t>(perfdata::kMiscKernel)}) {
     if (const session::Map* map = find_sample_map(machine, symbolizer, &thread, mode, addr)) {
       side.loc = locate(symbolizer, map, thread.pid(), mode, addr, false);
+      *map_out = map;
       return side;
     }
   }
@@ -546,6 +551,19 @@ BranchHists build_branch_hists(perfdata::Reader& reader, session::Machine& machi
                                SymbolPreloader& preloader, const std::vector<BranchSortKey>& keys, unsigned jobs) {
   BranchHists out;
   perfdata::Sample sample;
+  const bool want_srcline = std::any_of(keys.begin(), keys.end(), [](const BranchSortKey& k) {
+    return k.branch && (k.key == BranchKey::kSrclineFrom || k.key == BranchKey::kSrclineTo);
+  });
+  // The srcline texts by (dso, pid, address): the lookups are the costly part, and branches repeat.
+  std::map<std::tuple<const session::Dso*, int32_t, uint64_t>, const std::string*> srcline_cache;
+  auto srcline_of = [&](const session::Map* map, int32_t pid, uint64_t addr) -> const std::string* {
+    const auto key = std::make_tuple(map ? map->dso : nullptr, pid, addr);
+    if (auto it = srcline_cache.find(key); it != srcline_cache.end()) return it->second;
+    std::string text = map ? symbolizer.report_srcline(*map, pid, addr, false) : "??:0";
+    const std::string* interned = &*out.srcline_texts.insert(std::move(text)).first;
+    srcline_cache.emplace(key, interned);
+    return interned;
+  };
   ReplayHandlers handlers;
   handlers.jobs = jobs;
   handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
@@ -562,8 +580,14 @@ BranchHists build_branch_hists(perfdata::Reader& reader, session::Machine& machi
     BranchHistEntry entry;
     entry.plain = sample_entry(machine, symbolizer, thread, sample, cpumode, map);
     for (const perfdata::BranchEntry& b : sample.branches) {
-      entry.from = resolve_branch_end(machine, symbolizer, thread, b.from);
-      entry.to = resolve_branch_end(machine, symbolizer, thread, b.to);
+      const session::Map* from_map = nullptr;
+      const session::Map* to_map = nullptr;
+      entry.from = resolve_branch_end(machine, symbolizer, thread, b.from, &from_map);
+      entry.to = resolve_branch_end(machine, symbolizer, thread, b.to, &to_map);
+      if (want_srcline) {
+        entry.from.srcline = srcline_of(from_map, thread.pid(), b.from);
+        entry.to.srcline = srcline_of(to_map, thread.pid(), b.to);
+      }
       entry.flags.bits = b.flags;
       // The plain dso/sym keys see the branch's target, by its raw address, at the sample's level.
       entry.plain.loc.dso = entry.to.loc.dso;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "analysis/branch_hist.h"
@@ -125,6 +126,7 @@ class ReportBuilder {
 // per event (by attr index; events without branch samples have none).
 struct BranchHists {
   std::vector<std::unique_ptr<BranchHist>> hists;
+  std::unordered_set<std::string> srcline_texts;  // what BranchSide::srcline points to
   BranchTypeStats type_stats;  // of every event, as perf keeps one
   ReplayResult replayed;
 };

@@ -81,6 +81,7 @@ void print_branch_report_section(std::FILE* out, std::string_view event_name, ui
   // --percent-limit hides included).
   size_t comm_w = 7, dso_w = 13, sym_w = 6, tid_w = 3;
   size_t dso_from_w = 0, dso_to_w = 0, sym_from_w = 0, sym_to_w = 0, addr_from_w = 0, addr_to_w = 0;
+  size_t srcline_from_w = 0, srcline_to_w = 0;
   for (const BranchHistEntry* e : rows) {
     comm_w = std::max(comm_w, thread_comm_of(*e).size());
     tid_w = std::max(tid_w, fmt::formatted_size("{}", e->plain.tid));
@@ -103,6 +104,8 @@ void print_branch_report_section(std::FILE* out, std::string_view event_name, ui
     };
     side(e->from, dso_from_w, sym_from_w, addr_from_w);
     side(e->to, dso_to_w, sym_to_w, addr_to_w);
+    if (e->from.srcline) srcline_from_w = std::max(srcline_from_w, e->from.srcline->size());
+    if (e->to.srcline) srcline_to_w = std::max(srcline_to_w, e->to.srcline->size());
   }
 
   const uint64_t base = total_period;
@@ -148,6 +151,8 @@ void print_branch_report_section(std::FILE* out, std::string_view event_name, ui
       case BranchKey::kSymTo: w = std::max(w, sym_to_w), pad_last = false; break;
       case BranchKey::kAddrFrom: w = std::max(w, addr_from_w), pad_last = false; break;
       case BranchKey::kAddrTo: w = std::max(w, addr_to_w), pad_last = false; break;
+      case BranchKey::kSrclineFrom: w = std::max(w, srcline_from_w); break;
+      case BranchKey::kSrclineTo: w = std::max(w, srcline_to_w); break;
       default: break;
     }
     cols.push_back({header, w, false, pad_last, Value::kKey, k});
@@ -198,6 +203,12 @@ void print_branch_report_section(std::FILE* out, std::string_view event_name, ui
               // perf prints the 16-bit count with "%hd".
               const unsigned cycles = e->flags.cycles();
               text = cycles ? fmt::format("{}", static_cast<int16_t>(cycles)) : "-";
+              break;
+            }
+            case BranchKey::kSrclineFrom:
+            case BranchKey::kSrclineTo: {
+              const std::string* t = c.key.key == BranchKey::kSrclineFrom ? e->from.srcline : e->to.srcline;
+              text = t ? t->substr(0, c.width) : std::string();
               break;
             }
           }
