@@ -3,9 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <span>
-#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -22,6 +20,16 @@
 #include "util/word_key_map.h"
 
 namespace tperf::analysis {
+
+const std::string* SrclineTexts::get(symbols::Symbolizer& symbolizer, const session::Map* map, int32_t pid,
+                                     uint64_t ip, bool frame) {
+  const Key key{map ? map->dso : nullptr, pid, ip, frame};
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  std::string text = map ? symbolizer.report_srcline(*map, pid, ip, frame) : "??:0";
+  const std::string* interned = &*texts_.insert(std::move(text)).first;
+  cache_.emplace(key, interned);
+  return interned;
+}
 
 namespace {
 
@@ -93,13 +101,7 @@ struct ReportBuilder::Impl {
   }
 
   const std::string* srcline_of(const session::Map* map, int32_t pid, uint64_t ip, bool frame) {
-    const SrclineKey key{map ? map->dso : nullptr, pid, ip, frame};
-    auto it = srcline_cache.find(key);
-    if (it != srcline_cache.end()) return it->second;
-    std::string text = map ? symbolizer.report_srcline(*map, pid, ip, frame) : "??:0";
-    const std::string* interned = &*srcline_texts.insert(std::move(text)).first;
-    srcline_cache.emplace(key, interned);
-    return interned;
+    return srclines.get(symbolizer, map, pid, ip, frame);
   }
 
   bool is_parent(const symbols::Symbol* sym) {
@@ -163,22 +165,7 @@ struct ReportBuilder::Impl {
   UnwindStatsCollector::StackVerdict verdict;
   std::vector<uint64_t> key;
 
-  // The srcline key's texts, interned, by (dso, pid, address, callchain entry or not).
-  struct SrclineKey {
-    const void* dso;
-    int32_t pid;
-    uint64_t addr;
-    bool frame;
-    bool operator==(const SrclineKey&) const = default;
-  };
-  struct SrclineKeyHash {
-    size_t operator()(const SrclineKey& k) const {
-      return std::hash<uint64_t>()(k.addr) ^ (std::hash<const void*>()(k.dso) << 1) ^
-             (static_cast<size_t>(k.pid) << 7) ^ k.frame;
-    }
-  };
-  std::unordered_map<SrclineKey, const std::string*, SrclineKeyHash> srcline_cache;
-  std::unordered_set<std::string> srcline_texts;
+  SrclineTexts srclines;  // the srcline key's
   std::unordered_map<const symbols::Symbol*, bool> parent_match;
   std::unordered_set<std::string> trace_texts;
   std::string trace_buf;
@@ -554,16 +541,6 @@ BranchHists build_branch_hists(perfdata::Reader& reader, session::Machine& machi
   const bool want_srcline = std::any_of(keys.begin(), keys.end(), [](const BranchSortKey& k) {
     return k.branch && (k.key == BranchKey::kSrclineFrom || k.key == BranchKey::kSrclineTo);
   });
-  // The srcline texts by (dso, pid, address): the lookups are the costly part, and branches repeat.
-  std::map<std::tuple<const session::Dso*, int32_t, uint64_t>, const std::string*> srcline_cache;
-  auto srcline_of = [&](const session::Map* map, int32_t pid, uint64_t addr) -> const std::string* {
-    const auto key = std::make_tuple(map ? map->dso : nullptr, pid, addr);
-    if (auto it = srcline_cache.find(key); it != srcline_cache.end()) return it->second;
-    std::string text = map ? symbolizer.report_srcline(*map, pid, addr, false) : "??:0";
-    const std::string* interned = &*out.srcline_texts.insert(std::move(text)).first;
-    srcline_cache.emplace(key, interned);
-    return interned;
-  };
   ReplayHandlers handlers;
   handlers.jobs = jobs;
   handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
@@ -585,8 +562,8 @@ BranchHists build_branch_hists(perfdata::Reader& reader, session::Machine& machi
       entry.from = resolve_branch_end(machine, symbolizer, thread, b.from, &from_map);
       entry.to = resolve_branch_end(machine, symbolizer, thread, b.to, &to_map);
       if (want_srcline) {
-        entry.from.srcline = srcline_of(from_map, thread.pid(), b.from);
-        entry.to.srcline = srcline_of(to_map, thread.pid(), b.to);
+        entry.from.srcline = out.srclines.get(symbolizer, from_map, thread.pid(), b.from, false);
+        entry.to.srcline = out.srclines.get(symbolizer, to_map, thread.pid(), b.to, false);
       }
       entry.flags.bits = b.flags;
       // The plain dso/sym keys see the branch's target, by its raw address, at the sample's level.

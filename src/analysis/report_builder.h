@@ -11,6 +11,7 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -32,6 +33,7 @@ struct EventAttr;
 namespace tperf::session {
 class Machine;
 class Thread;
+struct Map;
 }  // namespace tperf::session
 namespace tperf::symbols {
 class Symbolizer;
@@ -39,6 +41,32 @@ class DwarfUnwinder;
 }  // namespace tperf::symbols
 
 namespace tperf::analysis {
+
+// The srcline texts of the report's keys (the plain srcline key, branch mode's srcline_from/to):
+// perf's map__srcline of an address, "??:0" without a map, looked up once per (dso, pid, address,
+// callchain entry or not) and interned; entries point into it, so it lives as long as they do.
+class SrclineTexts {
+ public:
+  const std::string* get(symbols::Symbolizer& symbolizer, const session::Map* map, int32_t pid, uint64_t ip,
+                         bool frame);
+
+ private:
+  struct Key {
+    const void* dso;
+    int32_t pid;
+    uint64_t addr;
+    bool frame;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<uint64_t>()(k.addr) ^ (std::hash<const void*>()(k.dso) << 1) ^ (static_cast<size_t>(k.pid) << 7) ^
+             k.frame;
+    }
+  };
+  std::unordered_map<Key, const std::string*, KeyHash> cache_;
+  std::unordered_set<std::string> texts_;
+};
 
 struct ReportBuildOptions {
   std::vector<SortKey> keys;  // every key an entry is told apart by (--sort's, -F's, -p's parent)
@@ -126,7 +154,7 @@ class ReportBuilder {
 // per event (by attr index; events without branch samples have none).
 struct BranchHists {
   std::vector<std::unique_ptr<BranchHist>> hists;
-  std::unordered_set<std::string> srcline_texts;  // what BranchSide::srcline points to
+  SrclineTexts srclines;  // what BranchSide::srcline points to
   BranchTypeStats type_stats;  // of every event, as perf keeps one
   ReplayResult replayed;
 };

@@ -161,10 +161,10 @@ class Reader {
   std::vector<uint8_t> pipe_tracing_data_;  // a pipe's HEADER_TRACING_DATA payload
   uint64_t tracing_data_offset_ = 0;
   // Written by next() for every record: on cache lines of its own, so that a thread reading the
-  // records ahead does not slow down one decoding samples with the fields around it.
+  // records ahead does not slow down one decoding samples with the fields around it (the member
+  // after them is aligned too, so that nothing else shares their last line).
   alignas(64) ReaderStats stats_;
-  alignas(64) char stats_end_ = 0;
-  std::vector<std::string> warnings_;
+  alignas(64) std::vector<std::string> warnings_;
   std::vector<FormatError> errors_;
   std::unordered_map<uint64_t, IdInfo> id_map_;
   // The ids to attr indexes again as a flat array while there are few (a handful of events on
