@@ -145,6 +145,20 @@ class ReportBranch : public ::testing::Test {
 // perf's lines that are not the report: its random tip and blank or lone '#' lines.
 constexpr const char* kReportLines = "grep -v '^# (Tip' | grep -v '^#$' | grep -v '^$'";
 
+// `perf report --stdio ARGS` and tperf's on `file` print the same, tperf ends cleanly and perf
+// printed at least `min_perf_lines`. `perf_setup`: shell words run before perf (a trap).
+void expect_report_as_perf(const std::string& file, const std::string& args, size_t min_perf_lines,
+                           const std::string& perf_setup = "") {
+  ComparedOutputs c = compare_outputs(
+      fmt::format("{}perf report --stdio -i {} {} 2>/dev/null | {}", perf_setup, shell_quote(file), args, kReportLines),
+      fmt::format("{} report --stdio --no-unwind-summary -i {} {} | {}", TPERF_BINARY, shell_quote(file), args,
+                  kReportLines),
+      file);
+  EXPECT_EQ(c.diff, "") << "diff perf tperf";
+  EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+  EXPECT_GE(c.perf_lines, min_perf_lines) << "perf printed too little";
+}
+
 TEST_F(ReportBranch, ReportAsPerfInBranchMode) {
   for (bool hw_index : {false, true}) {
     const std::string file = write_file(dir_, binary_, syms_, hw_index, false);
@@ -154,14 +168,7 @@ TEST_F(ReportBranch, ReportAsPerfInBranchMode) {
           "-s addr_from", "-s addr_to", "-s comm,dso_from,dso_to,cycles,in_tx,abort", "-s comm,mispredict,dso_from", "-s cycles,mispredict", "-s pid,dso_to,cycles",
           "--percent-limit 5"}) {
       SCOPED_TRACE(fmt::format("hw_index {} report {}", hw_index, args));
-      ComparedOutputs c = compare_outputs(
-          fmt::format("perf report --stdio -i {} {} 2>/dev/null | {}", shell_quote(file), args, kReportLines),
-          fmt::format("{} report --stdio --no-unwind-summary -i {} {} | {}", TPERF_BINARY, shell_quote(file), args,
-                      kReportLines),
-          file);
-      EXPECT_EQ(c.diff, "") << "diff perf tperf";
-      EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
-      EXPECT_GE(c.perf_lines, 5u) << "perf printed too little";
+      expect_report_as_perf(file, args, 5);
     }
   }
 }
@@ -178,15 +185,7 @@ TEST_F(ReportBranch, SrclineFromAndToAsPerf) {
                              "-s srcline_to,dso_from -n", "-s srcline_from,cycles --percent-limit 10",
                              "-s mispredict,srcline_to"}) {
       SCOPED_TRACE(fmt::format("hw_index {} report {}", hw_index, args));
-      ComparedOutputs c = compare_outputs(
-          fmt::format("trap '' PIPE; perf report --stdio -i {} {} 2>/dev/null | {}", shell_quote(file), args,
-                      kReportLines),
-          fmt::format("{} report --stdio --no-unwind-summary -i {} {} | {}", TPERF_BINARY, shell_quote(file), args,
-                      kReportLines),
-          file);
-      EXPECT_EQ(c.diff, "") << "diff perf tperf";
-      EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
-      EXPECT_GE(c.perf_lines, 8u) << "perf printed too little";
+      expect_report_as_perf(file, args, 8, "trap '' PIPE; ");
     }
     // The texts themselves, from outside tperf: addr2line names the lines of the binary.
     const CommandResult a2l = run(fmt::format("addr2line -e {} {:#x}", shell_quote(binary_), syms_.at("main") + 0x10));
@@ -243,14 +242,7 @@ TEST_F(ReportBranch, EveryBranchTypeAsPerf) {
   const std::string file = write_file(dir_, binary_, syms_, false, false, /*all_types=*/true);
   for (const char* args : {"", "-s dso,sym -n"}) {
     SCOPED_TRACE(args);
-    ComparedOutputs c = compare_outputs(
-        fmt::format("perf report --stdio -i {} {} 2>/dev/null | {}", shell_quote(file), args, kReportLines),
-        fmt::format("{} report --stdio --no-unwind-summary -i {} {} | {}", TPERF_BINARY, shell_quote(file), args,
-                    kReportLines),
-        file);
-    EXPECT_EQ(c.diff, "") << "diff perf tperf";
-    EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
-    EXPECT_GE(c.perf_lines, 20u) << "perf printed too little";
+    expect_report_as_perf(file, args, 20);
   }
 }
 
