@@ -77,8 +77,17 @@ int64_t side_sym_cmp(const BranchSide& l, const BranchSide& r) {
   return sym_cmp(l.loc.sym, r.loc.sym);
 }
 
-// perf 6.1's sort__srcline_from_cmp/_to_cmp: strcmp(right, left) of the two texts.
-int64_t side_srcline_cmp(const BranchSide& l, const BranchSide& r) {
+// perf 6.1's sort__srcline_from_cmp/_to_cmp: strcmp(right, left) of the two texts, which it
+// looks up for both entries there. `output`: a comparison of the output sort, where `l` is the
+// entry being inserted and `r` one already placed.
+int64_t side_srcline_cmp(const BranchSide& l, const BranchSide& r, bool output) {
+  using Seen = BranchSide::SrclineSeen;
+  l.srcline_seen = Seen::kInTime;
+  if (!output) {
+    r.srcline_seen = Seen::kInTime;
+  } else if (r.srcline_seen == Seen::kNever) {
+    r.srcline_seen = Seen::kLate;
+  }
   const std::string_view lt = l.srcline ? std::string_view(*l.srcline) : std::string_view();
   const std::string_view rt = r.srcline ? std::string_view(*r.srcline) : std::string_view();
   return sign(rt.compare(lt));
@@ -164,8 +173,8 @@ int BranchHist::compare_key(const BranchSortKey& key, const BranchHistEntry& a, 
     case BranchKey::kCycles:
       perf = sign(static_cast<int64_t>(a.flags.cycles()) - static_cast<int64_t>(b.flags.cycles()));
       break;
-    case BranchKey::kSrclineFrom: perf = side_srcline_cmp(a.from, b.from); break;
-    case BranchKey::kSrclineTo: perf = side_srcline_cmp(a.to, b.to); break;
+    case BranchKey::kSrclineFrom: perf = side_srcline_cmp(a.from, b.from, output); break;
+    case BranchKey::kSrclineTo: perf = side_srcline_cmp(a.to, b.to, output); break;
   }
   return static_cast<int>(-perf);
 }

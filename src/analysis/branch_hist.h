@@ -60,6 +60,12 @@ struct BranchSide {
   // ("file.c:21", "dso[offset]" without line tables, "??:0" without a map); interned by the
   // builder, nullptr when no srcline key is in use.
   const std::string* srcline = nullptr;
+  // perf 6.1 looks the text up only when one of its comparisons reaches the key for the entry:
+  // one never compared so prints "(null)", and one first compared after its own place in the
+  // output tree was found (by a later entry's insertion) prints its text but does not widen the
+  // column (perf measures each entry right after inserting it). BranchHist's comparisons note it.
+  enum class SrclineSeen : uint8_t { kNever, kInTime, kLate };
+  mutable SrclineSeen srcline_seen = SrclineSeen::kNever;
 };
 
 // The flags word of a branch entry (perf_branch_entry's bitfields, in host order).

@@ -104,8 +104,11 @@ void print_branch_report_section(std::FILE* out, std::string_view event_name, ui
     };
     side(e->from, dso_from_w, sym_from_w, addr_from_w);
     side(e->to, dso_to_w, sym_to_w, addr_to_w);
-    if (e->from.srcline) srcline_from_w = std::max(srcline_from_w, e->from.srcline->size());
-    if (e->to.srcline) srcline_to_w = std::max(srcline_to_w, e->to.srcline->size());
+    auto srcline_width = [](const BranchSide& s, size_t& w) {
+      if (s.srcline && s.srcline_seen == BranchSide::SrclineSeen::kInTime) w = std::max(w, s.srcline->size());
+    };
+    srcline_width(e->from, srcline_from_w);
+    srcline_width(e->to, srcline_to_w);
   }
 
   const uint64_t base = total_period;
@@ -207,8 +210,10 @@ void print_branch_report_section(std::FILE* out, std::string_view event_name, ui
             }
             case BranchKey::kSrclineFrom:
             case BranchKey::kSrclineTo: {
-              const std::string* t = c.key.key == BranchKey::kSrclineFrom ? e->from.srcline : e->to.srcline;
-              text = t ? t->substr(0, c.width) : std::string();
+              const BranchSide& side = c.key.key == BranchKey::kSrclineFrom ? e->from : e->to;
+              // What perf's "%-*.*s" makes of a text it never looked up.
+              const bool seen = side.srcline && side.srcline_seen != BranchSide::SrclineSeen::kNever;
+              text = (seen ? *side.srcline : std::string("(null)")).substr(0, c.width);
               break;
             }
           }

@@ -206,6 +206,23 @@ TEST_F(ReportBranch, SrclineFromAndToAsPerf) {
   }
 }
 
+// The same keys on a real LBR recording (the corpus' perf.data.branch-4.14, kernel and ld.so
+// branches whose files are not here: "[kernel.kallsyms][ffffffffb420a473]", "ld-2.23.so[1a5c2]").
+// With a srcline key after another key, perf 6.1 prints "(null)" for entries whose comparisons
+// never reached it (it looks the text up in the comparison alone): 145 such rows of 228 with
+// `srcline_to,srcline_from`.
+TEST(ReportBranchCorpus, SrclineFromAndToAsPerf) {
+  TPERF_REQUIRE_PERF();
+  TPERF_REQUIRE_CORPUS();
+  const std::string file = test::corpus_dir() + "/quipper/testdata/perf.data.branch-4.14";
+  for (const char* args : {"-b -s srcline_from", "-b -s srcline_to,cycles", "-b -s comm,srcline_from,srcline_to -n",
+                           "-b -s srcline_to,srcline_from", "-b -s cycles,srcline_from,dso_to",
+                           "-b -s dso_to,dso_from,srcline_from,srcline_to"}) {
+    SCOPED_TRACE(args);
+    expect_report_as_perf(file, args, 100, "trap '' PIPE; ");
+  }
+}
+
 // perf 6.1's mispredict key answers "differs" as "goes right" both ways, so what merges depends on
 // its tree's shape. Worked out by hand for this file's 41 branches: 18 predicted ones (the first
 // six samples) stay at the root A; the 6 mispredicted go right of it (B); the first branch of
