@@ -123,6 +123,8 @@ const std::vector<std::string>& reading_commands() {
       "report {} --tasks",
       "report {} --mmaps",
       "report {} --stdio --off-cpu",
+      // Branch mode's keys, srcline_from/to among them (a file without branch stacks refuses -b).
+      "report {} --stdio -b -s comm,dso_from,symbol_to,srcline_from,srcline_to,cycles",
       "collapse {}",
       "export --format pprof -o - {}",
       "export --format firefox -o - {}",
