@@ -103,6 +103,7 @@ std::string_view dso_column_name(const session::Dso* dso) {
 }
 
 Hist::Hist(std::vector<SortKey> keys, unsigned members) : keys_(std::move(keys)), members_(std::max(members, 1u)) {
+  member_input_.resize(members_ - 1);
   for (SortKey k : keys_) {
     if (k == SortKey::kSym || k == SortKey::kSymoff) break;
     if (k == SortKey::kDso) dso_before_sym_ = true;
@@ -178,9 +179,20 @@ bool Hist::same_keys(const HistEntry& a, const HistEntry& b) const {
   return true;
 }
 
-uint32_t Hist::findnew(const HistEntry& e) {
+uint32_t Hist::findnew(const HistEntry& e, unsigned member) {
   HistEntry key = normalized(e);
   note_order_risk(key);
+  if (member > 0) {
+    // A member's own tree, walked (groups are small; the hash serves the leader).
+    const auto idx = static_cast<uint32_t>(entries_.size());
+    const uint32_t found =
+        member_input_[member - 1].find_or_insert(idx, [&](uint32_t at) { return compare_keys(key, entries_[at]); });
+    if (found != idx) return found;
+    entries_.push_back(key);
+    origin_.resize(entries_.size(), 0);
+    origin_[idx] = static_cast<uint8_t>(std::min(member, 0xffu));
+    return idx;
+  }
   const bool walk = walks(key);
   size_t h = 0;
   size_t i = 0;
@@ -288,18 +300,6 @@ int Hist::compare_members(const HistEntry& a, const HistEntry& b) const {
   return 0;
 }
 
-void Hist::take_thread(uint32_t entry, const HistEntry& sample, unsigned member) {
-  if (members_ == 1) return;
-  const size_t before = thread_from_.size();
-  if (before < entries_.size()) thread_from_.resize(entries_.size(), 0xff);
-  if (entry >= before) thread_from_[entry] = static_cast<uint8_t>(std::min(member, 0xfeu));  // just made from this sample
-  if (member < thread_from_[entry]) {
-    entries_[entry].tid = sample.tid;
-    entries_[entry].pid = sample.pid;
-    thread_from_[entry] = static_cast<uint8_t>(member);
-  }
-}
-
 void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
                unsigned member, uint64_t count) {
   total_samples_ += count;
@@ -307,9 +307,8 @@ void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<
   total_period_ += period;
   if (!srcline_known_.empty()) srcline_known_.clear();
   if (!trace_known_.empty()) trace_known_.clear();
-  uint32_t i = findnew(self);
+  uint32_t i = findnew(self, member);
   last_self_ = i;
-  take_thread(i, self, member);
   // The leader's values are the entry's own; another member's go to its column.
   auto credit = [&](uint32_t entry, bool own) {
     if (member == 0) {
@@ -354,9 +353,8 @@ void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<
         continue;
       }
     }
-    uint32_t j = findnew(c);
+    uint32_t j = findnew(c, member);
     if (!order_is_total()) he_cache_.push_back(j);
-    take_thread(j, c, member);
     if (j >= credited_.size()) credited_.resize(entries_.size());
     const bool first = credited_[j] != stamp;
     caller_entries_.push_back(j);
@@ -637,8 +635,10 @@ bool Hist::lazily_known(const HistEntry& e, SortKey key, std::vector<uint8_t>& k
       uint64_t lookups = 0;
       for (size_t i = b; i < end; ++i) {
         const HistEntry& g = entries_[order[i]];
-        lookups += std::max(g.samples, g.children_samples);
-        for (unsigned m = 1; m < members_; ++m) lookups += member_samples(g, m);
+        // Each entry counts the samples of the member it was made for (a leader entry's group
+        // columns hold its members' entries' samples once the order has been read).
+        const unsigned origin = order[i] < origin_.size() ? origin_[order[i]] : 0;
+        lookups += origin == 0 ? std::max(g.samples, g.children_samples) : member_samples(g, origin);
       }
       for (size_t i = b; i < end; ++i) known[order[i]] = lookups >= 2;
       b = end;
@@ -684,40 +684,70 @@ std::vector<const HistEntry*> Hist::in_key_order() const {
   return in;
 }
 
+void Hist::merge_into(uint32_t into, uint32_t from) const {
+  HistEntry& dst = entries_[into];
+  const HistEntry& src = entries_[from];
+  dst.period += src.period;
+  dst.samples += src.samples;
+  dst.children_period += src.children_period;
+  dst.children_samples += src.children_samples;
+  for (unsigned m = 1; m < members_; ++m) add_member_values(into, from, m);
+  if (trees_) {
+    submit_trees();
+    trees_->finish();
+    trees_->merge(into, from);
+  }
+}
+
+void Hist::add_member_values(uint32_t into, uint32_t from, unsigned m) const {
+  const size_t stride = members_ - 1;
+  const size_t at_from = static_cast<size_t>(from) * stride + m - 1, at_into = static_cast<size_t>(into) * stride + m - 1;
+  if (at_from >= member_values_.size()) return;
+  if (at_into >= member_values_.size()) member_values_.resize(entries_.size() * stride);
+  member_values_[at_into].period += member_values_[at_from].period;
+  member_values_[at_into].samples += member_values_[at_from].samples;
+  member_values_[at_into].children_period += member_values_[at_from].children_period;
+}
+
+PerfRbTree Hist::collapse(const std::vector<uint32_t>& order) const {
+  PerfRbTree collapsed;
+  for (uint32_t i : order) {
+    const uint32_t into = collapsed.find_or_insert(i, [&](uint32_t at) { return compare_keys(entries_[i], entries_[at]); });
+    if (into != i) merge_into(into, i);
+  }
+  return collapsed;
+}
+
 void Hist::collapse_once() const {
   // The order perf walks the entries in: its input tree's (kept as entries were made), and when
   // a key needs it (comm), its collapsed tree's, into which the input tree's entries go in that
   // order and where an entry the walk finds equal takes the new one in.
   if (collapsed_) return;
   collapsed_ = true;
-  key_order_ = input_.in_order();
-  if (!use_comm_) return;
-  PerfRbTree collapsed;
-  for (uint32_t i : key_order_) {
-    const uint32_t into = collapsed.find_or_insert(i, [&](uint32_t at) { return compare_keys(entries_[i], entries_[at]); });
-    if (into == i) continue;
-    HistEntry& dst = entries_[into];
-    const HistEntry& src = entries_[i];
-    dst.period += src.period;
-    dst.samples += src.samples;
-    dst.children_period += src.children_period;
-    dst.children_samples += src.children_samples;
-    for (unsigned m = 1; m < members_; ++m) {
-      const size_t stride = members_ - 1;
-      const size_t from = static_cast<size_t>(i) * stride + m - 1, to = static_cast<size_t>(into) * stride + m - 1;
-      if (from >= member_values_.size()) continue;
-      if (to >= member_values_.size()) member_values_.resize(entries_.size() * stride);
-      member_values_[to].period += member_values_[from].period;
-      member_values_[to].samples += member_values_[from].samples;
-      member_values_[to].children_period += member_values_[from].children_period;
+  if (members_ == 1) {
+    key_order_ = use_comm_ ? collapse(input_.in_order()).in_order() : input_.in_order();
+    return;
+  }
+  // A group: each member's entries are collapsed in their own tree, then paired with the
+  // leader's (see member_input_).
+  PerfRbTree tree = use_comm_ ? collapse(input_.in_order()) : input_;
+  for (unsigned m = 1; m < members_; ++m) {
+    const PerfRbTree& own = member_input_[m - 1];
+    const PerfRbTree member = use_comm_ ? collapse(own.in_order()) : own;
+    std::vector<uint8_t> paired(entries_.size(), 0);
+    for (uint32_t l : tree.in_order()) {
+      const uint32_t found = member.find([&](uint32_t at) { return compare_keys(entries_[l], entries_[at]); });
+      if (found == PerfRbTree::kNone || paired[found]) continue;
+      paired[found] = 1;
+      add_member_values(l, found, m);
     }
-    if (trees_) {
-      submit_trees();
-      trees_->finish();
-      trees_->merge(into, i);
+    for (uint32_t e : member.in_order()) {
+      if (paired[e]) continue;
+      const uint32_t into = tree.find_or_insert(e, [&](uint32_t at) { return compare_keys(entries_[e], entries_[at]); });
+      if (into != e) add_member_values(into, e, m);
     }
   }
-  key_order_ = collapsed.in_order();
+  key_order_ = tree.in_order();
 }
 
 std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees, std::span<const SortKey> elided,

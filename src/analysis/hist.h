@@ -169,7 +169,7 @@ class Hist {
 
  private:
   HistEntry normalized(const HistEntry& e) const;
-  uint32_t findnew(const HistEntry& key);
+  uint32_t findnew(const HistEntry& key, unsigned member);
   size_t hash_of(const HistEntry& e) const;
   bool same_keys(const HistEntry& a, const HistEntry& b) const;
 
@@ -186,11 +186,15 @@ class Hist {
   std::vector<SortKey> keys_;
   unsigned members_ = 1;
   mutable std::vector<MemberValues> member_values_;
-  // The member whose sample gave entry i its thread: perf's leader hist takes the thread of the
-  // leader's first sample there, and an entry only other members have that of the first such
-  // member, whatever came first in the file (the thread decides ties in children mode).
-  std::vector<uint8_t> thread_from_;
-  void take_thread(uint32_t entry, const HistEntry& sample, unsigned member);
+  // A group's members other than the leader keep entries of their own, in input trees of their
+  // own, as perf's member hists do (member_input_[m - 1]); origin_[i] is the member entry i was
+  // made for. Their columns join the leader's entries only when the order is first read
+  // (collapse_once()): each leader entry takes the values of the member entry that member's tree
+  // finds for it, and a member entry left over goes into the leader's tree with its own keys and
+  // thread, no leader values (perf's hists__match() and hists__link()). An entry only members
+  // have so goes in after all the leader's, which changes no place perf's non-total order gave.
+  std::vector<PerfRbTree> member_input_;
+  std::vector<uint8_t> origin_;
   bool use_comm_ = false, use_pid_ = false, use_tid_ = false, use_dso_ = false, use_sym_ = false,
        use_symoff_ = false, use_cpu_ = false, use_srcline_ = false, use_parent_ = false,
        use_trace_ = false;
@@ -258,6 +262,11 @@ class Hist {
   // once, on the first read of the order; merged-away entries leave key_order_.
   void collapse_once() const;
   mutable bool collapsed_ = false;
+  // collapse_once()'s steps: a tree of the entries `order` lists, equal ones merged; one entry's
+  // values (all members', and its callchain tree) added into another's; member `m`'s values.
+  PerfRbTree collapse(const std::vector<uint32_t>& order) const;
+  void merge_into(uint32_t into, uint32_t from) const;
+  void add_member_values(uint32_t into, uint32_t from, unsigned m) const;
   mutable std::vector<uint32_t> key_order_;
   // The last add(): its entry, the entry of each caller, and whether that caller was the first
   // frame of its entry on the chain (recursion credits an entry once). `credited_` stamps each

@@ -34,6 +34,19 @@ class PerfRbTree {
     return item;
   }
 
+  // The item of the node `cmp(existing)` calls equal on the same walk, kNone when the walk ends
+  // without one (perf's hists__find_entry()).
+  static constexpr uint32_t kNone = ~uint32_t{0};
+  template <typename Cmp>
+  uint32_t find(const Cmp& cmp) const {
+    for (int32_t at = tree_.root(); at >= 0;) {
+      const int64_t c = cmp(items_[static_cast<size_t>(at)]);
+      if (c == 0) return items_[static_cast<size_t>(at)];
+      at = c < 0 ? tree_.node(at).left : tree_.node(at).right;
+    }
+    return kNone;
+  }
+
   // The items in order (leftmost first).
   std::vector<uint32_t> in_order() const;
   size_t size() const { return items_.size(); }
