@@ -93,6 +93,7 @@ const char* sort_key_header(SortKey key) {
     case SortKey::kSrcline: return "Source:Line";
     case SortKey::kParent: return "Parent symbol";
     case SortKey::kTrace: return "Trace output";
+    case SortKey::kIpcNull: return "IPC   [IPC Coverage]";
   }
   return "";
 }
@@ -120,6 +121,7 @@ Hist::Hist(std::vector<SortKey> keys, unsigned members) : keys_(std::move(keys))
       case SortKey::kSrcline: use_srcline_ = true; break;
       case SortKey::kParent: use_parent_ = true; break;
       case SortKey::kTrace: use_trace_ = true; break;
+      case SortKey::kIpcNull: break;  // the symbol's comparison, after the sym key
     }
   }
 }
@@ -594,6 +596,10 @@ int Hist::compare_key(SortKey k, const HistEntry& a, const HistEntry& b, bool by
       } else if (by_address) {
         c = signed_diff(a.loc.addr, b.loc.addr);
       }
+      break;
+    case SortKey::kIpcNull:
+      // perf gives this column the symbol's key comparison, which its output sort uses as well.
+      c = compare_key(SortKey::kSym, a, b, true);
       break;
   }
   return c;

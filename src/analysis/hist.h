@@ -23,7 +23,10 @@ struct Symbol;
 
 namespace tperf::analysis {
 
-enum class SortKey : uint8_t { kComm, kPid, kTid, kDso, kSym, kSymoff, kCpu, kSrcline, kParent, kTrace };
+// kIpcNull: the IPC column perf 6.1 report adds to a --sort text that says "symbol" (empty without
+// branch stacks); it compares as the symbol does in perf's input trees, by address, in the
+// output sort too, and is never given by name.
+enum class SortKey : uint8_t { kComm, kPid, kTid, kDso, kSym, kSymoff, kCpu, kSrcline, kParent, kTrace, kIpcNull };
 
 // Parses perf's --sort syntax ("comm,dso,sym"; "symbol" and "thread" spellings too). Returns ""
 // or a message naming the unknown key.

@@ -159,6 +159,9 @@ int run_hist_report(const ReportCliOptions& cli) {
       return fail(err);
     }
   }
+  // perf adds its IPC column to a --sort text that says "symbol" (ipc_lbr in branch mode, which
+  // has its own report; without branch stacks the column is empty).
+  if (cli.sort.find("symbol") != std::string::npos) keys.push_back(analysis::SortKey::kIpcNull);
   // -p REGEX: the parent key joins the sort keys (perf adds it at the end).
   if (!cli.parent_pattern.empty() && std::find(keys.begin(), keys.end(), analysis::SortKey::kParent) == keys.end()) {
     keys.push_back(analysis::SortKey::kParent);

@@ -83,7 +83,8 @@ void print_diff_section(std::FILE* out, const DiffSection& section, const analys
       case SortKey::kCpu: cols.push_back({"CPU", 3, false}); break;
       case SortKey::kSrcline:
       case SortKey::kParent:
-      case SortKey::kTrace: break;  // refused by tperf diff
+      case SortKey::kTrace:
+      case SortKey::kIpcNull: break;  // refused by tperf diff
     }
   }
 
@@ -146,7 +147,8 @@ void print_diff_section(std::FILE* out, const DiffSection& section, const analys
         case SortKey::kCpu: cell(i++, cpu_text(e.cpu)); break;
         case SortKey::kSrcline:
         case SortKey::kParent:
-        case SortKey::kTrace: break;
+        case SortKey::kTrace:
+        case SortKey::kIpcNull: break;
       }
     }
     row += '\n';

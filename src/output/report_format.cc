@@ -204,6 +204,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
           case SortKey::kSrcline: cols.push_back({"Source:Line", srcline_w, false, false, f}); break;
           case SortKey::kParent: cols.push_back({"Parent symbol", parent_w, false, true, f}); break;
           case SortKey::kTrace: cols.push_back({"Trace output", trace_w, false, false, f}); break;
+          case SortKey::kIpcNull: cols.push_back({"IPC   [IPC Coverage]", 20, false, true, f}); break;
         }
         break;
     }
@@ -277,6 +278,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
           cell(i, text.substr(0, trace_w));
           break;
         }
+        case SortKey::kIpcNull: cell(i, "-      -"); break;
       }
     }
     row += '\n';

@@ -150,6 +150,8 @@ const std::vector<std::string>& compared_modes() {
   static const std::vector<std::string> modes = {
       "script", "report --stdio", "report --stdio --no-children", "report --stdio -g folded",
       "report --stdio -s dso,sym",
+      // "symbol" spelled out: perf adds its IPC column.
+      "report --stdio --no-children -s dso,symbol",
   };
   return modes;
 }
@@ -343,7 +345,7 @@ TEST(PipeE2E, PerfRecordPipedIntoReportAndScript) {
     SCOPED_TRACE(how);
     CommandResult rec = run(fmt::format("perf record -q {} -o - -- {} 0.3 > {}", how, shell_quote(spin), shell_quote(stream)));
     ASSERT_EQ(rec.status, 0) << "set-up failed: perf record into a pipe: " << rec.err;
-    for (const char* args : {"", "--no-children", "-g folded", "-s comm,dso,sym -n", "-G", "-g callee"}) {
+    for (const char* args : {"", "--no-children", "-g folded", "-s comm,dso,sym -n", "-G", "-g callee", "-s comm,symbol -n"}) {
       if (std::string(how).find("-g") == std::string::npos && std::string(args).find('g') != std::string::npos) continue;
       SCOPED_TRACE(args);
       auto c = test::e2e::compare_outputs(

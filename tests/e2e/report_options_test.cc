@@ -137,6 +137,26 @@ TEST(ReportOptionsE2E, TimeRangeWithoutSamples) {
   EXPECT_NE(t.err.find("--time abc"), std::string::npos) << t.err;
 }
 
+// perf report adds an IPC column (empty without branch stacks) when the --sort text says
+// "symbol" rather than "sym", and its output sort compares that column as its input trees compare
+// symbols: by address, which orders the unresolved entries of equal share (the stripped files).
+TEST(ReportOptionsE2E, SymbolSpelledOutAddsTheIpcColumn) {
+  REQUIRE_RECORDINGS();
+  for (const char* file : {"user", "user-fp", "symbols-fp"}) {
+    SCOPED_TRACE(file);
+    const std::string& path = rec.files.at(file);
+    const bool chains = std::string(file) != "user";
+    for (const char* args : {"-s symbol --no-children -n", "-s comm,dso,symbol -g none", "-s symbol,dso --no-children -g folded"}) {
+      if (!chains && std::string(args).find("folded") != std::string::npos) continue;  // perf refuses -g there
+      SCOPED_TRACE(args);
+      EXPECT_SAME_REPORT(path, args, 8);
+    }
+  }
+  const CommandResult t = run(fmt::format("{} report --stdio -i {} -s symbol", TPERF_BINARY, shell_quote(rec.files.at("user"))));
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find("IPC   [IPC Coverage]"), std::string::npos);
+}
+
 // -S keeps the samples of the named symbols; like the other filters it hides the entries the
 // other samples created (perf keeps an entry's state from its first sample, so the callers of a
 // listed symbol show up too) and, by default (absolute), keeps every sample in the totals.
