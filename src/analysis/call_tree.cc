@@ -1,5 +1,7 @@
 #include "analysis/call_tree.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <functional>
 #include <string_view>
@@ -46,6 +48,20 @@ bool CallFrame::same_as(const CallFrame& o) const {
 }
 
 uint32_t CallFrameTable::intern(const CallFrame& f) {
+  if (by_address_) {
+    // perf's address key: the DSO object and the raw address, symbol or not.
+    if (frames_.size() * 2 >= slots_.size()) grow();
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = hash_key(f.ip, f.dso, false) & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.id == 0) {
+        s = Slot{f.ip, f.dso, static_cast<uint32_t>(frames_.size() + 1), false};
+        frames_.push_back(f);
+        return s.id - 1;
+      }
+      if (s.value == f.ip && s.dso == f.dso) return s.id - 1;
+    }
+  }
   const bool named = f.sym != nullptr;
   // An inlined function is one frame by its name wherever it was inlined (kInlineKey stands
   // for the dso then; the name's hash is the value, the name itself compared on a match).
@@ -101,6 +117,7 @@ void CallTree::destroy(CallNode* node) {
     todo.pop_back();
     todo.insert(todo.end(), n->children.begin(), n->children.end());
     if (n->index) std::pmr::polymorphic_allocator<ChildIndex>(resource_).delete_object(n->index);
+    if (n->counts) std::pmr::polymorphic_allocator<std::pmr::vector<BranchCounts>>(resource_).delete_object(n->counts);
     alloc.delete_object(n);
   }
 }
@@ -125,9 +142,17 @@ void CallTree::add_child(CallNode& node, CallNode* child) {
   node.children.push_back(child);
 }
 
-void CallTree::append(std::span<const uint32_t> chain, uint64_t period) {
+void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::span<const ChainBranch> branches) {
   if (chain.empty()) return;
+  if (branches.size() != chain.size()) branches = {};
   max_depth_ = std::max(max_depth_, chain.size());
+  auto counts_of = [&](CallNode& n) -> std::pmr::vector<BranchCounts>& {
+    if (!n.counts) {
+      n.counts = std::pmr::polymorphic_allocator<std::pmr::vector<BranchCounts>>(resource_)
+                     .new_object<std::pmr::vector<BranchCounts>>(n.frames.ids.size());
+    }
+    return *n.counts;
+  };
   CallNode* node = &root_;
   size_t pos = 0;
   while (true) {
@@ -135,6 +160,10 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period) {
     if (!next) {
       CallNode* child = make_node();
       child->frames.ids.assign(chain.begin() + static_cast<ptrdiff_t>(pos), chain.end());
+      if (!branches.empty()) {
+        std::pmr::vector<BranchCounts>& counts = counts_of(*child);
+        for (size_t i = 0; i < counts.size(); ++i) counts[i].add(branches[pos + i], true);
+      }
       child->hit = period;
       node->children_hit += period;
       add_child(*node, child);
@@ -146,10 +175,19 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period) {
     const size_t limit = std::min(run.size(), chain.size() - pos);
     size_t k = 1;
     while (k < limit && run[k] == chain[pos + k]) ++k;
+    if (!branches.empty()) {
+      // perf counts a branch at each frame its walk finds equal, before it splits the run.
+      std::pmr::vector<BranchCounts>& counts = counts_of(*next);
+      for (size_t i = 0; i < k; ++i) counts[i].add(branches[pos + i], false);
+    }
     if (k < run.size()) {
       // Split: the unmatched tail of the run becomes the only child of the matched head.
       CallNode* tail = make_node();
       tail->frames.ids.assign(run.begin() + static_cast<ptrdiff_t>(k), run.end());
+      if (next->counts) {
+        counts_of(*tail).assign(next->counts->begin() + static_cast<ptrdiff_t>(k), next->counts->end());
+        next->counts->resize(k);
+      }
       tail->hit = next->hit;
       tail->children_hit = next->children_hit;
       tail->children.swap(next->children);
@@ -170,6 +208,97 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period) {
   }
 }
 
+void BranchCounts::add(const ChainBranch& b, bool first) {
+  if (!b.branch) return;
+  ++branch_count;
+  if (b.is_to) {
+    branch_to = true;
+    if (b.flags & 2) ++predicted_count;
+    if (b.flags & 8) ++abort_count;
+    // perf's branch_type_count(): typed branches from a known address only.
+    const unsigned type = (b.flags >> 20) & 0xf;
+    if (type == 0 || b.from == 0) return;
+    if (type == 15) {
+      ++new_type_counts[(b.flags >> 26) & 0xf];
+    } else {
+      ++type_counts[type];
+    }
+    if (type == 1) {
+      if (b.to > b.from) {
+        ++cond_fwd;
+      } else {
+        ++cond_bwd;
+      }
+    }
+    auto crosses = [&](uint64_t size) { return (b.from & ~(size - 1)) != (b.to & ~(size - 1)); };
+    if (crosses(uint64_t{2} << 20)) {
+      ++cross_2m;
+    } else if (crosses(uint64_t{4} << 10)) {
+      ++cross_4k;
+    }
+  } else {
+    branch_to = false;
+    cycles_count += (b.flags >> 4) & 0xffff;
+    iter_count += b.nr_loop_iter;
+    iter_cycles += b.iter_cycles;
+    // perf's first node of a frame does not count itself among the "from"s (fill_node).
+    if (!first) ++from_count;
+  }
+}
+
+std::string BranchCounts::text() const {
+  if (branch_count == 0) return " (calltrace)";
+  std::string out;
+  int n = 0;
+  auto word = [&](std::string_view w) {
+    out += n++ ? " " : " (";
+    out += w;
+  };
+  if (branch_to) {
+    static const char* const kTypes[15] = {"",         "COND",     "UNCOND", "IND",       "CALL",
+                                           "IND_CALL", "RET",      "SYSCALL", "SYSRET",   "COND_CALL",
+                                           "COND_RET", "ERET",     "IRQ",    "SERROR",    "NO_TX"};
+    static const char* const kNewTypes[16] = {"FAULT_ALGN", "FAULT_DATA", "FAULT_INST", "ARCH_1", "ARCH_2", "ARCH_3",
+                                              "ARCH_4",     "ARCH_5",     "",           "",       "",       "",
+                                              "",           "",           "",           ""};
+    uint64_t total = 0;
+    for (uint64_t c : type_counts) total += c;
+    for (uint64_t c : new_type_counts) total += c;
+    if (total) {
+      if (cond_fwd) word("COND_FWD");
+      if (cond_bwd) word("COND_BWD");
+      for (unsigned t = 2; t < 15; ++t) {
+        if (type_counts[t]) word(kTypes[t]);
+      }
+      for (unsigned t = 0; t < 16; ++t) {
+        if (new_type_counts[t]) word(kNewTypes[t]);
+      }
+      if (cross_4k) word("CROSS_4K");
+      if (cross_2m) word("CROSS_2M");
+    }
+    // perf passes these shares as floats.
+    if (predicted_count < branch_count) {
+      word(fmt::format("predicted:{:.1f}%",
+                       static_cast<double>(static_cast<float>(static_cast<double>(predicted_count) * 100.0 /
+                                                              static_cast<double>(branch_count)))));
+    }
+    if (abort_count) {
+      const float v = static_cast<float>(static_cast<double>(abort_count) * 100.0 / static_cast<double>(branch_count));
+      if (!(v < 0.1f)) word(fmt::format("abort:{:.1f}%", static_cast<double>(v)));
+    }
+  } else {
+    if (const uint64_t cycles = cycles_count / branch_count) word(fmt::format("cycles:{}", static_cast<int64_t>(cycles)));
+    if (iter_count && from_count) {
+      if (const uint64_t v = iter_count / from_count) {
+        word(fmt::format("iter:{}", static_cast<int64_t>(v)));
+        word(fmt::format("avg_cycles:{}", static_cast<int64_t>(iter_cycles / iter_count)));
+      }
+    }
+  }
+  if (n) out += ')';
+  return out;
+}
+
 // perf's order of a node's children in its tree (rb_root_in): each new child went in by
 // match_chain() against the ones there, to the left of those it compares below. An inlined
 // function compares by name, the greater first. Otherwise perf 6.1 compares the frames' DSO
@@ -183,17 +312,19 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period) {
 // by side that is no total order, so the tree's shape decides (replay_tree). Children are kept in
 // the order they were made, perf's insertion order.
 std::vector<const CallNode*> children_in_perf_order(const CallNode& node) {
-  auto before = [](const CallNode* a, const CallNode* b) {
+  // The address key (--branch-history) compares the DSOs, then the raw addresses.
+  const bool by_address = node.frames.table && node.frames.table->by_address();
+  auto before = [by_address](const CallNode* a, const CallNode* b) {
     if (a->frames.empty() || b->frames.empty()) return false;
     const CallFrame& fa = a->frames[0];
     const CallFrame& fb = b->frames[0];
-    if (fa.sym && fb.sym && (fa.sym->inlined || fb.sym->inlined)) return fa.sym->name() > fb.sym->name();
+    if (!by_address && fa.sym && fb.sym && (fa.sym->inlined || fb.sym->inlined)) return fa.sym->name() > fb.sym->name();
     if (fa.dso != fb.dso) {
       if (!fa.dso || !fb.dso) return fa.dso != nullptr;
       // perf made its kernel DSO first, at the lowest address of all as a rule: last.
       if (fa.dso->kernel != fb.dso->kernel) return fb.dso->kernel;
     }
-    const bool by_start = fa.sym && fb.sym;
+    const bool by_start = !by_address && fa.sym && fb.sym;
     return (by_start ? fa.sym_start : fa.ip) > (by_start ? fb.sym_start : fb.ip);
   };
   std::vector<const CallNode*> children;

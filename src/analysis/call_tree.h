@@ -12,6 +12,7 @@
 #include <memory>
 #include <memory_resource>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace tperf::session {
@@ -28,14 +29,49 @@ struct CallFrame {
   const session::Dso* dso = nullptr;
   const symbols::Symbol* sym = nullptr;  // nullptr: unresolved
   uint64_t sym_start = 0;
+  // Frames told apart by address (--branch-history): the frame's srcline, shown after its
+  // symbol's name; nullptr otherwise.
+  const std::string* srcline = nullptr;
   // perf matches frames by function when both have a symbol (an inlined one by its name alone),
   // else by address.
   bool same_as(const CallFrame& o) const;
 };
 
+// What a frame of a --branch-history chain says of its branch (perf's callchain_cursor_node
+// branch fields): the target ("to") of a branch, or where one was taken ("from").
+struct ChainBranch {
+  bool branch = false;    // false: a frame of the sample's own callchain
+  bool is_to = false;     // the branch's target (perf: a node with branch_from set)
+  uint64_t from = 0, to = 0;  // the branch's addresses (its type statistics)
+  uint64_t flags = 0;     // perf's branch_flags word (perfdata::BranchEntry::flags)
+  uint32_t nr_loop_iter = 0;  // loops removed after this "from" (perf's remove_loops)
+  uint64_t iter_cycles = 0;
+};
+
+// The branch counts of one frame of a tree node, summed over the chains that went through it
+// (perf's callchain_list counters): printed after the frame as "(cycles:N)", "(CALL
+// predicted:50.0%)", or " (calltrace)" for a frame that was no branch.
+struct BranchCounts {
+  uint64_t branch_count = 0, predicted_count = 0, abort_count = 0, cycles_count = 0;
+  uint64_t iter_count = 0, iter_cycles = 0, from_count = 0;
+  bool branch_to = false;
+  uint64_t type_counts[16] = {};  // by type; EXTEND_ABI (15) by new_type in new_type_counts
+  uint64_t new_type_counts[16] = {};
+  uint64_t cond_fwd = 0, cond_bwd = 0, cross_4k = 0, cross_2m = 0;
+  // One more chain through this frame; `first`: the chain that made the node (perf's fill_node,
+  // which does not count a "from" among from_count as its later matches do).
+  void add(const ChainBranch& b, bool first);
+  // The text perf appends to the frame's name ("" when there is nothing to say).
+  std::string text() const;
+};
+
 // Ids for frames: frames same_as() each other get one id and are shown as the first of them.
+// `by_address`: frames are told apart by DSO and address alone (perf's -g ...,address key,
+// which --branch-history sets).
 class CallFrameTable {
  public:
+  explicit CallFrameTable(bool by_address = false) : by_address_(by_address) {}
+  bool by_address() const { return by_address_; }
   uint32_t intern(const CallFrame& f);
   const CallFrame& operator[](uint32_t id) const { return frames_[id]; }
   size_t size() const { return frames_.size(); }
@@ -48,6 +84,7 @@ class CallFrameTable {
     bool named = false;
   };
   void grow();
+  bool by_address_ = false;
   std::vector<CallFrame> frames_;
   std::vector<Slot> slots_;  // open addressing, linear probing, power-of-two size
 };
@@ -95,6 +132,9 @@ struct CallNode {
   // Children by the id of their first frame, made once a node has many (deep recursive
   // profiles give nodes thousands of children).
   std::pmr::vector<std::pair<uint32_t, CallNode*>>* index = nullptr;  // sorted by id; in the tree's resource
+  // --branch-history: the branch counts of each frame of the run (parallel to frames.ids), in
+  // the tree's resource; nullptr in trees without branch frames.
+  std::pmr::vector<BranchCounts>* counts = nullptr;
   uint64_t cumul() const { return hit + children_hit; }
 };
 
@@ -109,7 +149,9 @@ class CallTree {
   CallTree& operator=(const CallTree&) = delete;
 
   // Adds one chain of frame ids (in display order: root first for caller graphs) with its period.
-  void append(std::span<const uint32_t> chain, uint64_t period);
+  // `branches` (empty, or parallel to `chain`): what each frame says of its branch; the nodes
+  // the chain goes through then count them (BranchCounts).
+  void append(std::span<const uint32_t> chain, uint64_t period, std::span<const ChainBranch> branches = {});
   // Adds every chain of `src` (same frame table) as perf's callchain_merge does: each node's
   // path with the period that ended there, parents before children, children in perf's order.
   void merge(const CallTree& src);

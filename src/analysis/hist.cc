@@ -466,7 +466,11 @@ class Hist::TreeBuilder {
       if (trees_.size() <= j.entry) trees_.resize(j.entry + 1);
       auto& t = trees_[j.entry];
       if (!t) t = std::make_unique<CallTree>(frames_, &pool_);
-      t->append(ids.subspan(j.begin, j.end - j.begin), j.period);
+      std::span<const ChainBranch> branches;
+      if (batch.branches.size() == batch.ids.size()) {
+        branches = std::span<const ChainBranch>(batch.branches).subspan(j.begin, j.end - j.begin);
+      }
+      t->append(ids.subspan(j.begin, j.end - j.begin), j.period, branches);
     }
   }
 
@@ -485,21 +489,39 @@ Hist::~Hist() = default;
 Hist::Hist(Hist&&) noexcept = default;
 Hist& Hist::operator=(Hist&&) noexcept = default;
 
+void Hist::use_address_frames() {
+  if (!trees_) frames_ = std::make_unique<CallFrameTable>(true);
+}
+
 void Hist::add_with_chain(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
-                          std::span<const CallFrame> frames, unsigned member, uint64_t count) {
+                          std::span<const CallFrame> frames, unsigned member, uint64_t count,
+                          std::span<const ChainBranch> branches) {
   add(self, period, cumulate, callers, member, count);
   // The graphs are the leader's.
   if (frames.empty() || member != 0) return;
   if (!trees_) trees_ = std::make_unique<TreeBuilder>(frames_.get(), std::thread::hardware_concurrency() > 1);
+  const bool with_branches = branches.size() == frames.size();
+  // The branch counts of a tree are kept for every chain once one has them.
+  if (with_branches && batch_.branches.size() < batch_.ids.size()) batch_.branches.resize(batch_.ids.size());
   const auto begin = static_cast<uint32_t>(batch_.ids.size());
   for (const CallFrame& f : frames) batch_.ids.push_back(frames_->intern(f));
   const auto end = static_cast<uint32_t>(batch_.ids.size());
-  batch_.jobs.push_back({last_self_, begin, end, period});
-  if (cumulate) {
-    // Every other entry credited above gets the chain from its first frame on.
-    for (size_t j = 0; j < caller_entries_.size() && j < frames.size(); ++j) {
-      if (!caller_first_[j] || caller_entries_[j] == last_self_) continue;
-      batch_.jobs.push_back({caller_entries_[j], begin + static_cast<uint32_t>(j), end, period});
+  if (with_branches) {
+    batch_.branches.insert(batch_.branches.end(), branches.begin(), branches.end());
+  } else if (!batch_.branches.empty()) {
+    batch_.branches.resize(batch_.ids.size());
+  }
+  // Samples added together count each of their branches as perf's one by one would.
+  const uint64_t times = with_branches ? std::max<uint64_t>(count, 1) : 1;
+  for (uint64_t t = 0; t < times; ++t) {
+    const uint64_t p = t == 0 ? period : 0;
+    batch_.jobs.push_back({last_self_, begin, end, p});
+    if (cumulate) {
+      // Every other entry credited above gets the chain from its first frame on.
+      for (size_t j = 0; j < caller_entries_.size() && j < frames.size(); ++j) {
+        if (!caller_first_[j] || caller_entries_[j] == last_self_) continue;
+        batch_.jobs.push_back({caller_entries_[j], begin + static_cast<uint32_t>(j), end, p});
+      }
     }
   }
   if (batch_.ids.size() >= kBatchIds) submit_trees();
@@ -606,7 +628,7 @@ int Hist::compare_key(SortKey k, const HistEntry& a, const HistEntry& b, bool by
 }
 
 bool Hist::srcline_known(const HistEntry& e) const {
-  if (!use_srcline_) return true;
+  if (!use_srcline_ || e.srcline_eager) return true;
   const size_t idx = static_cast<size_t>(&e - entries_.data());
   if (idx < cumulative_known_.size() && (cumulative_known_[idx] & 1)) return true;
   return lazily_known(e, SortKey::kSrcline, srcline_known_);

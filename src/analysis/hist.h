@@ -66,6 +66,9 @@ struct HistEntry {
   // The address of the sample that made the entry had no symbol (perf widens the dso column for
   // such entries, whichever keys are in use). Not a key.
   bool unresolved = false;
+  // The srcline came with the entry (a chain frame's, in chains keyed by address): perf knew it
+  // from the start rather than working it out on a comparison (see Hist::srcline_known). Not a key.
+  bool srcline_eager = false;
   // The address of the sample that made the entry, in loc.addr's terms (perf's he->ip: where a
   // data-object symbol shows its offset). Not a key.
   uint64_t first_addr = 0;
@@ -108,8 +111,14 @@ class Hist {
   // display order). Without `cumulate` the sample's entry gets the whole chain; with it, so does
   // the sample's entry, and every other distinct entry on the chain gets the part of the chain
   // from its own frame on (in caller order: the frame and its callees).
+  // `branches` (empty, or parallel to `frames`): --branch-history's branch frames, counted in
+  // the trees' nodes.
   void add_with_chain(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
-                      std::span<const CallFrame> frames, unsigned member = 0, uint64_t count = 1);
+                      std::span<const CallFrame> frames, unsigned member = 0, uint64_t count = 1,
+                      std::span<const ChainBranch> branches = {});
+  // Chains' frames are told apart by DSO and address (perf's -g ...,address, which
+  // --branch-history sets); before the first chain.
+  void use_address_frames();
 
   // Whether compare_keys() is an order on the entries seen so far and on those given to
   // anticipate(). While it is, samples alike can be added together (a count); once it is not,
@@ -227,6 +236,7 @@ class Hist {
   struct TreeBatch {
     std::vector<uint32_t> ids;
     std::vector<TreeJob> jobs;
+    std::vector<ChainBranch> branches;  // empty, or parallel to ids
   };
   void submit_trees() const;
   mutable std::unique_ptr<TreeBuilder> trees_;

@@ -22,13 +22,51 @@
 namespace tperf::analysis {
 
 const std::string* SrclineTexts::get(symbols::Symbolizer& symbolizer, const session::Map* map, int32_t pid,
-                                     uint64_t ip, bool frame) {
+                                     uint64_t ip, bool frame, bool with_name) {
   const Key key{map ? map->dso : nullptr, pid, ip, frame};
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  std::string text = map ? symbolizer.report_srcline(*map, pid, ip, frame) : "??:0";
+  std::string text = map ? symbolizer.report_srcline(*map, pid, ip, frame, with_name) : "??:0";
   const std::string* interned = &*texts_.insert(std::move(text)).first;
   cache_.emplace(key, interned);
   return interned;
+}
+
+size_t remove_branch_loops(std::vector<perfdata::BranchEntry>& l, std::vector<BranchIterations>& iter) {
+  constexpr int kSlots = 127;
+  constexpr uint8_t kNoEntry = 0xff;
+  int nr = static_cast<int>(std::min<size_t>(l.size(), kSlots));
+  iter.assign(static_cast<size_t>(nr), {});
+  uint8_t slot[kSlots];
+  std::fill(std::begin(slot), std::end(slot), kNoEntry);
+  for (int i = 0; i < nr; ++i) {
+    // The kernel's hash_64(from, 7), folded into 127 slots.
+    const int h = static_cast<int>(static_cast<uint32_t>((l[static_cast<size_t>(i)].from * 0x61C8864680B583EBull) >> 57) % kSlots);
+    if (slot[h] == kNoEntry) {
+      slot[h] = static_cast<uint8_t>(i);
+      continue;
+    }
+    if (l[slot[h]].from != l[static_cast<size_t>(i)].from) continue;
+    bool is_loop = true;
+    int off = 0;
+    for (int j = slot[h]; j < i && i + off < nr; ++j, ++off) {
+      if (l[static_cast<size_t>(j)].from != l[static_cast<size_t>(i + off)].from) {
+        is_loop = false;
+        break;
+      }
+    }
+    if (!is_loop) continue;
+    const int rest = nr - (i + off);
+    if (rest > 0) {
+      BranchIterations& it = iter[static_cast<size_t>(i + off)];
+      ++it.nr_loop_iter;
+      it.cycles = 0;
+      for (int k = 0; k < off; ++k) it.cycles += (l[static_cast<size_t>(i + k)].flags >> 4) & 0xffff;
+      std::copy(iter.begin() + i + off, iter.begin() + i + off + rest, iter.begin() + i);
+      std::copy(l.begin() + i + off, l.begin() + i + off + rest, l.begin() + i);
+    }
+    nr -= off;
+  }
+  return static_cast<size_t>(nr);
 }
 
 namespace {
@@ -57,6 +95,12 @@ struct ReportBuilder::Impl {
 
   bool has_key(SortKey k) const { return std::find(opt.keys.begin(), opt.keys.end(), k) != opt.keys.end(); }
 
+  Hist make_hist(unsigned members) const {
+    Hist h(opt.keys, members);
+    if (opt.branch_history) h.use_address_frames();
+    return h;
+  }
+
   const session::Map* find_map(const session::Thread* t, uint8_t cpumode, uint64_t addr) {
     return find_sample_map(machine, symbolizer, t, cpumode, addr);
   }
@@ -82,9 +126,9 @@ struct ReportBuilder::Impl {
       const unsigned members = !opt.no_group && group_size[i] ? group_size[i] : 1;
       if (i < events.size()) {
         // Nothing was counted yet for an event whose group only now became known.
-        if (events[i].samples == 0 && events[i].hist.members() != members) events[i] = {Hist(opt.keys, members), 0, 0};
+        if (events[i].samples == 0 && events[i].hist.members() != members) events[i] = {make_hist(members), 0, 0};
       } else {
-        events.push_back({Hist(opt.keys, members), 0, 0});
+        events.push_back({make_hist(members), 0, 0});
       }
     }
   }
@@ -104,6 +148,15 @@ struct ReportBuilder::Impl {
     return srclines.get(symbolizer, map, pid, ip, frame);
   }
 
+  // The srcline key of a callchain entry's entry (--children): perf works it out from the raw
+  // address when it needs it; in chains keyed by address (--branch-history) the entry takes the
+  // frame's own text, known from the start.
+  const std::string* chain_entry_srcline(const session::Map* map, int32_t pid, uint64_t ip, HistEntry& c) {
+    if (!opt.branch_history || !map) return srcline_of(map, pid, ip, true);
+    c.srcline_eager = true;
+    return chain_srclines.get(symbolizer, map, pid, ip, false, false);
+  }
+
   bool is_parent(const symbols::Symbol* sym) {
     auto [it, fresh] = parent_match.try_emplace(sym, false);
     if (fresh) {
@@ -118,8 +171,11 @@ struct ReportBuilder::Impl {
       Hist& h = events[c.leader].hist;
       const std::span<const HistEntry> c_callers(combo_callers.data() + c.callers_at, c.callers_size);
       if (c.with_chain) {
+        std::span<const ChainBranch> branches;
+        if (c.with_branches) branches = std::span<const ChainBranch>(combo_branches.data() + c.chain_at, c.chain_size);
         h.add_with_chain(c.self, c.period, children, c_callers,
-                         std::span<const CallFrame>(combo_chains.data() + c.chain_at, c.chain_size), c.member, c.count);
+                         std::span<const CallFrame>(combo_chains.data() + c.chain_at, c.chain_size), c.member, c.count,
+                         branches);
       } else {
         h.add(c.self, c.period, children, c_callers, c.member, c.count);
       }
@@ -127,6 +183,7 @@ struct ReportBuilder::Impl {
     combos.clear();
     combo_callers.clear();
     combo_chains.clear();
+    combo_branches.clear();
     combo_index.clear();
     combo_at.clear();
     batch_frames = 0;
@@ -166,6 +223,13 @@ struct ReportBuilder::Impl {
   std::vector<uint64_t> key;
 
   SrclineTexts srclines;  // the srcline key's
+  SrclineTexts chain_srclines;  // shown after the symbols of chains keyed by address
+  // --branch-history scratch: the sample's branches in chain order, their loop counts, and what
+  // each frame of the chain says of its branch (parallel to `chain`).
+  std::vector<perfdata::BranchEntry> branch_entries;
+  std::vector<BranchIterations> branch_iters;
+  std::vector<ChainBranch> chain_branches;
+  bool branches_with_chains_noted = false;
   std::unordered_map<const symbols::Symbol*, bool> parent_match;
   std::unordered_set<std::string> trace_texts;
   std::string trace_buf;
@@ -180,6 +244,7 @@ struct ReportBuilder::Impl {
     size_t leader;
     unsigned member;
     bool with_chain;
+    bool with_branches;  // combo_branches holds the chain's branch frames (at chain_at)
     HistEntry self;
     // The combination's caller entries and chain frames: ranges of the batch's shared arrays, so
     // that a batch of stacks that rarely repeat (-a, random recursion) allocates nothing per stack.
@@ -193,6 +258,7 @@ struct ReportBuilder::Impl {
   std::vector<Combo> combos;
   std::vector<HistEntry> combo_callers;
   std::vector<CallFrame> combo_chains;
+  std::vector<ChainBranch> combo_branches;  // parallel to combo_chains once a combo has branches
   util::WordKeyMap combo_index;  // key -> its id
   std::vector<uint32_t> combo_at;  // key id -> the key's first combination in combos
   size_t batch_frames = 0;
@@ -259,7 +325,10 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   // The key, written in place: its fixed head, then the raw chain and the unwound frames, each
   // after its length.
   const size_t chain_words = has_chain ? sample.callchain.size() + 1 : 0;
-  key.resize(9 + chain_words + 1 + user_frames.size());
+  // --branch-history: the branches make the chain, so they are part of the key.
+  const bool branch_chain = opt.branch_history && opt.branch_chains && sample.has(perfdata::kSampleBranchStack);
+  const size_t branch_words = branch_chain ? 1 + 3 * sample.branches.size() : 0;
+  key.resize(9 + chain_words + 1 + user_frames.size() + branch_words);
   uint64_t* k = key.data();
   *k++ = static_cast<uint64_t>(ai);  // the event: its attr decides the unwinding
   *k++ = reinterpret_cast<uintptr_t>(thread.comm_at(sample.time));
@@ -276,6 +345,14 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   }
   *k++ = user_frames.size();
   for (const auto& f : user_frames) *k++ = f.ip;
+  if (branch_chain) {
+    *k++ = sample.branches.size();
+    for (const perfdata::BranchEntry& b : sample.branches) {
+      *k++ = b.from;
+      *k++ = b.to;
+      *k++ = b.flags;
+    }
+  }
   const uint64_t key_hash = util::WordKeyMap::hash(key);
   if (const uint32_t id = combo_index.find(key, key_hash); id != util::WordKeyMap::kAbsent) {
     Combo& c = combos[combo_at[id]];
@@ -388,7 +465,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       HistEntry c = self;
       const session::Map* fmap = f.map ? f.map : find_map(&thread, f.cpumode, f.ip);
       c.loc = locate(symbolizer, fmap, thread.pid(), f.cpumode, f.ip, true);
-      if (use_srcline && chain_entries) c.srcline = srcline_of(fmap, thread.pid(), f.ip, true);
+      if (use_srcline && chain_entries) c.srcline = chain_entry_srcline(fmap, thread.pid(), f.ip, c);
       if (f.map) {
         level = c.loc.level;
       } else {
@@ -402,6 +479,8 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
         cf.dso = c.loc.dso;
         cf.sym = c.loc.sym;
         cf.sym_start = c.loc.sym_start;
+        // --branch-history keys chains by address and shows each frame's srcline.
+        if (opt.branch_history && fmap && sym) cf.srcline = chain_srclines.get(symbolizer, fmap, thread.pid(), f.ip, false, false);
         chain.push_back(cf);
       };
       // perf 6.1 expands the frames it unwound from the stack copy (not the kernel's
@@ -437,7 +516,75 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       chain.clear();
     }
   }
+  chain_branches.clear();
+  if (branch_chain && has_chain && !branches_with_chains_noted) {
+    // (A file says so in its attrs, which the command checks; a pipe's come later.)
+    problems.push_back("--branch-history on samples with both branch stacks and callchains is not supported yet: "
+                       "their callchains alone were shown");
+    branches_with_chains_noted = true;
+  }
+  if (branch_chain && !has_chain && (graph || folded || flat || use_parent)) {
+    // perf decided the order while Children was still on (it goes off for files without
+    // callchains later): oldest branch first unless --no-children or -g callee say otherwise.
+    const bool oldest_first = opt.inverted || (!opt.no_children ? opt.callchain.find("callee") == std::string::npos
+                                                                 : opt.callchain.find("caller") != std::string::npos);
+    const size_t nr = std::min<size_t>(opt.max_stack, sample.branches.size());
+    // perf skips a stack of more than 127 branches as corrupted.
+    branch_entries.clear();
+    if (sample.branches.size() <= 127) {
+      for (size_t i = 0; i < nr; ++i) {
+        branch_entries.push_back(oldest_first ? sample.branches[sample.branches.size() - 1 - i] : sample.branches[i]);
+      }
+    }
+    const size_t kept = remove_branch_loops(branch_entries, branch_iters);
+    auto push_frame = [&](uint64_t addr, const ChainBranch& cb) {
+      // perf looks the address up in the kernel's maps, then the process's.
+      const session::Map* fmap = find_map(&thread, perfdata::kMiscKernel, addr);
+      uint8_t mode = perfdata::kMiscKernel;
+      if (!fmap) {
+        mode = perfdata::kMiscUser;
+        fmap = find_map(&thread, mode, addr);
+      }
+      HistEntry c = self;
+      c.loc = locate(symbolizer, fmap, thread.pid(), mode, addr, true);
+      if (use_srcline) c.srcline = chain_entry_srcline(fmap, thread.pid(), addr, c);
+      CallFrame cf;
+      cf.ip = addr;
+      cf.dso = c.loc.dso;
+      cf.sym = c.loc.sym;
+      cf.sym_start = c.loc.sym_start;
+      if (fmap && c.loc.sym) cf.srcline = chain_srclines.get(symbolizer, fmap, thread.pid(), addr, false, false);
+      callers.push_back(c);
+      chain.push_back(cf);
+      chain_branches.push_back(cb);
+    };
+    for (size_t i = 0; i < kept; ++i) {
+      const perfdata::BranchEntry& b = branch_entries[i];
+      // A branch from address 0 counts as a "from" for perf at its target too.
+      push_frame(b.to, ChainBranch{true, b.from != 0, b.from, b.to, b.flags, 0, 0});
+      push_frame(b.from, ChainBranch{true, false, b.from, b.to, b.flags, branch_iters[i].nr_loop_iter, branch_iters[i].cycles});
+    }
+    if (use_parent) {
+      for (const HistEntry& c : callers) {
+        if (c.loc.sym && is_parent(c.loc.sym)) {
+          self.parent = c.loc.sym->name();
+          break;
+        }
+      }
+      self.filtered = self.filtered || (opt.exclude_other && self.parent.empty());
+      for (HistEntry& c : callers) {
+        c.parent = self.parent;
+        c.filtered = self.filtered;
+      }
+    }
+    if (!(graph || folded || flat)) {
+      callers.clear();
+      chain.clear();
+      chain_branches.clear();
+    }
+  }
   const bool with_chain = (graph || folded || flat) && !chain.empty();
+  const bool with_branches = with_chain && chain_branches.size() == chain.size();
   Hist& hist = events[slot.leader].hist;
   if (hist.order_is_total()) {
     hist.anticipate(self);
@@ -451,8 +598,10 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   const auto chain_at = static_cast<uint32_t>(combo_chains.size());
   combo_callers.insert(combo_callers.end(), callers.begin(), callers.end());
   if (with_chain) combo_chains.insert(combo_chains.end(), chain.begin(), chain.end());
+  if (with_branches || !combo_branches.empty()) combo_branches.resize(chain_at);
+  if (with_branches) combo_branches.insert(combo_branches.end(), chain_branches.begin(), chain_branches.end());
   const bool dsoless = !self.loc.dso || std::any_of(callers.begin(), callers.end(), [](const HistEntry& c) { return !c.loc.dso; });
-  combos.push_back({slot.leader, slot.member, with_chain, self, callers_at, static_cast<uint32_t>(callers.size()),
+  combos.push_back({slot.leader, slot.member, with_chain, with_branches, self, callers_at, static_cast<uint32_t>(callers.size()),
                     chain_at, with_chain ? static_cast<uint32_t>(chain.size()) : 0u, dsoless,
                     summary ? std::move(verdict) : UnwindStatsCollector::StackVerdict{}, period, 1});
 }

@@ -24,10 +24,11 @@
 #include "analysis/unwind_stats.h"
 #include "session/deferred_callchains.h"
 
+#include "perfdata/sample.h"
+
 namespace tperf::perfdata {
 class Reader;
 struct Record;
-struct Sample;
 struct EventAttr;
 }  // namespace tperf::perfdata
 namespace tperf::session {
@@ -47,8 +48,9 @@ namespace tperf::analysis {
 // callchain entry or not) and interned; entries point into it, so it lives as long as they do.
 class SrclineTexts {
  public:
+  // `with_name` false: the texts of frames in chains keyed by address (one instance holds one kind).
   const std::string* get(symbols::Symbolizer& symbolizer, const session::Map* map, int32_t pid, uint64_t ip,
-                         bool frame);
+                         bool frame, bool with_name = true);
 
  private:
   struct Key {
@@ -68,6 +70,15 @@ class SrclineTexts {
   std::unordered_set<std::string> texts_;
 };
 
+// perf's remove_loops() of --branch-history: where the branches taken from one address repeat a
+// run taken before (a loop), the repeat is dropped and the iteration counted on the entry after
+// it (perf's hash of 127 slots without collision handling decides which repeats it sees).
+struct BranchIterations {
+  uint32_t nr_loop_iter = 0;
+  uint64_t cycles = 0;
+};
+size_t remove_branch_loops(std::vector<perfdata::BranchEntry>& entries, std::vector<BranchIterations>& iters);
+
 struct ReportBuildOptions {
   std::vector<SortKey> keys;  // every key an entry is told apart by (--sort's, -F's, -p's parent)
   // The chain displays that keep a chain per entry (-g graph/fractal, folded, flat); -g's words
@@ -77,6 +88,10 @@ struct ReportBuildOptions {
   bool flat = false;
   std::string callchain;
   bool inverted = false;
+  // --branch-history: a sample's branch stack, oldest branch first, is its chain (each branch's
+  // target, then where it was taken), its frames told apart by address, with branch counts.
+  bool branch_history = false;
+  bool branch_chains = false;  // ...and the file's header says it has branch stacks (perf makes them chains then)
   unsigned max_stack = 127;
   bool children = false;     // --children
   bool no_children = false;  // --no-children

@@ -79,6 +79,7 @@ struct ReportCliOptions {
   bool threads = false;        // -T: per-thread counter values (READ records) after the report
   bool branch_stack = false;     // -b: branch mode (see cli/report_branch.h)
   bool no_branch_stack = false;  // --no-branch-stack: the plain report of a branch-stack file
+  bool branch_history = false;   // --branch-history: branch stacks as the samples' chains
 };
 
 // perf's default pattern for the parent key.
@@ -153,15 +154,18 @@ int run_hist_report(const ReportCliOptions& cli) {
     if (auto err = analysis::parse_report_fields(cli.fields, &fields); !err.empty()) return fail(err);
   }
   std::vector<analysis::SortKey> keys;
-  if (!cli.sort.empty() || fields.empty()) {
-    if (auto err = analysis::parse_sort_keys(cli.sort.empty() ? default_sort_order(cli.path) : cli.sort, &keys);
+  // --branch-history sorts by srcline, symbol and dso unless told otherwise.
+  const std::string sort_text = cli.sort.empty() && cli.branch_history ? "srcline,symbol,dso" : cli.sort;
+  if (!sort_text.empty() || fields.empty()) {
+    if (auto err = analysis::parse_sort_keys(sort_text.empty() ? default_sort_order(cli.path) : sort_text, &keys);
         !err.empty()) {
       return fail(err);
     }
   }
   // perf adds its IPC column to a --sort text that says "symbol" (ipc_lbr in branch mode, which
-  // has its own report; without branch stacks the column is empty).
-  if (cli.sort.find("symbol") != std::string::npos) keys.push_back(analysis::SortKey::kIpcNull);
+  // has its own report; without branch stacks the column is empty, and so it is with
+  // --branch-history).
+  if (sort_text.find("symbol") != std::string::npos) keys.push_back(analysis::SortKey::kIpcNull);
   // -p REGEX: the parent key joins the sort keys (perf adds it at the end).
   if (!cli.parent_pattern.empty() && std::find(keys.begin(), keys.end(), analysis::SortKey::kParent) == keys.end()) {
     keys.push_back(analysis::SortKey::kParent);
@@ -300,6 +304,31 @@ int run_hist_report(const ReportCliOptions& cli) {
   symbols::DwarfUnwinder unwinder(machine, {so.symfs, so.buildid_dir});
   analysis::SymbolPreloader preloader(machine, symbolizer);
   const bool summary = !cli.quiet && !cli.no_unwind_summary;
+  // --branch-history: chains made of the branch stacks, or of the callchains (then only keyed by
+  // address); one of the two is needed. Like perf, the branch stacks make chains (with their
+  // counts) when the header says the file has them, which a pipe's never does.
+  bool branch_counts = false;
+  if (cli.branch_history && !reader->is_pipe()) {
+    bool any_branches = false, any_chains = false, both = false;
+    for (const perfdata::EventAttr& a : reader->attrs()) {
+      const bool b = (a.attr.sample_type & perfdata::kSampleBranchStack) != 0;
+      const bool c = (a.attr.sample_type & perfdata::kSampleCallchain) != 0;
+      any_branches |= b;
+      any_chains |= c;
+      both |= b && c;
+    }
+    branch_counts = any_branches && reader->features().has(perfdata::kFeatBranchStack);
+    if (!branch_counts && !any_chains) {
+      return fail(fmt::format("{}: --branch-history: the samples have neither branch stacks nor callchains (record "
+                              "with -b or -g)",
+                              cli.path));
+    }
+    if (both) {
+      return fail(fmt::format("{}: --branch-history on samples with both branch stacks and callchains is not "
+                              "supported yet",
+                              cli.path));
+    }
+  }
   analysis::ReportBuildOptions bo;
   bo.keys = keys;
   bo.graph = graph;
@@ -307,6 +336,8 @@ int run_hist_report(const ReportCliOptions& cli) {
   bo.flat = flat;
   bo.callchain = cli.callchain;
   bo.inverted = cli.inverted;
+  bo.branch_history = cli.branch_history;
+  bo.branch_chains = branch_counts;
   bo.max_stack = cli.max_stack;
   bo.children = cli.children;
   bo.no_children = cli.no_children;
@@ -343,7 +374,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     return fail(fmt::format("{}: --cpu {}: the samples carry no CPU (record with -a, -C or --sample-cpu)", cli.path,
                             cli.cpus));
   }
-  if (builder.decided()) {
+  if (builder.decided() && !(cli.branch_history && branch_counts)) {
     // Like perf: asking for callchains of a file without them is an error, not an empty graph.
     if (!builder.any_callchain() && (folded || flat || (graph && !cli.callchain.empty()))) {
       return fail(fmt::format("{}: -g {}: the file has no callchains (record with -g or --call-graph)", cli.path,
@@ -374,6 +405,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   columns.folded = folded;
   columns.flat = flat;
   columns.fractal = fractal;
+  columns.branch_counts = branch_counts;
   columns.graph_min_percent = graph_threshold;
   columns.time_slices = cli.time;
   std::vector<std::string> filter_lines;
@@ -513,7 +545,7 @@ int run_report(const ReportCliOptions& cli) {
                            .jobs = cli.jobs.jobs},
                           so);
   }
-  if (!cli.off_cpu && !cli.wall_clock) {
+  if (!cli.off_cpu && !cli.wall_clock && !cli.branch_history) {
     BranchReportOptions b{cli.path, cli.sort, cli.show_samples, cli.show_period, cli.percent_limit, cli.quiet,
                           cli.mem_stats, cli.symbols, "", cli.jobs.jobs};
     const std::pair<bool, const char*> plain_only[] = {
@@ -590,6 +622,9 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("-b,--branch-stack", opt->branch_stack,
                 "branch mode: each branch of the samples' branch stacks is one entry (default for files recorded with -b)");
   cmd->add_flag("--no-branch-stack", opt->no_branch_stack, "the plain report of a file whose samples have branch stacks");
+  cmd->add_flag("--branch-history", opt->branch_history,
+                "add the branch stacks to the callchains: each sample's taken branches, oldest first, with their "
+                "cycles, prediction and type (default sort srcline,symbol,dso)");
   cmd->add_option("--state", opt->state, "with --off-cpu: only the time spent runnable (preempted) or sleeping");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);

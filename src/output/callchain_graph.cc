@@ -31,6 +31,19 @@ std::vector<const CallNode*> drawn_children(const CallNode& node, uint64_t min_h
   return out;
 }
 
+// Frame `f` of `node` as a graph line shows it: its name, then its branch counts when asked.
+std::string frame_text(const CallNode& node, size_t f, const GraphOptions& o) {
+  std::string text = frame_name(node.frames[f]);
+  if (o.branch_counts) {
+    if (node.counts && f < node.counts->size()) {
+      text += (*node.counts)[f].text();
+    } else {
+      text += analysis::BranchCounts{}.text();
+    }
+  }
+  return text;
+}
+
 void margin(std::string& out, size_t extra) {
   out += kMargin;
   out.append(extra, ' ');
@@ -75,7 +88,7 @@ void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, i
           out += "          ";
         }
       }
-      out += frame_name(child.frames[f]);
+      out += frame_text(child, f, o);
       out += '\n';
     }
     draw_level(out, child, o, depth + 1, new_mask | (uint64_t{1} << depth), left, o.fractal ? child.children_hit : total);
@@ -93,7 +106,10 @@ void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, i
     }
     // perf 6.1 allocates this "[...]" symbol without clearing it, so its "inlined" bit is whatever
     // the heap held and it sometimes prints "[...] (inlined)"; the cleared symbol's text is used here.
-    out += "[...]\n";
+    out += "[...]";
+    // A made-up frame: with branch counts shown it counts as no branch.
+    if (o.branch_counts) out += analysis::BranchCounts{}.text();
+    out += '\n';
   }
 }
 
@@ -145,6 +161,7 @@ void append_callchain_flat(std::string& out, const analysis::CallTree& tree, con
 }
 
 std::string frame_name(const analysis::CallFrame& f) {
+  if (f.sym && f.srcline) return fmt::format("{} {}{}", f.sym->name(), *f.srcline, f.sym->inlined ? " (inlined)" : "");
   if (f.sym) return f.sym->inlined ? fmt::format("{} (inlined)", f.sym->name()) : std::string(f.sym->name());
   return f.ip ? fmt::format("{:#x}", f.ip) : std::string("0");  // printf's %#lx
 }
@@ -171,7 +188,7 @@ void append_callchain_graph(std::string& out, const analysis::CallTree& tree, co
       } else {
         margin(out, left);
       }
-      out += frame_name(only.frames[f]);
+      out += frame_text(only, f, o);
       out += '\n';
     }
     root = &only;

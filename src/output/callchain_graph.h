@@ -20,6 +20,9 @@ struct GraphOptions {
   // threshold cut shows as "[...]".
   bool fractal = false;
   double min_percent = 0.5;
+  // --branch-history on branch stacks: each frame followed by its branch counts (perf's
+  // show_branchflag_count).
+  bool branch_counts = false;
 };
 
 // Appends the graph of `tree` to `out`, followed by a blank line; nothing when nothing is drawn.
@@ -33,7 +36,8 @@ void append_callchain_folded(std::string& out, const analysis::CallTree& tree, c
 // node's cumulated period) and its frames one a line from the top of the tree down.
 void append_callchain_flat(std::string& out, const analysis::CallTree& tree, const GraphOptions& options);
 
-// How perf names a frame in a graph: the symbol, else the raw address in hex.
+// How perf names a frame in a graph: the symbol (and, in chains keyed by address, its srcline),
+// else the raw address in hex.
 std::string frame_name(const analysis::CallFrame& f);
 
 }  // namespace tperf::output

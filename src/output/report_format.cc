@@ -295,6 +295,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
         // perf leaves out a chain's first frame when the first sort key is the symbol (not with -F).
         g.skip_first = columns.fields.empty() && !hist.keys().empty() && hist.keys()[0] == SortKey::kSym;
         g.fractal = columns.fractal;
+        g.branch_counts = columns.branch_counts;
         g.min_percent = columns.graph_min_percent;
         if (columns.folded) {
           append_callchain_folded(row, *tree, g);

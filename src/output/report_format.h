@@ -23,6 +23,7 @@ struct ReportColumns {
   bool folded = false;        // ... as folded lines instead (-g folded)
   bool flat = false;          // ... as flat chains instead (-g flat)
   bool fractal = false;       // -g fractal: graph percentages of the parent branch
+  bool branch_counts = false; // --branch-history on branch stacks: frames with their branch counts
   double graph_min_percent = 0.5;  // -g graph,THRESHOLD
   bool callee_order = false;  // -g callee: with Children, equal entries of one thread shallowest first
   // Columns perf leaves out because a single-value filter fixes them (--comm X, --dso X).

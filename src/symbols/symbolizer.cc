@@ -550,7 +550,7 @@ std::string Symbolizer::cached_srcline(DsoState& st, std::string_view short_name
   return text;
 }
 
-std::string Symbolizer::report_srcline(const session::Map& map, int32_t pid, uint64_t ip, bool frame) {
+std::string Symbolizer::report_srcline(const session::Map& map, int32_t pid, uint64_t ip, bool frame, bool with_name) {
   uint64_t rel = ip;
   DsoState* st = state_for_map(map, pid, &rel);
   const std::string_view short_name = map.dso ? map.dso->short_name() : std::string_view("[unknown]");
@@ -568,11 +568,14 @@ std::string Symbolizer::report_srcline(const session::Map& map, int32_t pid, uin
       sym_start += st->text_offset;
       if (frame) objdump = ip;
     }
+  } else if (st && st->kind == DsoState::Kind::kModule && !frame) {
+    // A module's address as perf keys it: relative to where the module was loaded.
+    objdump = map.map_ip(ip);
   } else if (frame || (map.dso && map.dso->kernel)) {
     objdump = ip;
   }
   auto fallback = [&] {
-    if (r.sym) return fmt::format("{}+{}", r.sym->name(), objdump - sym_start);
+    if (r.sym) return fmt::format("{}+{}", with_name ? r.sym->name() : std::string_view(), objdump - sym_start);
     return fmt::format("{}[{:x}]", st && st->kind == DsoState::Kind::kJit ? std::string_view(st->short_name) : short_name,
                        objdump);
   };

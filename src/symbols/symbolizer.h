@@ -102,7 +102,9 @@ class Symbolizer {
   // "??:0" when the file has no line for it but names its function; else "sym+OFFSET" (decimal)
   // or "dso[hexaddr]". `frame`: a callchain entry (children mode), whose raw address perf 6.1
   // treats as map-relative, so it never finds a line for one in a mapped file.
-  std::string report_srcline(const session::Map& map, int32_t pid, uint64_t ip, bool frame);
+  // `with_name`: false for the text perf shows after a frame's symbol in chains keyed by address
+  // (its callchain_srcline: the address taken as map-relative, "+OFFSET" without the name).
+  std::string report_srcline(const session::Map& map, int32_t pid, uint64_t ip, bool frame, bool with_name = true);
 
   // The inline chain at `addr` as perf --inline expands a callchain frame: empty when perf shows
   // the frame as it is (no symbol, no DWARF); otherwise the frames that replace it. Thread-safe.

@@ -125,6 +125,8 @@ const std::vector<std::string>& reading_commands() {
       "report {} --stdio --off-cpu",
       // Branch mode's keys, srcline_from/to among them (a file without branch stacks refuses -b).
       "report {} --stdio -b -s comm,dso_from,symbol_to,srcline_from,srcline_to,cycles",
+      // Branch stacks (or callchains) as chains keyed by address; a file with neither is refused.
+      "report {} --stdio --branch-history",
       "collapse {}",
       "export --format pprof -o - {}",
       "export --format firefox -o - {}",
@@ -152,6 +154,7 @@ const std::vector<std::string>& compared_modes() {
       "report --stdio -s dso,sym",
       // "symbol" spelled out: perf adds its IPC column.
       "report --stdio --no-children -s dso,symbol",
+      "report --stdio --branch-history",
   };
   return modes;
 }

@@ -157,6 +157,24 @@ TEST(ReportOptionsE2E, SymbolSpelledOutAddsTheIpcColumn) {
   EXPECT_NE(t.out.find("IPC   [IPC Coverage]"), std::string::npos);
 }
 
+// --branch-history on recordings without branch stacks: the callchains alone, keyed by address
+// (a frame per return address, with its srcline after the symbol) and sorted by srcline,symbol,dso.
+// Thresholds of 2% keep out the one-sample siblings of different DSOs, which perf orders by where
+// its DSO objects are in its memory.
+TEST(ReportOptionsE2E, BranchHistoryOnCallchains) {
+  REQUIRE_RECORDINGS();
+  for (const char* file : {"symbols-fp", "user-fp"}) {
+    SCOPED_TRACE(file);
+    const std::string& path = rec.files.at(file);
+    for (const char* args : {"--branch-history --no-children", "--branch-history -g graph,2",
+                             "--branch-history -s sym,dso -g graph,2", "--branch-history -g caller,2,callee",
+                             "--branch-history --no-children -g folded,2"}) {
+      SCOPED_TRACE(args);
+      EXPECT_SAME_REPORT(path, args, 8);
+    }
+  }
+}
+
 // -S keeps the samples of the named symbols; like the other filters it hides the entries the
 // other samples created (perf keeps an entry's state from its first sample, so the callers of a
 // listed symbol show up too) and, by default (absolute), keeps every sample in the totals.
