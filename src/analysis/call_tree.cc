@@ -47,7 +47,7 @@ bool CallFrame::same_as(const CallFrame& o) const {
   return ip == o.ip && !sym == !o.sym;
 }
 
-uint32_t CallFrameTable::intern(const CallFrame& f) {
+uint32_t CallFrameTable::intern(const CallFrame& f, const std::string* srcline) {
   if (by_address_) {
     // perf's address key: the DSO object and the raw address, symbol or not.
     if (frames_.size() * 2 >= slots_.size()) grow();
@@ -56,6 +56,10 @@ uint32_t CallFrameTable::intern(const CallFrame& f) {
       Slot& s = slots_[i];
       if (s.id == 0) {
         s = Slot{f.ip, f.dso, static_cast<uint32_t>(frames_.size() + 1), false};
+        if (srcline) {
+          srclines_.resize(frames_.size());
+          srclines_.push_back(srcline);
+        }
         frames_.push_back(f);
         return s.id - 1;
       }
@@ -117,7 +121,6 @@ void CallTree::destroy(CallNode* node) {
     todo.pop_back();
     todo.insert(todo.end(), n->children.begin(), n->children.end());
     if (n->index) std::pmr::polymorphic_allocator<ChildIndex>(resource_).delete_object(n->index);
-    if (n->counts) std::pmr::polymorphic_allocator<std::pmr::vector<BranchCounts>>(resource_).delete_object(n->counts);
     alloc.delete_object(n);
   }
 }
@@ -146,12 +149,11 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::spa
   if (chain.empty()) return;
   if (branches.size() != chain.size()) branches = {};
   max_depth_ = std::max(max_depth_, chain.size());
-  auto counts_of = [&](CallNode& n) -> std::pmr::vector<BranchCounts>& {
-    if (!n.counts) {
-      n.counts = std::pmr::polymorphic_allocator<std::pmr::vector<BranchCounts>>(resource_)
-                     .new_object<std::pmr::vector<BranchCounts>>(n.frames.ids.size());
-    }
-    return *n.counts;
+  auto counts_of = [&](CallNode& n) -> std::vector<BranchCounts>& {
+    if (!counts_) counts_ = std::make_unique<std::unordered_map<const CallNode*, std::vector<BranchCounts>>>();
+    std::vector<BranchCounts>& c = (*counts_)[&n];
+    if (c.empty()) c.resize(n.frames.ids.size());
+    return c;
   };
   CallNode* node = &root_;
   size_t pos = 0;
@@ -161,7 +163,7 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::spa
       CallNode* child = make_node();
       child->frames.ids.assign(chain.begin() + static_cast<ptrdiff_t>(pos), chain.end());
       if (!branches.empty()) {
-        std::pmr::vector<BranchCounts>& counts = counts_of(*child);
+        std::vector<BranchCounts>& counts = counts_of(*child);
         for (size_t i = 0; i < counts.size(); ++i) counts[i].add(branches[pos + i], true);
       }
       child->hit = period;
@@ -177,16 +179,19 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::spa
     while (k < limit && run[k] == chain[pos + k]) ++k;
     if (!branches.empty()) {
       // perf counts a branch at each frame its walk finds equal, before it splits the run.
-      std::pmr::vector<BranchCounts>& counts = counts_of(*next);
+      std::vector<BranchCounts>& counts = counts_of(*next);
       for (size_t i = 0; i < k; ++i) counts[i].add(branches[pos + i], false);
     }
     if (k < run.size()) {
       // Split: the unmatched tail of the run becomes the only child of the matched head.
       CallNode* tail = make_node();
       tail->frames.ids.assign(run.begin() + static_cast<ptrdiff_t>(k), run.end());
-      if (next->counts) {
-        counts_of(*tail).assign(next->counts->begin() + static_cast<ptrdiff_t>(k), next->counts->end());
-        next->counts->resize(k);
+      if (counts_) {
+        if (auto it = counts_->find(next); it != counts_->end()) {
+          std::vector<BranchCounts> rest(it->second.begin() + static_cast<ptrdiff_t>(k), it->second.end());
+          it->second.resize(k);
+          (*counts_)[tail] = std::move(rest);
+        }
       }
       tail->hit = next->hit;
       tail->children_hit = next->children_hit;
@@ -206,6 +211,12 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::spa
     }
     node = next;
   }
+}
+
+const std::vector<BranchCounts>* CallTree::counts(const CallNode& node) const {
+  if (!counts_) return nullptr;
+  auto it = counts_->find(&node);
+  return it == counts_->end() ? nullptr : &it->second;
 }
 
 void BranchCounts::add(const ChainBranch& b, bool first) {

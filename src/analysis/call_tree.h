@@ -13,6 +13,7 @@
 #include <memory_resource>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace tperf::session {
@@ -29,9 +30,6 @@ struct CallFrame {
   const session::Dso* dso = nullptr;
   const symbols::Symbol* sym = nullptr;  // nullptr: unresolved
   uint64_t sym_start = 0;
-  // Frames told apart by address (--branch-history): the frame's srcline, shown after its
-  // symbol's name; nullptr otherwise.
-  const std::string* srcline = nullptr;
   // perf matches frames by function when both have a symbol (an inlined one by its name alone),
   // else by address.
   bool same_as(const CallFrame& o) const;
@@ -72,7 +70,10 @@ class CallFrameTable {
  public:
   explicit CallFrameTable(bool by_address = false) : by_address_(by_address) {}
   bool by_address() const { return by_address_; }
-  uint32_t intern(const CallFrame& f);
+  // `srcline`: in a table by address, the frame's srcline, shown after its symbol's name (kept
+  // beside the frames rather than in them: most tables have none).
+  uint32_t intern(const CallFrame& f, const std::string* srcline = nullptr);
+  const std::string* srcline(uint32_t id) const { return id < srclines_.size() ? srclines_[id] : nullptr; }
   const CallFrame& operator[](uint32_t id) const { return frames_[id]; }
   size_t size() const { return frames_.size(); }
 
@@ -86,6 +87,7 @@ class CallFrameTable {
   void grow();
   bool by_address_ = false;
   std::vector<CallFrame> frames_;
+  std::vector<const std::string*> srclines_;  // by id, once a frame has one
   std::vector<Slot> slots_;  // open addressing, linear probing, power-of-two size
 };
 
@@ -110,6 +112,7 @@ class FrameRun {
   size_t size() const { return ids.size(); }
   bool empty() const { return ids.empty(); }
   const CallFrame& operator[](size_t i) const { return (*table)[ids[i]]; }
+  const std::string* srcline(size_t i) const { return table->srcline(ids[i]); }
   iterator begin() const { return {ids.data(), table}; }
   iterator end() const { return {ids.data() + ids.size(), table}; }
 
@@ -132,9 +135,6 @@ struct CallNode {
   // Children by the id of their first frame, made once a node has many (deep recursive
   // profiles give nodes thousands of children).
   std::pmr::vector<std::pair<uint32_t, CallNode*>>* index = nullptr;  // sorted by id; in the tree's resource
-  // --branch-history: the branch counts of each frame of the run (parallel to frames.ids), in
-  // the tree's resource; nullptr in trees without branch frames.
-  std::pmr::vector<BranchCounts>* counts = nullptr;
   uint64_t cumul() const { return hit + children_hit; }
 };
 
@@ -157,6 +157,10 @@ class CallTree {
   void merge(const CallTree& src);
 
   const CallNode& root() const { return root_; }
+  // --branch-history: the branch counts of each frame of a node's run (parallel to its ids);
+  // nullptr for a node no chain with branches went through. Kept beside the nodes, which most
+  // trees have millions of and none of these.
+  const std::vector<BranchCounts>* counts(const CallNode& node) const;
   // The longest chain appended.
   size_t max_depth() const { return max_depth_; }
   bool empty() const { return root_.children.empty(); }
@@ -168,6 +172,7 @@ class CallTree {
 
   std::pmr::memory_resource* resource_;
   bool owns_nodes_;
+  std::unique_ptr<std::unordered_map<const CallNode*, std::vector<BranchCounts>>> counts_;
   CallNode root_;
   size_t max_depth_ = 0;
 };

@@ -495,7 +495,7 @@ void Hist::use_address_frames() {
 
 void Hist::add_with_chain(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
                           std::span<const CallFrame> frames, unsigned member, uint64_t count,
-                          std::span<const ChainBranch> branches) {
+                          std::span<const ChainBranch> branches, std::span<const std::string* const> srclines) {
   add(self, period, cumulate, callers, member, count);
   // The graphs are the leader's.
   if (frames.empty() || member != 0) return;
@@ -504,7 +504,8 @@ void Hist::add_with_chain(const HistEntry& self, uint64_t period, bool cumulate,
   // The branch counts of a tree are kept for every chain once one has them.
   if (with_branches && batch_.branches.size() < batch_.ids.size()) batch_.branches.resize(batch_.ids.size());
   const auto begin = static_cast<uint32_t>(batch_.ids.size());
-  for (const CallFrame& f : frames) batch_.ids.push_back(frames_->intern(f));
+  const bool with_srclines = srclines.size() == frames.size();
+  for (size_t i = 0; i < frames.size(); ++i) batch_.ids.push_back(frames_->intern(frames[i], with_srclines ? srclines[i] : nullptr));
   const auto end = static_cast<uint32_t>(batch_.ids.size());
   if (with_branches) {
     batch_.branches.insert(batch_.branches.end(), branches.begin(), branches.end());

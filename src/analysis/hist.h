@@ -115,7 +115,7 @@ class Hist {
   // the trees' nodes.
   void add_with_chain(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
                       std::span<const CallFrame> frames, unsigned member = 0, uint64_t count = 1,
-                      std::span<const ChainBranch> branches = {});
+                      std::span<const ChainBranch> branches = {}, std::span<const std::string* const> srclines = {});
   // Chains' frames are told apart by DSO and address (perf's -g ...,address, which
   // --branch-history sets); before the first chain.
   void use_address_frames();

@@ -173,9 +173,13 @@ struct ReportBuilder::Impl {
       if (c.with_chain) {
         std::span<const ChainBranch> branches;
         if (c.with_branches) branches = std::span<const ChainBranch>(combo_branches.data() + c.chain_at, c.chain_size);
+        std::span<const std::string* const> texts;
+        if (c.chain_at + c.chain_size <= combo_texts.size()) {
+          texts = std::span<const std::string* const>(combo_texts.data() + c.chain_at, c.chain_size);
+        }
         h.add_with_chain(c.self, c.period, children, c_callers,
                          std::span<const CallFrame>(combo_chains.data() + c.chain_at, c.chain_size), c.member, c.count,
-                         branches);
+                         branches, texts);
       } else {
         h.add(c.self, c.period, children, c_callers, c.member, c.count);
       }
@@ -184,6 +188,7 @@ struct ReportBuilder::Impl {
     combo_callers.clear();
     combo_chains.clear();
     combo_branches.clear();
+    combo_texts.clear();
     combo_index.clear();
     combo_at.clear();
     batch_frames = 0;
@@ -229,6 +234,7 @@ struct ReportBuilder::Impl {
   std::vector<perfdata::BranchEntry> branch_entries;
   std::vector<BranchIterations> branch_iters;
   std::vector<ChainBranch> chain_branches;
+  std::vector<const std::string*> chain_texts;  // --branch-history: the srcline of each frame of `chain`
   bool branches_with_chains_noted = false;
   std::unordered_map<const symbols::Symbol*, bool> parent_match;
   std::unordered_set<std::string> trace_texts;
@@ -259,6 +265,7 @@ struct ReportBuilder::Impl {
   std::vector<HistEntry> combo_callers;
   std::vector<CallFrame> combo_chains;
   std::vector<ChainBranch> combo_branches;  // parallel to combo_chains once a combo has branches
+  std::vector<const std::string*> combo_texts;  // the same for frame srclines (--branch-history)
   util::WordKeyMap combo_index;  // key -> its id
   std::vector<uint32_t> combo_at;  // key id -> the key's first combination in combos
   size_t batch_frames = 0;
@@ -426,6 +433,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
                   !listed(opt.tids, self.tid) || !listed(opt.dsos, dso_column_name(self.loc.dso)) || !symbol_listed();
   callers.clear();
   chain.clear();
+  chain_texts.clear();
   size_t unwound = 0;  // frames at the chain's end (before the caller-order reversal) from the stack copy
   const bool want_chain = children || graph || folded || flat || use_parent;
   bool have_frames = false;
@@ -479,9 +487,12 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
         cf.dso = c.loc.dso;
         cf.sym = c.loc.sym;
         cf.sym_start = c.loc.sym_start;
-        // --branch-history keys chains by address and shows each frame's srcline.
-        if (opt.branch_history && fmap && sym) cf.srcline = chain_srclines.get(symbolizer, fmap, thread.pid(), f.ip, false, false);
         chain.push_back(cf);
+        // --branch-history keys chains by address and shows each frame's srcline.
+        if (opt.branch_history) {
+          chain_texts.push_back(fmap && sym ? chain_srclines.get(symbolizer, fmap, thread.pid(), f.ip, false, false)
+                                            : nullptr);
+        }
       };
       // perf 6.1 expands the frames it unwound from the stack copy (not the kernel's
       // callchain) into the functions inlined there, innermost first in callee order.
@@ -514,6 +525,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
     if (!chain_entries) {
       callers.clear();
       chain.clear();
+      chain_texts.clear();
     }
   }
   chain_branches.clear();
@@ -553,7 +565,8 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       cf.dso = c.loc.dso;
       cf.sym = c.loc.sym;
       cf.sym_start = c.loc.sym_start;
-      if (fmap && c.loc.sym) cf.srcline = chain_srclines.get(symbolizer, fmap, thread.pid(), addr, false, false);
+      chain_texts.push_back(fmap && c.loc.sym ? chain_srclines.get(symbolizer, fmap, thread.pid(), addr, false, false)
+                                              : nullptr);
       callers.push_back(c);
       chain.push_back(cf);
       chain_branches.push_back(cb);
@@ -581,6 +594,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       callers.clear();
       chain.clear();
       chain_branches.clear();
+      chain_texts.clear();
     }
   }
   const bool with_chain = (graph || folded || flat) && !chain.empty();
@@ -600,6 +614,9 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   if (with_chain) combo_chains.insert(combo_chains.end(), chain.begin(), chain.end());
   if (with_branches || !combo_branches.empty()) combo_branches.resize(chain_at);
   if (with_branches) combo_branches.insert(combo_branches.end(), chain_branches.begin(), chain_branches.end());
+  const bool with_texts = with_chain && chain_texts.size() == chain.size();
+  if (with_texts || !combo_texts.empty()) combo_texts.resize(chain_at);
+  if (with_texts) combo_texts.insert(combo_texts.end(), chain_texts.begin(), chain_texts.end());
   const bool dsoless = !self.loc.dso || std::any_of(callers.begin(), callers.end(), [](const HistEntry& c) { return !c.loc.dso; });
   combos.push_back({slot.leader, slot.member, with_chain, with_branches, self, callers_at, static_cast<uint32_t>(callers.size()),
                     chain_at, with_chain ? static_cast<uint32_t>(chain.size()) : 0u, dsoless,

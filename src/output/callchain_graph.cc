@@ -33,10 +33,11 @@ std::vector<const CallNode*> drawn_children(const CallNode& node, uint64_t min_h
 
 // Frame `f` of `node` as a graph line shows it: its name, then its branch counts when asked.
 std::string frame_text(const CallNode& node, size_t f, const GraphOptions& o) {
-  std::string text = frame_name(node.frames[f]);
+  std::string text = frame_name(node.frames, f);
   if (o.branch_counts) {
-    if (node.counts && f < node.counts->size()) {
-      text += (*node.counts)[f].text();
+    const std::vector<analysis::BranchCounts>* counts = o.tree ? o.tree->counts(node) : nullptr;
+    if (counts && f < counts->size()) {
+      text += (*counts)[f].text();
     } else {
       text += analysis::BranchCounts{}.text();
     }
@@ -136,10 +137,10 @@ void append_callchain_folded(std::string& out, const analysis::CallTree& tree, c
     util::append_format(out, "{:.2f}% ", pct);
     bool first = true;
     for (const CallNode* n : path) {
-      for (const auto& f : n->frames) {
+      for (size_t f = 0; f < n->frames.size(); ++f) {
         if (!first) out += ';';
         first = false;
-        out += frame_name(f);
+        out += frame_name(n->frames, f);
       }
     }
     out += '\n';
@@ -154,19 +155,23 @@ void append_callchain_flat(std::string& out, const analysis::CallTree& tree, con
     double pct = o.total ? 100.0 * static_cast<double>(path.back()->cumul()) / static_cast<double>(o.total) : 0.0;
     util::append_format(out, "           {:.2f}%\n", pct);
     for (const CallNode* n : path) {
-      for (const auto& f : n->frames) util::append_format(out, "                {}\n", frame_name(f));
+      for (size_t f = 0; f < n->frames.size(); ++f) util::append_format(out, "                {}\n", frame_name(n->frames, f));
     }
     out += '\n';
   }
 }
 
-std::string frame_name(const analysis::CallFrame& f) {
-  if (f.sym && f.srcline) return fmt::format("{} {}{}", f.sym->name(), *f.srcline, f.sym->inlined ? " (inlined)" : "");
+std::string frame_name(const analysis::FrameRun& run, size_t i) { return frame_name(run[i], run.srcline(i)); }
+
+std::string frame_name(const analysis::CallFrame& f, const std::string* srcline) {
+  if (f.sym && srcline) return fmt::format("{} {}{}", f.sym->name(), *srcline, f.sym->inlined ? " (inlined)" : "");
   if (f.sym) return f.sym->inlined ? fmt::format("{} (inlined)", f.sym->name()) : std::string(f.sym->name());
   return f.ip ? fmt::format("{:#x}", f.ip) : std::string("0");  // printf's %#lx
 }
 
-void append_callchain_graph(std::string& out, const analysis::CallTree& tree, const GraphOptions& o) {
+void append_callchain_graph(std::string& out, const analysis::CallTree& tree, const GraphOptions& options) {
+  GraphOptions o = options;
+  o.tree = &tree;
   const size_t start = out.size();
   const CallNode* root = &tree.root();
   size_t left = 0;

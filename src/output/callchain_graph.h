@@ -23,6 +23,7 @@ struct GraphOptions {
   // --branch-history on branch stacks: each frame followed by its branch counts (perf's
   // show_branchflag_count).
   bool branch_counts = false;
+  const analysis::CallTree* tree = nullptr;  // the tree drawn (set by the functions below)
 };
 
 // Appends the graph of `tree` to `out`, followed by a blank line; nothing when nothing is drawn.
@@ -38,6 +39,8 @@ void append_callchain_flat(std::string& out, const analysis::CallTree& tree, con
 
 // How perf names a frame in a graph: the symbol (and, in chains keyed by address, its srcline),
 // else the raw address in hex.
-std::string frame_name(const analysis::CallFrame& f);
+std::string frame_name(const analysis::CallFrame& f, const std::string* srcline = nullptr);
+// Frame `i` of a node's run, its srcline included.
+std::string frame_name(const analysis::FrameRun& run, size_t i);
 
 }  // namespace tperf::output
