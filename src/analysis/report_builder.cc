@@ -157,6 +157,23 @@ struct ReportBuilder::Impl {
     return chain_srclines.get(symbolizer, map, pid, ip, false, false);
   }
 
+  // The parent key: the first symbol of the chain (`callers`, in the order perf walks it) the
+  // pattern matches; every entry of the sample (its own and, with --children, its callers')
+  // carries it, and -x hides them all without one.
+  void take_parent(HistEntry& self) {
+    for (const HistEntry& c : callers) {
+      if (c.loc.sym && is_parent(c.loc.sym)) {
+        self.parent = c.loc.sym->name();
+        break;
+      }
+    }
+    self.filtered = self.filtered || (opt.exclude_other && self.parent.empty());
+    for (HistEntry& c : callers) {
+      c.parent = self.parent;
+      c.filtered = self.filtered;
+    }
+  }
+
   bool is_parent(const symbols::Symbol* sym) {
     auto [it, fresh] = parent_match.try_emplace(sym, false);
     if (fresh) {
@@ -509,19 +526,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
     }
     // The parent: the first symbol on that walk the pattern matches; every entry of the
     // sample (its own and, with --children, its callers') carries it.
-    if (use_parent) {
-      for (const HistEntry& c : callers) {
-        if (c.loc.sym && is_parent(c.loc.sym)) {
-          self.parent = c.loc.sym->name();
-          break;
-        }
-      }
-      self.filtered = self.filtered || (opt.exclude_other && self.parent.empty());
-      for (HistEntry& c : callers) {
-        c.parent = self.parent;
-        c.filtered = self.filtered;
-      }
-    }
+    if (use_parent) take_parent(self);
     if (!chain_entries) {
       callers.clear();
       chain.clear();
@@ -577,19 +582,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       push_frame(b.to, ChainBranch{true, b.from != 0, b.from, b.to, b.flags, 0, 0});
       push_frame(b.from, ChainBranch{true, false, b.from, b.to, b.flags, branch_iters[i].nr_loop_iter, branch_iters[i].cycles});
     }
-    if (use_parent) {
-      for (const HistEntry& c : callers) {
-        if (c.loc.sym && is_parent(c.loc.sym)) {
-          self.parent = c.loc.sym->name();
-          break;
-        }
-      }
-      self.filtered = self.filtered || (opt.exclude_other && self.parent.empty());
-      for (HistEntry& c : callers) {
-        c.parent = self.parent;
-        c.filtered = self.filtered;
-      }
-    }
+    if (use_parent) take_parent(self);
     if (!(graph || folded || flat)) {
       callers.clear();
       chain.clear();
