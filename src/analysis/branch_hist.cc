@@ -205,38 +205,6 @@ const BranchHistEntry& BranchHist::add(const BranchHistEntry& branch) {
   return *entries_.back();
 }
 
-void BranchTypeStats::count(const BranchHistEntry& entry) {
-  const unsigned type = (entry.flags.bits >> 20) & 0xf;
-  const uint64_t from = entry.from.addr, to = entry.to.addr;
-  // perf leaves out branches of no type and those from address 0.
-  if (type == 0 || from == 0) return;
-  if (type == 15) {
-    const unsigned new_type = (entry.flags.bits >> 26) & 0xf;
-    if (new_type < 8) ++new_counts[new_type];
-  } else {
-    ++counts[type];
-  }
-  if (type == 1) {  // COND
-    if (to > from) {
-      ++cond_fwd;
-    } else {
-      ++cond_bwd;
-    }
-  }
-  auto crosses = [&](uint64_t size) { return (from & ~(size - 1)) != (to & ~(size - 1)); };
-  if (crosses(uint64_t{2} << 20)) {
-    ++cross_2m;
-  } else if (crosses(uint64_t{4} << 10)) {
-    ++cross_4k;
-  }
-}
-
-uint64_t BranchTypeStats::total() const {
-  uint64_t t = 0;
-  for (uint64_t c : counts) t += c;
-  return t;
-}
-
 std::vector<const BranchHistEntry*> BranchHist::sorted() const {
   if (!sorted_.empty() || entries_.empty()) return sorted_;
   std::vector<uint32_t> order = input_.in_order();

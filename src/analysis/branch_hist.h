@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/branch_types.h"
 #include "analysis/hist.h"
 #include "analysis/perf_rbtree.h"
 
@@ -125,17 +126,6 @@ class BranchHist {
   // perf's first key comparator that differs, in perf's sign (> 0: `a` first).
   int64_t perf_cmp(const BranchHistEntry& a, const BranchHistEntry& b) const;
   mutable std::vector<const BranchHistEntry*> sorted_;  // sorted()'s answer, made once
-};
-
-// perf report's "Branch Statistics" of branch mode: the branch types, conditional branches
-// forward and backward, branches crossing a 4K or 2M boundary. perf counts each branch by the
-// entry it went into (that entry's first branch), which is what count() takes.
-struct BranchTypeStats {
-  uint64_t counts[16] = {};     // by the flags' type field, but for 15 (EXTEND_ABI)...
-  uint64_t new_counts[8] = {};  // ...counted by new_type here, and left out of total()
-  uint64_t cond_fwd = 0, cond_bwd = 0, cross_4k = 0, cross_2m = 0;
-  void count(const BranchHistEntry& entry);
-  uint64_t total() const;
 };
 
 }  // namespace tperf::analysis

@@ -226,27 +226,7 @@ void BranchCounts::add(const ChainBranch& b, bool first) {
     branch_to = true;
     if (b.flags & 2) ++predicted_count;
     if (b.flags & 8) ++abort_count;
-    // perf's branch_type_count(): typed branches from a known address only.
-    const unsigned type = (b.flags >> 20) & 0xf;
-    if (type == 0 || b.from == 0) return;
-    if (type == 15) {
-      ++new_type_counts[(b.flags >> 26) & 0xf];
-    } else {
-      ++type_counts[type];
-    }
-    if (type == 1) {
-      if (b.to > b.from) {
-        ++cond_fwd;
-      } else {
-        ++cond_bwd;
-      }
-    }
-    auto crosses = [&](uint64_t size) { return (b.from & ~(size - 1)) != (b.to & ~(size - 1)); };
-    if (crosses(uint64_t{2} << 20)) {
-      ++cross_2m;
-    } else if (crosses(uint64_t{4} << 10)) {
-      ++cross_4k;
-    }
+    types.count(b.flags, b.from, b.to);
   } else {
     branch_to = false;
     cycles_count += (b.flags >> 4) & 0xffff;
@@ -266,26 +246,20 @@ std::string BranchCounts::text() const {
     out += w;
   };
   if (branch_to) {
-    static const char* const kTypes[15] = {"",         "COND",     "UNCOND", "IND",       "CALL",
-                                           "IND_CALL", "RET",      "SYSCALL", "SYSRET",   "COND_CALL",
-                                           "COND_RET", "ERET",     "IRQ",    "SERROR",    "NO_TX"};
-    static const char* const kNewTypes[16] = {"FAULT_ALGN", "FAULT_DATA", "FAULT_INST", "ARCH_1", "ARCH_2", "ARCH_3",
-                                              "ARCH_4",     "ARCH_5",     "",           "",       "",       "",
-                                              "",           "",           "",           ""};
-    uint64_t total = 0;
-    for (uint64_t c : type_counts) total += c;
-    for (uint64_t c : new_type_counts) total += c;
+    // The types of the branches into the frame (a branch named by its new_type counts here too).
+    uint64_t total = types.total();
+    for (uint64_t c : types.new_counts) total += c;
     if (total) {
-      if (cond_fwd) word("COND_FWD");
-      if (cond_bwd) word("COND_BWD");
+      if (types.cond_fwd) word("COND_FWD");
+      if (types.cond_bwd) word("COND_BWD");
       for (unsigned t = 2; t < 15; ++t) {
-        if (type_counts[t]) word(kTypes[t]);
+        if (types.counts[t]) word(branch_type_name(t));
       }
-      for (unsigned t = 0; t < 16; ++t) {
-        if (new_type_counts[t]) word(kNewTypes[t]);
+      for (unsigned t = 0; t < 8; ++t) {
+        if (types.new_counts[t]) word(branch_new_type_name(t));
       }
-      if (cross_4k) word("CROSS_4K");
-      if (cross_2m) word("CROSS_2M");
+      if (types.cross_4k) word("CROSS_4K");
+      if (types.cross_2m) word("CROSS_2M");
     }
     // perf passes these shares as floats.
     if (predicted_count < branch_count) {

@@ -16,6 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/branch_types.h"
+
 namespace tperf::session {
 struct Dso;
 }
@@ -53,9 +55,7 @@ struct BranchCounts {
   uint64_t branch_count = 0, predicted_count = 0, abort_count = 0, cycles_count = 0;
   uint64_t iter_count = 0, iter_cycles = 0, from_count = 0;
   bool branch_to = false;
-  uint64_t type_counts[16] = {};  // by type; EXTEND_ABI (15) by new_type in new_type_counts
-  uint64_t new_type_counts[16] = {};
-  uint64_t cond_fwd = 0, cond_bwd = 0, cross_4k = 0, cross_2m = 0;
+  BranchTypeStats types;  // of the branches into this frame
   // One more chain through this frame; `first`: the chain that made the node (perf's fill_node,
   // which does not count a "from" among from_count as its later matches do).
   void add(const ChainBranch& b, bool first);

@@ -23,7 +23,7 @@ namespace tperf::analysis {
 
 const std::string* SrclineTexts::get(symbols::Symbolizer& symbolizer, const session::Map* map, int32_t pid,
                                      uint64_t ip, bool frame, bool with_name) {
-  const Key key{map ? map->dso : nullptr, pid, ip, frame};
+  const Key key{map ? map->dso : nullptr, pid, ip, frame, with_name};
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   std::string text = map ? symbolizer.report_srcline(*map, pid, ip, frame, with_name) : "??:0";
   const std::string* interned = &*texts_.insert(std::move(text)).first;
@@ -148,13 +148,29 @@ struct ReportBuilder::Impl {
     return srclines.get(symbolizer, map, pid, ip, frame);
   }
 
+  // Whether chains are walked from the root (caller order): -G always; else -g's "caller" or
+  // "callee", whose default is caller order when perf accumulates (children) and callee without.
+  bool root_first(bool cumulating) const {
+    if (opt.inverted) return true;
+    return cumulating ? opt.callchain.find("callee") == std::string::npos : opt.callchain.find("caller") != std::string::npos;
+  }
+
+  // One frame of the chain the graphs show (`c`: its entry's keys); in chains keyed by address
+  // (--branch-history) with its srcline beside it.
+  void push_chain_frame(const HistEntry& c, const session::Map* map, int32_t pid, uint64_t ip) {
+    chain.push_back(CallFrame{ip, c.loc.dso, c.loc.sym, c.loc.sym_start});
+    if (opt.branch_history) {
+      chain_texts.push_back(map && c.loc.sym ? srclines.get(symbolizer, map, pid, ip, false, false) : nullptr);
+    }
+  }
+
   // The srcline key of a callchain entry's entry (--children): perf works it out from the raw
   // address when it needs it; in chains keyed by address (--branch-history) the entry takes the
   // frame's own text, known from the start.
   const std::string* chain_entry_srcline(const session::Map* map, int32_t pid, uint64_t ip, HistEntry& c) {
     if (!opt.branch_history || !map) return srcline_of(map, pid, ip, true);
     c.srcline_eager = true;
-    return chain_srclines.get(symbolizer, map, pid, ip, false, false);
+    return srclines.get(symbolizer, map, pid, ip, false, false);
   }
 
   // The parent key: the first symbol of the chain (`callers`, in the order perf walks it) the
@@ -244,8 +260,7 @@ struct ReportBuilder::Impl {
   UnwindStatsCollector::StackVerdict verdict;
   std::vector<uint64_t> key;
 
-  SrclineTexts srclines;  // the srcline key's
-  SrclineTexts chain_srclines;  // shown after the symbols of chains keyed by address
+  SrclineTexts srclines;  // the srcline key's, and those shown in chains keyed by address
   // --branch-history scratch: the sample's branches in chain order, their loop counts, and what
   // each frame of the chain says of its branch (parallel to `chain`).
   std::vector<perfdata::BranchEntry> branch_entries;
@@ -433,8 +448,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   // Without --children, perf draws chains from the sample up (callee order) by default;
   // perf 6.1's -G/--inverted asks for caller order whatever -g says.
   const bool cumulate_order = children || (reader.is_pipe() && !opt.no_children);
-  const bool caller_order = opt.inverted || (cumulate_order ? opt.callchain.find("callee") == std::string::npos
-                                                            : opt.callchain.find("caller") != std::string::npos);
+  const bool caller_order = root_first(cumulate_order);
   // perf matches -S against the sample's symbol by name or by its start address in the
   // process ("0x4011d6"); a sample without a symbol never matches.
   auto symbol_listed = [&] {
@@ -499,17 +513,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       auto push = [&](const symbols::Symbol* sym) {
         c.loc.sym = sym;
         callers.push_back(c);
-        CallFrame cf;
-        cf.ip = f.ip;
-        cf.dso = c.loc.dso;
-        cf.sym = c.loc.sym;
-        cf.sym_start = c.loc.sym_start;
-        chain.push_back(cf);
-        // --branch-history keys chains by address and shows each frame's srcline.
-        if (opt.branch_history) {
-          chain_texts.push_back(fmap && sym ? chain_srclines.get(symbolizer, fmap, thread.pid(), f.ip, false, false)
-                                            : nullptr);
-        }
+        push_chain_frame(c, fmap, thread.pid(), f.ip);
       };
       // perf 6.1 expands the frames it unwound from the stack copy (not the kernel's
       // callchain) into the functions inlined there, innermost first in callee order.
@@ -543,8 +547,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   if (branch_chain && !has_chain && (graph || folded || flat || use_parent)) {
     // perf decided the order while Children was still on (it goes off for files without
     // callchains later): oldest branch first unless --no-children or -g callee say otherwise.
-    const bool oldest_first = opt.inverted || (!opt.no_children ? opt.callchain.find("callee") == std::string::npos
-                                                                 : opt.callchain.find("caller") != std::string::npos);
+    const bool oldest_first = root_first(!opt.no_children);
     const size_t nr = std::min<size_t>(opt.max_stack, sample.branches.size());
     // perf skips a stack of more than 127 branches as corrupted.
     branch_entries.clear();
@@ -565,15 +568,8 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       HistEntry c = self;
       c.loc = locate(symbolizer, fmap, thread.pid(), mode, addr, true);
       if (use_srcline) c.srcline = chain_entry_srcline(fmap, thread.pid(), addr, c);
-      CallFrame cf;
-      cf.ip = addr;
-      cf.dso = c.loc.dso;
-      cf.sym = c.loc.sym;
-      cf.sym_start = c.loc.sym_start;
-      chain_texts.push_back(fmap && c.loc.sym ? chain_srclines.get(symbolizer, fmap, thread.pid(), addr, false, false)
-                                              : nullptr);
       callers.push_back(c);
-      chain.push_back(cf);
+      push_chain_frame(c, fmap, thread.pid(), addr);
       chain_branches.push_back(cb);
     };
     for (size_t i = 0; i < kept; ++i) {
@@ -732,7 +728,9 @@ BranchHists build_branch_hists(perfdata::Reader& reader, session::Machine& machi
       entry.plain.loc.addr = b.to;
       entry.plain.first_addr = b.to;
       entry.plain.unresolved = !entry.to.loc.sym;
-      out.type_stats.count(hist.add(entry));
+      // perf counts each branch by the entry it went into (that entry's first branch).
+      const BranchHistEntry& counted = hist.add(entry);
+      out.type_stats.count(counted.flags.bits, counted.from.addr, counted.to.addr);
     }
   };
   out.replayed = replay(reader, machine, symbolizer, &preloader, handlers);

@@ -43,12 +43,13 @@ class DwarfUnwinder;
 
 namespace tperf::analysis {
 
-// The srcline texts of the report's keys (the plain srcline key, branch mode's srcline_from/to):
-// perf's map__srcline of an address, "??:0" without a map, looked up once per (dso, pid, address,
-// callchain entry or not) and interned; entries point into it, so it lives as long as they do.
+// The srcline texts of the report's keys (the plain srcline key, branch mode's srcline_from/to)
+// and of frames in chains keyed by address: perf's map__srcline of an address, "??:0" without a
+// map, looked up once per (dso, pid, address, kind) and interned; entries point into it, so it
+// lives as long as they do.
 class SrclineTexts {
  public:
-  // `with_name` false: the texts of frames in chains keyed by address (one instance holds one kind).
+  // `frame`, `with_name`: see Symbolizer::report_srcline (`with_name` false: a chain frame's text).
   const std::string* get(symbols::Symbolizer& symbolizer, const session::Map* map, int32_t pid, uint64_t ip,
                          bool frame, bool with_name = true);
 
@@ -58,12 +59,13 @@ class SrclineTexts {
     int32_t pid;
     uint64_t addr;
     bool frame;
+    bool with_name;
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     size_t operator()(const Key& k) const {
       return std::hash<uint64_t>()(k.addr) ^ (std::hash<const void*>()(k.dso) << 1) ^ (static_cast<size_t>(k.pid) << 7) ^
-             k.frame;
+             k.frame ^ (static_cast<size_t>(k.with_name) << 1);
     }
   };
   std::unordered_map<Key, const std::string*, KeyHash> cache_;

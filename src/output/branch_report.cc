@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/branch_types.h"
 #include "output/column_header.h"
 #include "session/machine.h"
 #include "symbols/symbol_table.h"
@@ -238,11 +239,6 @@ void print_branch_report_section(std::FILE* out, std::string_view event_name, ui
 void print_branch_type_stats(std::FILE* out, const analysis::BranchTypeStats& stats) {
   const uint64_t total = stats.total();
   if (total == 0) return;
-  static const char* const kTypeNames[16] = {"N/A",      "COND",     "UNCOND", "IND",   "CALL",  "IND_CALL",
-                                             "RET",      "SYSCALL",  "SYSRET", "COND_CALL", "COND_RET", "ERET",
-                                             "IRQ",      "SERROR",   "NO_TX",  "EXTEND_ABI"};
-  static const char* const kNewTypeNames[8] = {"FAULT_ALGN", "FAULT_DATA", "FAULT_INST", "ARCH_1",
-                                                "ARCH_2",     "ARCH_3",     "ARCH_4",     "ARCH_5"};
   std::string text = "\n#\n# Branch Statistics:\n#";
   auto line = [&](const char* name, uint64_t n) {
     if (n > 0) util::append_format(text, "\n{:>8}: {:5.1f}%", name, 100.0 * static_cast<double>(n) / static_cast<double>(total));
@@ -251,8 +247,8 @@ void print_branch_type_stats(std::FILE* out, const analysis::BranchTypeStats& st
   line("COND_BWD", stats.cond_bwd);
   line("CROSS_4K", stats.cross_4k);
   line("CROSS_2M", stats.cross_2m);
-  for (unsigned t = 0; t < 16; ++t) line(kTypeNames[t], stats.counts[t]);
-  for (unsigned t = 0; t < 8; ++t) line(kNewTypeNames[t], stats.new_counts[t]);
+  for (unsigned t = 0; t < 16; ++t) line(analysis::branch_type_name(t), stats.counts[t]);
+  for (unsigned t = 0; t < 8; ++t) line(analysis::branch_new_type_name(t), stats.new_counts[t]);
   std::fputs(text.c_str(), out);
 }
 

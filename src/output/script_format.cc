@@ -15,6 +15,7 @@
 #include <cstring>
 #include <new>
 
+#include "analysis/branch_types.h"
 #include "perfdata/abi.h"
 #include "perfdata/error.h"
 #include "session/machine.h"
@@ -758,15 +759,10 @@ void append_branch_flags(std::string& out, uint64_t flags) {
   const bool mispred = flags & 1, predicted = flags & 2, in_tx = flags & 4, abort = flags & 8;
   const unsigned cycles = (flags >> 4) & 0xffff;
   const unsigned type = (flags >> 20) & 0xf;
-  static const char* const kTypes[] = {"",    "COND",    "UNCOND", "IND",       "CALL",     "IND_CALL",
-                                       "RET", "SYSCALL", "SYSRET", "COND_CALL", "COND_RET", "ERET",
-                                       "IRQ", "SERROR",  "NO_TX",  ""};
-  // Type 15 (EXTEND_ABI) is named by the new_type field; perf 6.1 has eight names there and
-  // prints printf's "(null)" for the others.
-  static const char* const kNewTypes[8] = {"FAULT_ALGN", "FAULT_DATA", "FAULT_INST", "ARCH_1",
-                                           "ARCH_2",     "ARCH_3",     "ARCH_4",     "ARCH_5"};
-  const unsigned new_type = (flags >> 26) & 0xf;
-  const char* type_name = type != 15 ? kTypes[type] : new_type < 8 ? kNewTypes[new_type] : "(null)";
+  // No type prints nothing; type 15 (EXTEND_ABI) is named by the new_type field, where perf 6.1
+  // has eight names and prints printf's "(null)" for the others.
+  const char* new_name = analysis::branch_new_type_name((flags >> 26) & 0xf);
+  const char* type_name = type == 0 ? "" : type != 15 ? analysis::branch_type_name(type) : new_name ? new_name : "(null)";
   char pred = !(mispred || predicted) ? '-' : predicted ? 'P' : 'M';
   util::append_format(out, "/{}/{}/{}/{}/{} ", pred, in_tx ? 'X' : '-', abort ? 'A' : '-', cycles, type_name);
 }

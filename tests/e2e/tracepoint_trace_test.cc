@@ -96,10 +96,13 @@ TEST(TracepointTrace, ScriptAndReportAsPerf) {
   for (const std::string& path : {rec_file.path, rec_pipe.path}) {
     expect_script_as_perf(path, "", 50);
     expect_script_as_perf(path, "-F comm,tid,event,trace 2>/dev/null", 50);
-    // Every kind of event printed something, the uprobe its address in parentheses.
+    // Every kind of event the workload makes happen printed something, the uprobe its address in
+    // parentheses. Wakeups, softirqs and timers are left to chance: a wakeup is recorded only when
+    // the traced task wakes another on a CPU that shares its cache (else the target CPU does it
+    // in its idle task), and a fresh-clone run once saw none. The diff above compares those when
+    // they occur; tests/regress/tracepoint-trace holds a recording with wakeups.
     CommandResult t = run(fmt::format("{} script -i {}", TPERF_BINARY, shell_quote(path)));
-    for (const char* want : {"prev_state=", "target_cpu=", "child_pid=", "filename=", "group_dead=", "NR ",
-                             "filename: 0x", "vec=", "hrtimer="}) {
+    for (const char* want : {"prev_state=", "child_pid=", "filename=", "group_dead=", "NR ", "filename: 0x"}) {
       EXPECT_NE(t.out.find(want), std::string::npos) << want << " in\n" << t.out.substr(0, 2000);
     }
     EXPECT_NE(t.out.find(probe.event() + ": ("), std::string::npos) << t.out.substr(0, 2000);
