@@ -267,7 +267,6 @@ struct ReportBuilder::Impl {
   std::vector<BranchIterations> branch_iters;
   std::vector<ChainBranch> chain_branches;
   std::vector<const std::string*> chain_texts;  // --branch-history: the srcline of each frame of `chain`
-  bool branches_with_chains_noted = false;
   std::unordered_map<const symbols::Symbol*, bool> parent_match;
   std::unordered_set<std::string> trace_texts;
   std::string trace_buf;
@@ -364,8 +363,11 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   // The key, written in place: its fixed head, then the raw chain and the unwound frames, each
   // after its length.
   const size_t chain_words = has_chain ? sample.callchain.size() + 1 : 0;
-  // --branch-history: the branches make the chain, so they are part of the key.
-  const bool branch_chain = opt.branch_history && opt.branch_chains && sample.has(perfdata::kSampleBranchStack);
+  // --branch-history: the branches make the chain, so they are part of the key. perf resolves a
+  // chain for a sample with a callchain, or for one with branches when the file's header says it
+  // has branch stacks (then it also counts the branches in the chains' nodes); a pipe's never does.
+  const bool branch_chain = opt.branch_history && sample.has(perfdata::kSampleBranchStack) &&
+                            (opt.branch_chains || has_chain);
   const size_t branch_words = branch_chain ? 1 + 3 * sample.branches.size() : 0;
   key.resize(9 + chain_words + 1 + user_frames.size() + branch_words);
   uint64_t* k = key.data();
@@ -465,17 +467,61 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   callers.clear();
   chain.clear();
   chain_texts.clear();
-  size_t unwound = 0;  // frames at the chain's end (before the caller-order reversal) from the stack copy
+  chain_branches.clear();
   const bool want_chain = children || graph || folded || flat || use_parent;
+  const bool chain_entries = children || graph || folded || flat;  // else walked for the parent alone
+  // --branch-history with the file's branch stacks: perf's cursor holds the sample's branches
+  // first (each its target, then where it was taken from; newest first, or oldest first when
+  // chains are walked from the root), then the part of the callchain they do not stand for.
+  const bool branch_nodes = want_chain && branch_chain;
+  size_t chain_begin = 0, chain_end = has_chain ? sample.callchain.size() : 0;
+  branch_entries.clear();
+  size_t kept_branches = 0;
+  if (branch_nodes && sample.branches.size() <= 127) {  // perf skips a longer stack as corrupted
+    // perf decided the order while Children was still on (it goes off for files without
+    // callchains later): oldest branch first unless --no-children or -g callee say otherwise.
+    const bool oldest_first = root_first(!opt.no_children);
+    const size_t nr = std::min<size_t>(opt.max_stack, sample.branches.size());
+    size_t first_call = 0;
+    for (size_t i = 0; i < nr; ++i) {
+      if (oldest_first) {
+        branch_entries.push_back(sample.branches[sample.branches.size() - 1 - i]);
+        continue;
+      }
+      const perfdata::BranchEntry& b = sample.branches[i];
+      branch_entries.push_back(b);
+      // Newest first, perf steps over the next callchain entry for each branch if that entry is
+      // a context marker or the branch's return address (its source at most 8 bytes before).
+      if (has_chain && first_call < sample.callchain.size()) {
+        const uint64_t ip = sample.callchain[first_call];
+        if (ip >= perfdata::kContextMax || (b.from < ip && b.from >= ip - 8)) ++first_call;
+      }
+    }
+    kept_branches = remove_branch_loops(branch_entries, branch_iters);
+    // It then walks as many callchain entries fewer as it kept branches: the innermost ones
+    // from the root, the outermost ones from the stepped-over leaf.
+    const size_t walked = chain_end > kept_branches ? chain_end - kept_branches : 0;
+    if (oldest_first) {
+      chain_begin = chain_end - walked;
+    } else {
+      chain_begin = first_call;
+      chain_end = walked;
+    }
+  }
+  size_t unwound = 0;  // frames at the chain's end (before the caller-order reversal) from the stack copy
   bool have_frames = false;
+  frames.clear();
   if (want_chain && has_chain) {
-    // perf walks the chain in the display order and stops after --max-stack frames: the
-    // innermost ones for callee order, the outermost for caller order.
-    if (all_frames_ok) {
+    if (branch_nodes) {
+      have_frames = session::resolve_callchain_range(machine, &thread, sample, chain_begin, chain_end, caller_order,
+                                                     opt.max_stack, &frames);
+    } else if (all_frames_ok) {
       // The whole chain was resolved for the quality block.
       frames = all_frames;
       have_frames = true;
     } else {
+      // perf walks the chain in the display order and stops after --max-stack frames: the
+      // innermost ones for callee order, the outermost for caller order.
       have_frames = session::resolve_callchain(machine, &thread, sample, caller_order ? ~0u : opt.max_stack, &frames);
     }
     if (frames.size() > opt.max_stack) {
@@ -488,103 +534,86 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
     if (have_frames) {
       unwound = std::min<size_t>(opt.max_stack, user_frames.size());
       frames.insert(frames.end(), user_frames.begin(), user_frames.begin() + static_cast<ptrdiff_t>(unwound));
+    } else {
+      // perf drops a chain with a context it does not know, branches and all.
+      kept_branches = 0;
     }
   }
   // -x: an entry without a parent is hidden (perf looks for one only with the parent key).
   if (opt.exclude_other && (!use_parent || !have_frames)) self.filtered = true;
-  if (have_frames) {
-    // perf takes a frame's level from the space its map is in; a frame without a map keeps
-    // the level of the frame walked before it (the sample's for the first). It walks the
-    // chain in the display order: from the root for caller graphs (the default).
-    if (caller_order) std::reverse(frames.begin(), frames.end());
-    const bool chain_entries = children || graph || folded || flat;  // else walked for the parent alone
-    char level = self.loc.level;
-    for (size_t i = 0; i < frames.size(); ++i) {
-      const session::CallchainFrame& f = frames[i];
-      HistEntry c = self;
-      const session::Map* fmap = f.map ? f.map : find_map(&thread, f.cpumode, f.ip);
-      c.loc = locate(symbolizer, fmap, thread.pid(), f.cpumode, f.ip, true);
-      if (use_srcline && chain_entries) c.srcline = chain_entry_srcline(fmap, thread.pid(), f.ip, c);
-      if (f.map) {
-        level = c.loc.level;
-      } else {
-        c.loc.level = level;
-      }
-      auto push = [&](const symbols::Symbol* sym) {
-        c.loc.sym = sym;
-        callers.push_back(c);
-        push_chain_frame(c, fmap, thread.pid(), f.ip);
-      };
-      // perf 6.1 expands the frames it unwound from the stack copy (not the kernel's
-      // callchain) into the functions inlined there, innermost first in callee order.
-      const bool from_stack = caller_order ? i < unwound : i >= frames.size() - unwound;
-      std::span<const symbols::Symbol* const> inlined;
-      if (opt.expand_inline && from_stack && fmap && c.loc.sym) inlined = symbolizer.inline_symbols(*fmap, thread.pid(), f.ip);
-      if (inlined.empty()) {
-        push(c.loc.sym);
-      } else if (caller_order) {
-        for (auto it = inlined.rbegin(); it != inlined.rend(); ++it) push(*it);
-      } else {
-        for (const symbols::Symbol* sym : inlined) push(sym);
-      }
+  // The cursor in perf's walk: from the root for caller graphs (the default). perf takes a
+  // frame's level from the space its map is in; a frame without a map keeps the level of the
+  // frame walked before it (the sample's for the first).
+  if (caller_order) std::reverse(frames.begin(), frames.end());
+  char level = self.loc.level;
+  auto push_entry = [&](HistEntry& c, const session::Map* fmap, uint64_t ip, const symbols::Symbol* sym,
+                        const ChainBranch* cb) {
+    c.loc.sym = sym;
+    callers.push_back(c);
+    push_chain_frame(c, fmap, thread.pid(), ip);
+    if (kept_branches && opt.branch_chains) chain_branches.push_back(cb ? *cb : ChainBranch{});
+  };
+  auto walk_frame = [&](size_t i) {
+    const session::CallchainFrame& f = frames[i];
+    HistEntry c = self;
+    const session::Map* fmap = f.map ? f.map : find_map(&thread, f.cpumode, f.ip);
+    c.loc = locate(symbolizer, fmap, thread.pid(), f.cpumode, f.ip, true);
+    if (use_srcline && chain_entries) c.srcline = chain_entry_srcline(fmap, thread.pid(), f.ip, c);
+    if (f.map) {
+      level = c.loc.level;
+    } else {
+      c.loc.level = level;
     }
-    // The parent: the first symbol on that walk the pattern matches; every entry of the
-    // sample (its own and, with --children, its callers') carries it.
-    if (use_parent) take_parent(self);
-    if (!chain_entries) {
-      callers.clear();
-      chain.clear();
-      chain_texts.clear();
+    // perf 6.1 expands the frames it unwound from the stack copy (not the kernel's
+    // callchain) into the functions inlined there, innermost first in callee order.
+    const bool from_stack = caller_order ? i < unwound : i >= frames.size() - unwound;
+    std::span<const symbols::Symbol* const> inlined;
+    if (opt.expand_inline && from_stack && fmap && c.loc.sym) inlined = symbolizer.inline_symbols(*fmap, thread.pid(), f.ip);
+    if (inlined.empty()) {
+      push_entry(c, fmap, f.ip, c.loc.sym, nullptr);
+    } else if (caller_order) {
+      for (auto it = inlined.rbegin(); it != inlined.rend(); ++it) push_entry(c, fmap, f.ip, *it, nullptr);
+    } else {
+      for (const symbols::Symbol* sym : inlined) push_entry(c, fmap, f.ip, sym, nullptr);
     }
+  };
+  auto walk_branch = [&](uint64_t addr, const ChainBranch& cb) {
+    // perf looks the address up in the kernel's maps, then the process's.
+    const session::Map* fmap = find_map(&thread, perfdata::kMiscKernel, addr);
+    uint8_t mode = perfdata::kMiscKernel;
+    if (!fmap) {
+      mode = perfdata::kMiscUser;
+      fmap = find_map(&thread, mode, addr);
+    }
+    HistEntry c = self;
+    c.loc = locate(symbolizer, fmap, thread.pid(), mode, addr, true);
+    if (use_srcline && chain_entries) c.srcline = chain_entry_srcline(fmap, thread.pid(), addr, c);
+    if (fmap) {
+      level = c.loc.level;
+    } else {
+      c.loc.level = level;
+    }
+    push_entry(c, fmap, addr, c.loc.sym, &cb);
+  };
+  // perf unwinds the stack copy before it resolves the sample's branches and callchain when it
+  // walks from the root, after them when from the leaf.
+  const size_t frames_first = caller_order ? unwound : 0;
+  for (size_t i = 0; i < frames_first; ++i) walk_frame(i);
+  for (size_t i = 0; i < kept_branches; ++i) {
+    const perfdata::BranchEntry& b = branch_entries[i];
+    // A branch from address 0 counts as a "from" for perf at its target too.
+    walk_branch(b.to, ChainBranch{true, b.from != 0, b.from, b.to, b.flags, 0, 0});
+    walk_branch(b.from, ChainBranch{true, false, b.from, b.to, b.flags, branch_iters[i].nr_loop_iter, branch_iters[i].cycles});
   }
-  chain_branches.clear();
-  if (branch_chain && has_chain && !branches_with_chains_noted) {
-    // (A file says so in its attrs, which the command checks; a pipe's come later.)
-    problems.push_back("--branch-history on samples with both branch stacks and callchains is not supported yet: "
-                       "their callchains alone were shown");
-    branches_with_chains_noted = true;
-  }
-  if (branch_chain && !has_chain && (graph || folded || flat || use_parent)) {
-    // perf decided the order while Children was still on (it goes off for files without
-    // callchains later): oldest branch first unless --no-children or -g callee say otherwise.
-    const bool oldest_first = root_first(!opt.no_children);
-    const size_t nr = std::min<size_t>(opt.max_stack, sample.branches.size());
-    // perf skips a stack of more than 127 branches as corrupted.
-    branch_entries.clear();
-    if (sample.branches.size() <= 127) {
-      for (size_t i = 0; i < nr; ++i) {
-        branch_entries.push_back(oldest_first ? sample.branches[sample.branches.size() - 1 - i] : sample.branches[i]);
-      }
-    }
-    const size_t kept = remove_branch_loops(branch_entries, branch_iters);
-    auto push_frame = [&](uint64_t addr, const ChainBranch& cb) {
-      // perf looks the address up in the kernel's maps, then the process's.
-      const session::Map* fmap = find_map(&thread, perfdata::kMiscKernel, addr);
-      uint8_t mode = perfdata::kMiscKernel;
-      if (!fmap) {
-        mode = perfdata::kMiscUser;
-        fmap = find_map(&thread, mode, addr);
-      }
-      HistEntry c = self;
-      c.loc = locate(symbolizer, fmap, thread.pid(), mode, addr, true);
-      if (use_srcline) c.srcline = chain_entry_srcline(fmap, thread.pid(), addr, c);
-      callers.push_back(c);
-      push_chain_frame(c, fmap, thread.pid(), addr);
-      chain_branches.push_back(cb);
-    };
-    for (size_t i = 0; i < kept; ++i) {
-      const perfdata::BranchEntry& b = branch_entries[i];
-      // A branch from address 0 counts as a "from" for perf at its target too.
-      push_frame(b.to, ChainBranch{true, b.from != 0, b.from, b.to, b.flags, 0, 0});
-      push_frame(b.from, ChainBranch{true, false, b.from, b.to, b.flags, branch_iters[i].nr_loop_iter, branch_iters[i].cycles});
-    }
-    if (use_parent) take_parent(self);
-    if (!(graph || folded || flat)) {
-      callers.clear();
-      chain.clear();
-      chain_branches.clear();
-      chain_texts.clear();
-    }
+  for (size_t i = frames_first; i < frames.size(); ++i) walk_frame(i);
+  // The parent: the first symbol on that walk the pattern matches; every entry of the sample
+  // (its own and, with --children, its callers') carries it.
+  if (use_parent && (have_frames || branch_nodes)) take_parent(self);
+  if (!chain_entries) {
+    callers.clear();
+    chain.clear();
+    chain_branches.clear();
+    chain_texts.clear();
   }
   const bool with_chain = (graph || folded || flat) && !chain.empty();
   const bool with_branches = with_chain && chain_branches.size() == chain.size();

@@ -93,7 +93,7 @@ struct ReportBuildOptions {
   // --branch-history: a sample's branch stack, oldest branch first, is its chain (each branch's
   // target, then where it was taken), its frames told apart by address, with branch counts.
   bool branch_history = false;
-  bool branch_chains = false;  // ...and the file's header says it has branch stacks (perf makes them chains then)
+  bool branch_chains = false;  // ...and the file's header says it has branch stacks (chains of them alone, and counts)
   unsigned max_stack = 127;
   bool children = false;     // --children
   bool no_children = false;  // --no-children

@@ -309,23 +309,17 @@ int run_hist_report(const ReportCliOptions& cli) {
   // counts) when the header says the file has them, which a pipe's never does.
   bool branch_counts = false;
   if (cli.branch_history && !reader->is_pipe()) {
-    bool any_branches = false, any_chains = false, both = false;
+    bool any_branches = false, any_chains = false;
     for (const perfdata::EventAttr& a : reader->attrs()) {
       const bool b = (a.attr.sample_type & perfdata::kSampleBranchStack) != 0;
       const bool c = (a.attr.sample_type & perfdata::kSampleCallchain) != 0;
       any_branches |= b;
       any_chains |= c;
-      both |= b && c;
     }
     branch_counts = any_branches && reader->features().has(perfdata::kFeatBranchStack);
     if (!branch_counts && !any_chains) {
       return fail(fmt::format("{}: --branch-history: the samples have neither branch stacks nor callchains (record "
                               "with -b or -g)",
-                              cli.path));
-    }
-    if (both) {
-      return fail(fmt::format("{}: --branch-history on samples with both branch stacks and callchains is not "
-                              "supported yet",
                               cli.path));
     }
   }

@@ -25,4 +25,16 @@ struct CallchainFrame {
 bool resolve_callchain(const Machine& machine, const Thread* thread, const perfdata::Sample& sample,
                        unsigned max_stack, std::vector<CallchainFrame>* out);
 
+// perf's walk of part of a chain, raw entries [begin, end) of sample.callchain, as it walks the
+// callchain after a sample's branch frames (report --branch-history on samples with both):
+// - `caller_order` false: from `begin` toward the root in the user mode until a marker in the part
+//   says otherwise (perf does not look at the markers before `begin`);
+// - true: from the root toward `begin`, each frame in the mode of the nearest marker on its leaf
+//   side, in the whole chain.
+// At most `max_stack` frames, the first walked. Leaf first in `out`, whatever the order. false,
+// with `out` empty, for a context perf does not know.
+bool resolve_callchain_range(const Machine& machine, const Thread* thread, const perfdata::Sample& sample,
+                             size_t begin, size_t end, bool caller_order, unsigned max_stack,
+                             std::vector<CallchainFrame>* out);
+
 }  // namespace tperf::session

@@ -457,6 +457,107 @@ std::string write_loop_file(const TempDir& dir, const std::string& binary, const
   return path;
 }
 
+// Samples with both branch stacks and callchains (perf record -b -g), for --branch-history: perf
+// puts the branches first in the chain and walks fewer callchain entries after them. From the
+// leaf, for each branch it steps over the next entry if that is a context marker or the branch's
+// return address (source at most 8 bytes before), and stops as many entries short of the root as
+// it kept branches; from the root it leaves out as many innermost entries. Samples: user ones
+// whose first branches are the chain's return addresses; kernel ones whose kernel frames that
+// walk from the leaf takes for user addresses (the kernel marker is stepped over); a chain
+// shorter than the branches; a loop; an empty branch stack; 130 branches, which perf skips as
+// corrupted.
+std::string write_chain_branch_file(const TempDir& dir, const std::string& binary,
+                                    const std::map<std::string, uint64_t>& syms, bool pipe = false) {
+  PerfEventAttr attr = test::cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleCpu |
+                                            kSampleCallchain | kSampleBranchStack);
+  attr.branch_sample_type = kBranchAny;
+  RecordBuilder rb(attr, false);
+  std::vector<std::vector<uint8_t>> records;
+  uint64_t now = 1000;
+  auto sid = [&](int32_t tid) {
+    SampleId s;
+    s.pid = kPid;
+    s.tid = tid;
+    s.time = ++now;
+    return s;
+  };
+  CommEvent comm;
+  comm.pid = comm.tid = kPid;
+  comm.comm = "chainbr";
+  records.push_back(rb.comm(comm, sid(kPid)));
+  TaskEvent fork;
+  fork.pid = kPid;
+  fork.tid = kPid + 1;
+  fork.ppid = kPid;
+  fork.ptid = kPid;
+  records.push_back(rb.fork(fork, sid(kPid + 1)));
+  for (auto [addr, path] : {std::pair<uint64_t, std::string>{kApp, binary},
+                            {kLib, "/nonexistent/tperf-branch/libgone.so"}}) {
+    Mmap2Event m;
+    m.pid = m.tid = kPid;
+    m.addr = addr;
+    m.len = 0x10000;
+    m.prot = 5;
+    m.filename = path;
+    records.push_back(rb.mmap2(m, sid(kPid)));
+  }
+  auto at = [&](const char* name, uint64_t off) { return kApp + syms.at(name) + off; };
+  auto sample = [&](int32_t tid, uint64_t ip, std::vector<uint64_t> chain, std::vector<BranchEntry> branches,
+                    uint16_t misc = kMiscUser) {
+    Sample s;
+    s.pid = kPid;
+    s.tid = static_cast<uint32_t>(tid);
+    s.time = ++now;
+    s.period = 100000;
+    s.cpu = static_cast<uint32_t>(tid % 2);
+    s.ip = ip;
+    s.callchain = std::move(chain);
+    s.branches = std::move(branches);
+    records.push_back(rb.sample(s, misc));
+  };
+  const uint64_t main1 = at("main", 0x10), main_ret = at("main", 0x20), main_ret2 = at("main", 0x30);
+  const uint64_t burn1 = at("burn", 0x4), burn_ret = at("burn", 0x10), leaf0 = at("leaf", 0x2), leaf1 = at("leaf", 0x8);
+  const uint64_t user = kContextUser, kernel = kContextKernel;
+  for (int i = 0; i < 5; ++i) {
+    sample(kPid, leaf1,
+           {user, leaf1, burn_ret, main_ret, kLib + 0x100, kLib + 0x200, kLib + 0x300, main_ret2, kLib + 0x400,
+            kLib + 0x500},
+           {{leaf0, leaf1, flags(false, true, false, false, 2 + i % 2, 1)},
+            {leaf1 - 4, leaf0, flags(false, true, false, false, 3, 1)},
+            {burn_ret - 5, at("leaf", 0), flags(false, true, false, false, 11, 4)},
+            {main1, burn1, flags(true, false, false, false, 30, 4)}});
+  }
+  for (int i = 0; i < 3; ++i) {
+    sample(kPid, kKernel + 0x10,
+           {kernel, kKernel + 0x10, kKernel + 0x40, user, main1, kLib + 0x100, kLib + 0x200},
+           {{kKernel + 0xc, kKernel + 0x10, flags(false, true, false, false, 5, 1)},
+            {main1 - 3, kKernel, flags(false, true, false, false, 9, 7)}},
+           kMiscKernel);
+  }
+  for (int i = 0; i < 2; ++i) {
+    sample(kPid + 1, burn1, {user, burn1, main_ret},
+           {{burn_ret, burn1, flags(false, true, false, false, 4, 1)},
+            {main1, burn_ret, flags(false, true, false, false, 4, 1)},
+            {burn_ret, burn1, flags(false, true, false, false, 6, 1)},
+            {main1, burn_ret, flags(false, false, false, false, 8, 1)},
+            {kLib + 0x1230, main1, flags(false, true, false, false, 0, 6)}});
+  }
+  sample(kPid + 1, main1, {user, main1, kLib + 0x100, kLib + 0x200}, {});
+  std::vector<BranchEntry> many;
+  for (int i = 0; i < 130; ++i) many.push_back({main1 + (i % 2) * 4, burn1, flags(false, true, false, false, 1, 1)});
+  sample(kPid, burn1, {user, burn1, main_ret, kLib + 0x300}, many);
+  std::string path = dir.file(pipe ? "chain-branch-pipe.data" : "chain-branch.data");
+  Writer::Options options;
+  options.pipe = pipe;
+  Writer w(options);
+  w.open(path);
+  w.add_attr(attr, {1}, "cpu-clock");
+  w.set_feature(kFeatBranchStack, {});
+  for (const auto& r : records) w.write_record(r);
+  w.finish();
+  return path;
+}
+
 // perf report --branch-history: each sample's chain is its branch stack (a branch's target, then
 // where it was taken, oldest first in caller order), frames keyed by address and shown with their
 // srcline, each with its counts (average cycles, prediction, abort, types, loop iterations), the
@@ -516,6 +617,24 @@ TEST_F(ReportBranch, BranchHistoryAsPerf) {
       EXPECT_GE(c.perf_lines, 10u) << "perf printed too little";
     }
   }
+}
+
+// --branch-history on samples with both branch stacks and callchains: the branches, then the part
+// of the callchain perf walks after them (see write_chain_branch_file), in every order and form.
+TEST_F(ReportBranch, BranchHistoryWithCallchainsAsPerf) {
+  const std::string file = write_chain_branch_file(dir_, binary_, syms_);
+  expect_reports_as_perf(file,
+                         {"--branch-history", "--branch-history --no-children", "--branch-history -g callee",
+                          "--branch-history -G", "--branch-history -g caller --no-children",
+                          "--branch-history -n -s sym", "--branch-history -s dso,sym", "--branch-history --max-stack 3",
+                          "--branch-history --max-stack 1 --no-children", "--branch-history -g graph,0",
+                          "--branch-history -g folded", "--branch-history -g flat --no-children",
+                          "--branch-history -g fractal,0,callee", "--branch-history -F overhead,sym",
+                          "--branch-history -s srcline"},
+                         10);
+  // A pipe's header never names branch stacks: perf makes the chains of the callchains alone.
+  const std::string pipe = write_chain_branch_file(dir_, binary_, syms_, /*pipe=*/true);
+  expect_reports_as_perf(pipe, {"--branch-history", "--branch-history --no-children -g callee"}, 10);
 }
 
 // A file with neither branch stacks nor callchains: a one-line error naming it (perf prints its
