@@ -53,11 +53,13 @@ TEST(PltSymbolsE2E, OverlappingInitAndPltNamedAsPerf) {
 
   const std::vector<std::string> entries = plt_entries(bin);
   ASSERT_GE(entries.size(), 40u) << "objdump lists too few PLT entries";
-  // A probe group of this run's own (event names are unique across groups).
+  // A probe group of this run's own, and event names too: perf refuses a name another group
+  // has, and a test suite running beside this one (another build's) makes the same probes.
   ProbeGroup probes{fmt::format("tperf_plt_{}", ::getpid())};
   for (size_t i = 0; i < entries.size(); ++i) {
     const std::string& a = entries[i];
-    CommandResult p = run(fmt::format("perf probe -q -x {} -a '{}:e{}={}'", shell_quote(bin), probes.group, i, a));
+    CommandResult p = run(fmt::format("perf probe -q -x {} -a '{}:e{}_{}={}'", shell_quote(bin), probes.group, i,
+                                      ::getpid(), a));
     ASSERT_EQ(p.status, 0) << "set-up failed: perf probe at " << a << ": " << p.err;
   }
   const std::string data = scratch_dir() + "/plt.data";
