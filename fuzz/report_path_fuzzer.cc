@@ -1,6 +1,7 @@
 // libFuzzer target for the whole reading path: the bytes go through the reader, the ordered
 // events, the Machine, the Symbolizer and DWARF unwinder, the report's aggregation and its
-// formatter (`tperf report --stdio`, default Children mode, then `--no-children -g folded`) and
+// formatter (`tperf report --stdio`, default Children mode, then `--no-children -g folded`, then
+// `--branch-history -g callee`, whose walk of branch stacks and callchains indexes into both) and
 // `tperf script`. A damaged file must end in the command's one-line error and exit status 2;
 // any crash, sanitizer report, hang or runaway allocation is a bug.
 #include <CLI/CLI.hpp>
@@ -66,6 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"report", "--stdio", "-i", path},
            {"report", "--stdio", "--no-children", "-g", "folded", "-s", "comm,dso,sym", "-i", path},
+           {"report", "--stdio", "--branch-history", "-g", "callee", "-i", path},
            {"script", "-i", path},
        }) {
     int status = run_tperf(args);
