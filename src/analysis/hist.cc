@@ -1,5 +1,6 @@
 #include "analysis/hist.h"
 
+#include <pthread.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -403,7 +404,12 @@ void Hist::note_cumulative_compares(uint32_t self, std::span<const HistEntry> ca
 class Hist::TreeBuilder {
  public:
   TreeBuilder(const CallFrameTable* frames, bool threaded) : frames_(frames) {
-    if (threaded) thread_ = std::thread([this] { work(); });
+    if (threaded) {
+      thread_ = std::thread([this] {
+        pthread_setname_np(pthread_self(), "tperf-trees");  // cosmetic: names it in profiles
+        work();
+      });
+    }
   }
   ~TreeBuilder() { finish(); }
 

@@ -3,15 +3,19 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <mutex>
 
 #include "perfdata/tracing_data.h"
 
@@ -27,8 +31,83 @@ constexpr uint64_t kNoEnd = std::numeric_limits<uint64_t>::max();
 
 std::string errno_text(int err) { return std::strerror(err); }
 
+// The file windows mapped into memory, for the SIGBUS handler: a mapped file that shrinks while
+// it is read (another process truncates it) faults on the pages past its new end, as does a page
+// its storage cannot deliver. The handler names the file and ends the process with status 2, as
+// any other unreadable input does, instead of dying of the signal. Slots are claimed by the windows that map; one without a slot reads.
+constexpr size_t kMapSlots = 64;
+struct MapSlot {
+  std::atomic<uintptr_t> start{0}, end{0};
+  std::atomic<const char*> name{nullptr};
+  std::atomic<bool> used{false};
+};
+MapSlot g_map_slots[kMapSlots];
+std::once_flag g_sigbus_once;
+struct sigaction g_old_sigbus {};
+
+void write_all(const char* s, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(STDERR_FILENO, s, n);
+    if (w <= 0) return;
+    s += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+void on_sigbus(int sig, siginfo_t* info, void* context) {
+  const auto addr = reinterpret_cast<uintptr_t>(info ? info->si_addr : nullptr);
+  for (MapSlot& slot : g_map_slots) {
+    if (!slot.used.load(std::memory_order_acquire)) continue;
+    if (addr >= slot.start.load(std::memory_order_relaxed) && addr < slot.end.load(std::memory_order_relaxed)) {
+      const char* name = slot.name.load(std::memory_order_relaxed);
+      write_all("tperf: ", 7);
+      if (name) {
+        write_all(name, std::strlen(name));
+        write_all(": ", 2);
+      }
+      static constexpr char kText[] =
+          "the file could not be read any more (it was cut short while tperf read it, or its storage failed)\n";
+      write_all(kText, sizeof kText - 1);
+      ::_exit(2);
+    }
+  }
+  // Not ours: what was there before.
+  if (g_old_sigbus.sa_flags & SA_SIGINFO) {
+    if (g_old_sigbus.sa_sigaction) return g_old_sigbus.sa_sigaction(sig, info, context);
+  } else if (g_old_sigbus.sa_handler != SIG_DFL && g_old_sigbus.sa_handler != SIG_IGN) {
+    return g_old_sigbus.sa_handler(sig);
+  }
+  ::signal(SIGBUS, SIG_DFL);
+  ::raise(SIGBUS);
+}
+
+void install_sigbus_handler() {
+  std::call_once(g_sigbus_once, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGBUS, &sa, &g_old_sigbus);
+  });
+}
+
+MapSlot* claim_map_slot(const std::string& name) {
+  for (MapSlot& slot : g_map_slots) {
+    bool expected = false;
+    if (slot.used.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+      slot.start.store(0, std::memory_order_relaxed);
+      slot.end.store(0, std::memory_order_relaxed);
+      slot.name.store(name.c_str(), std::memory_order_relaxed);
+      return &slot;
+    }
+  }
+  return nullptr;
+}
+
 // A sliding window over a file or a pipe. For a seekable file any offset can be asked for; for a
-// pipe offsets must not go backwards past the start of the window.
+// pipe offsets must not go backwards past the start of the window. A regular file is mapped
+// window by window (no copy out of the page cache, which cost as much as the rest of reading);
+// other files, and files that cannot be mapped, are read into a buffer.
 class Window {
  public:
   // `start`: for a pipe, the stream offset of the next byte read() returns.
@@ -36,6 +115,17 @@ class Window {
       : fd_(fd), seekable_(seekable), name_(std::move(name)), buf_off_(seekable ? 0 : start) {
     struct stat st {};
     if (seekable_ && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) file_size_ = static_cast<uint64_t>(st.st_size);
+    if (file_size_ > 0) {
+      slot_ = claim_map_slot(name_);
+      if (slot_) install_sigbus_handler();
+    }
+  }
+  ~Window() {
+    unmap();
+    if (slot_) {
+      slot_->name.store(nullptr, std::memory_order_relaxed);
+      slot_->used.store(false, std::memory_order_release);
+    }
   }
   Window(const Window&) = delete;
   Window& operator=(const Window&) = delete;
@@ -45,12 +135,13 @@ class Window {
   const uint8_t* get(uint64_t off, size_t n, size_t* avail) {
     if (off >= buf_off_ && off - buf_off_ <= buf_len_ && n <= buf_len_ - (off - buf_off_)) {
       *avail = n;
-      return buf_.data() + (off - buf_off_);
+      return data_ + (off - buf_off_);
     }
     if (seekable_) {
-      fill_seekable(off, n);
+      if (!slot_ || !fill_mapped(off, n)) fill_seekable(off, n);
     } else {
       fill_stream(off, n);
+      data_ = buf_.data();
     }
     size_t have = (off >= buf_off_ && off - buf_off_ <= buf_len_) ? buf_len_ - static_cast<size_t>(off - buf_off_) : 0;
     if (have < n) {
@@ -58,13 +149,53 @@ class Window {
       return nullptr;
     }
     *avail = n;
-    return buf_.data() + (off - buf_off_);
+    return data_ + (off - buf_off_);
   }
 
   // Releases the buffer space of bytes before `off` (pipe mode: they can never be asked for again).
   bool seekable() const { return seekable_; }
 
  private:
+  // Maps [off, off + max(kChunk, n)) as far as the file goes. false: the mapping failed (the
+  // window reads from then on).
+  bool fill_mapped(uint64_t off, size_t n) {
+    unmap();
+    buf_off_ = off;
+    buf_len_ = 0;
+    data_ = nullptr;
+    if (off >= file_size_) return true;  // past the end, as a read would find
+    static const uint64_t kPage = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t aligned = off / kPage * kPage;
+    const uint64_t end = std::min<uint64_t>(file_size_, off + std::max(kChunk, n));
+    const auto len = static_cast<size_t>(end - aligned);
+    void* m = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd_, static_cast<off_t>(aligned));
+    if (m == MAP_FAILED) {
+      slot_->name.store(nullptr, std::memory_order_relaxed);
+      slot_->used.store(false, std::memory_order_release);
+      slot_ = nullptr;
+      return false;
+    }
+    ::madvise(m, len, MADV_SEQUENTIAL);
+    map_ = m;
+    map_len_ = len;
+    slot_->start.store(reinterpret_cast<uintptr_t>(m), std::memory_order_relaxed);
+    slot_->end.store(reinterpret_cast<uintptr_t>(m) + len, std::memory_order_relaxed);
+    data_ = static_cast<const uint8_t*>(m) + (off - aligned);
+    buf_len_ = static_cast<size_t>(end - off);
+    return true;
+  }
+
+  void unmap() {
+    if (!map_) return;
+    if (slot_) {
+      slot_->start.store(0, std::memory_order_relaxed);
+      slot_->end.store(0, std::memory_order_relaxed);
+    }
+    ::munmap(map_, map_len_);
+    map_ = nullptr;
+    map_len_ = 0;
+  }
+
   void fill_seekable(uint64_t off, size_t n) {
     // No bigger than what is left of a regular file: a small file (a `record -- true`) then
     // takes a small buffer, not a 2 MiB one.
@@ -72,6 +203,7 @@ class Window {
     if (file_size_ && off < file_size_) chunk = static_cast<size_t>(std::min<uint64_t>(kChunk, file_size_ - off));
     size_t cap = std::max(chunk, n);
     if (buf_.size() < cap) buf_.resize(cap);
+    data_ = buf_.data();
     // Keep the part of the window that overlaps the request to save a re-read.
     buf_off_ = off;
     buf_len_ = 0;
@@ -127,6 +259,10 @@ class Window {
   bool seekable_;
   std::string name_;
   std::vector<uint8_t> buf_;
+  const uint8_t* data_ = nullptr;  // the window's first byte: in buf_, or in the mapping
+  void* map_ = nullptr;
+  size_t map_len_ = 0;
+  MapSlot* slot_ = nullptr;  // a regular file's, while it may be mapped
   uint64_t file_size_ = 0;  // of a regular file when it was opened; 0: unknown
   uint64_t buf_off_ = 0;
   size_t buf_len_ = 0;

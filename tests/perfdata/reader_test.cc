@@ -442,6 +442,40 @@ TEST(ReaderTest, EveryTruncationIsReported) {
   }
 }
 
+// A regular file is mapped window by window. When another process cuts it short while tperf
+// reads it, the pages past the new end fault (SIGBUS): the process ends with status 2 and a
+// line naming the file, as for any unreadable input, not killed by the signal.
+TEST(ReaderDeathTest, FileCutShortWhileReadEndsWithAnError) {
+  TempDir dir;
+  const std::string path = dir.file("shrinks.data");
+  Writer w;
+  w.open(path);
+  w.add_attr(sampling_attr(kBasicSample | kSampleCallchain), {1}, "cpu-clock");
+  RecordBuilder rb = w.builder(0);
+  // About 12 MB of samples: several 2 MiB windows.
+  for (uint64_t i = 0; i < 60000; ++i) {
+    Sample s = make_sample(2, 10 + i, 0x400 + i);
+    s.callchain.assign(20, 0x500 + i);
+    w.write_record(rb.sample(s));
+  }
+  w.finish();
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  ASSERT_GT(st.st_size, 8 << 20) << "set-up: the file is smaller than planned";
+  EXPECT_EXIT(
+      {
+        auto r = Reader::open(path);
+        Record rec;
+        size_t n = 0;
+        while (r->next(rec)) {
+          // A few records in, the file loses all but its first megabyte.
+          if (++n == 100 && ::truncate(path.c_str(), 1 << 20) != 0) std::_Exit(3);
+        }
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(2), "shrinks.data: the file could not be read any more \\(it was cut short");
+}
+
 // A few thousand random corruptions of a valid file: never a crash (ASan/UBSan watch), and
 // any exception is a FormatError with an offset.
 TEST(ReaderTest, RandomCorruptionNeverCrashes) {
