@@ -108,4 +108,14 @@ perfdata::PerfEventAttr cpu_clock_attr(uint64_t sample_type, uint64_t period) {
   return a;
 }
 
+perfdata::Mmap2Event executable_map(int32_t pid, uint64_t addr, const std::string& path) {
+  perfdata::Mmap2Event m;
+  m.pid = m.tid = pid;
+  m.addr = addr;
+  m.len = 0x10000;
+  m.prot = 5;
+  m.filename = path;
+  return m;
+}
+
 }  // namespace tperf::test

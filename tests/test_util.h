@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "perfdata/attr.h"
+#include "perfdata/records.h"
 
 namespace tperf::test {
 
@@ -63,5 +64,8 @@ class TempDir {
 // The attr of `perf record -e cpu-clock -c PERIOD` with these sample fields, for files made with
 // our writer: software cpu-clock, attr size 7, sample_id_all and the task/comm/mmap2 sideband.
 perfdata::PerfEventAttr cpu_clock_attr(uint64_t sample_type, uint64_t period = 100000);
+
+// An MMAP2 of 64 KiB of `path` at `addr`, read and execute, in process `pid` (its main thread).
+perfdata::Mmap2Event executable_map(int32_t pid, uint64_t addr, const std::string& path);
 
 }  // namespace tperf::test

@@ -32,6 +32,76 @@ uint64_t flags(bool mispred, bool predicted, bool in_tx, bool abort, unsigned cy
          (static_cast<uint64_t>(cycles & 0xffff) << 4) | (static_cast<uint64_t>(type & 0xf) << 20);
 }
 
+// The records of one process with the real binary at kApp and a library that does not exist at
+// kLib: its COMM, a second thread (named `worker_comm` when given), the two maps, then samples in
+// time order; written with the attr and the branch-stack feature.
+class BranchRecords {
+ public:
+  BranchRecords(const PerfEventAttr& attr, bool swap, const std::string& binary, const char* comm,
+                const char* worker_comm)
+      : attr_(attr), rb_(attr, swap) {
+    CommEvent c;
+    c.pid = c.tid = kPid;
+    c.comm = comm;
+    records_.push_back(rb_.comm(c, sid(kPid)));
+    TaskEvent fork;
+    fork.pid = kPid;
+    fork.tid = kPid + 1;
+    fork.ppid = kPid;
+    fork.ptid = kPid;
+    records_.push_back(rb_.fork(fork, sid(kPid + 1)));
+    if (worker_comm) {
+      c.tid = kPid + 1;
+      c.comm = worker_comm;
+      records_.push_back(rb_.comm(c, sid(kPid + 1)));
+    }
+    records_.push_back(rb_.mmap2(test::executable_map(kPid, kApp, binary), sid(kPid)));
+    records_.push_back(rb_.mmap2(test::executable_map(kPid, kLib, "/nonexistent/tperf-branch/libgone.so"), sid(kPid)));
+  }
+
+  void sample(int32_t tid, uint64_t ip, std::vector<BranchEntry> branches, std::vector<uint64_t> chain = {},
+              uint16_t misc = kMiscUser) {
+    Sample s;
+    s.pid = kPid;
+    s.tid = static_cast<uint32_t>(tid);
+    s.time = ++now_;
+    s.period = 100000;
+    s.cpu = static_cast<uint32_t>(tid % 2);
+    s.ip = ip;
+    s.callchain = std::move(chain);
+    s.branches = std::move(branches);
+    s.branch_hw_idx = 7;
+    records_.push_back(rb_.sample(s, misc));
+  }
+
+  std::string write(const std::string& path, bool pipe, bool swap = false) const {
+    Writer::Options options;
+    options.pipe = pipe;
+    options.swap = swap;
+    Writer w(options);
+    w.open(path);
+    w.add_attr(attr_, {1}, "cpu-clock");
+    w.set_feature(kFeatBranchStack, {});
+    for (const auto& r : records_) w.write_record(r);
+    w.finish();
+    return path;
+  }
+
+ private:
+  SampleId sid(int32_t tid) {
+    SampleId s;
+    s.pid = kPid;
+    s.tid = tid;
+    s.time = ++now_;
+    return s;
+  }
+
+  PerfEventAttr attr_;
+  RecordBuilder rb_;
+  std::vector<std::vector<uint8_t>> records_;
+  uint64_t now_ = 1000;
+};
+
 // One process (two threads, the second renamed) whose samples carry branch stacks.
 // `all_types`: one more sample whose branches have the other types (9 to 15) and the fields after
 // the type (spec, new_type, priv).
@@ -40,90 +110,37 @@ std::string write_file(const TempDir& dir, const std::string& binary, const std:
   PerfEventAttr attr = test::cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleCpu |
                                             kSampleBranchStack);
   attr.branch_sample_type = kBranchAny | (hw_index ? kBranchHwIndex : 0);
-  RecordBuilder rb(attr, swap);
-  std::vector<std::vector<uint8_t>> records;
-  uint64_t now = 1000;
-  auto sid = [&](int32_t tid) {
-    SampleId s;
-    s.pid = kPid;
-    s.tid = tid;
-    s.time = ++now;
-    return s;
-  };
-  CommEvent comm;
-  comm.pid = comm.tid = kPid;
-  comm.comm = "brapp";
-  records.push_back(rb.comm(comm, sid(kPid)));
-  TaskEvent fork;
-  fork.pid = kPid;
-  fork.tid = kPid + 1;
-  fork.ppid = kPid;
-  fork.ptid = kPid;
-  records.push_back(rb.fork(fork, sid(kPid + 1)));
-  comm.tid = kPid + 1;
-  comm.comm = "brworker";
-  records.push_back(rb.comm(comm, sid(kPid + 1)));
-  for (auto [addr, path] : {std::pair<uint64_t, std::string>{kApp, binary},
-                            {kLib, "/nonexistent/tperf-branch/libgone.so"}}) {
-    Mmap2Event m;
-    m.pid = m.tid = kPid;
-    m.addr = addr;
-    m.len = 0x10000;
-    m.prot = 5;
-    m.filename = path;
-    records.push_back(rb.mmap2(m, sid(kPid)));
-  }
+  BranchRecords r(attr, swap, binary, "brapp", "brworker");
   auto at = [&](const char* name, uint64_t off) { return kApp + syms.at(name) + off; };
-  auto sample = [&](int32_t tid, uint64_t ip, std::vector<BranchEntry> branches, uint16_t misc = kMiscUser) {
-    Sample s;
-    s.pid = kPid;
-    s.tid = static_cast<uint32_t>(tid);
-    s.time = ++now;
-    s.period = 100000;
-    s.cpu = static_cast<uint32_t>(tid % 2);
-    s.ip = ip;
-    s.branches = std::move(branches);
-    s.branch_hw_idx = 7;
-    records.push_back(rb.sample(s, misc));
-  };
   const uint64_t main1 = at("main", 0x10), burn1 = at("burn", 0x4), burn2 = at("burn", 0x1c), leaf1 = at("leaf", 0x8);
   for (int i = 0; i < 6; ++i) {
-    sample(kPid, burn1,
-           {{burn2, burn1, flags(false, true, false, false, 3 + i % 2, 1)},
-            {main1, burn1, flags(false, true, false, false, 12, 4)},
-            {leaf1, main1, flags(true, false, false, false, 40, 6)},
-            {kLib + 0x1230, leaf1, flags(false, true, false, false, 0, 0)}});
+    r.sample(kPid, burn1,
+             {{burn2, burn1, flags(false, true, false, false, 3 + i % 2, 1)},
+              {main1, burn1, flags(false, true, false, false, 12, 4)},
+              {leaf1, main1, flags(true, false, false, false, 40, 6)},
+              {kLib + 0x1230, leaf1, flags(false, true, false, false, 0, 0)}});
   }
   for (int i = 0; i < 4; ++i) {
-    sample(kPid + 1, kLib + 0x1240,
-           {{leaf1, kLib + 0x1200, flags(false, false, false, false, 0, 5)},
-            {kLib + 0x1210 + 0x10 * (i % 2), kLib + 0x1300, flags(true, false, true, false, 7, 2)},
-            {burn2, leaf1, flags(false, true, true, true, 40000, 1)},
-            {kKernel, burn1, flags(false, true, false, false, 2, 8)}});
+    r.sample(kPid + 1, kLib + 0x1240,
+             {{leaf1, kLib + 0x1200, flags(false, false, false, false, 0, 5)},
+              {kLib + 0x1210 + 0x10 * (i % 2), kLib + 0x1300, flags(true, false, true, false, 7, 2)},
+              {burn2, leaf1, flags(false, true, true, true, 40000, 1)},
+              {kKernel, burn1, flags(false, true, false, false, 2, 8)}});
   }
   // A kernel sample whose branches came from user space, and one without branches.
-  sample(kPid, kKernel + 0x10, {{main1, kKernel, flags(false, true, false, false, 9, 7)}}, kMiscKernel);
-  sample(kPid, main1, {});
+  r.sample(kPid, kKernel + 0x10, {{main1, kKernel, flags(false, true, false, false, 9, 7)}}, {}, kMiscKernel);
+  r.sample(kPid, main1, {});
   if (all_types) {
     std::vector<BranchEntry> branches;
     for (unsigned type = 9; type < 16; ++type) {
       const uint64_t more = (uint64_t{type % 4} << 24) | (uint64_t{type - 9} << 26) | (uint64_t{type % 8} << 30);
       branches.push_back({main1 + type, burn1, flags(type % 2, type % 3 == 0, false, false, type, type) | more});
     }
-    sample(kPid, main1, branches);
+    r.sample(kPid, main1, branches);
   }
-  std::string path = dir.file(fmt::format("branch{}{}{}{}.data", hw_index ? "-hwidx" : "", pipe ? "-pipe" : "",
-                                          all_types ? "-types" : "", swap ? "-swapped" : ""));
-  Writer::Options options;
-  options.pipe = pipe;
-  options.swap = swap;
-  Writer w(options);
-  w.open(path);
-  w.add_attr(attr, {1}, "cpu-clock");
-  w.set_feature(kFeatBranchStack, {});
-  for (const auto& r : records) w.write_record(r);
-  w.finish();
-  return path;
+  return r.write(dir.file(fmt::format("branch{}{}{}{}.data", hw_index ? "-hwidx" : "", pipe ? "-pipe" : "",
+                                      all_types ? "-types" : "", swap ? "-swapped" : "")),
+                 pipe, swap);
 }
 
 class ReportBranch : public ::testing::Test {
@@ -411,14 +428,8 @@ std::string write_loop_file(const TempDir& dir, const std::string& binary, const
   comm.comm = "looper";
   id.time = ++now;
   records.push_back(rb.comm(comm, id));
-  Mmap2Event m;
-  m.pid = m.tid = kPid;
-  m.addr = kApp;
-  m.len = 0x10000;
-  m.prot = 5;
-  m.filename = binary;
   id.time = ++now;
-  records.push_back(rb.mmap2(m, id));
+  records.push_back(rb.mmap2(test::executable_map(kPid, kApp, binary), id));
   auto at = [&](const char* name, uint64_t off) { return kApp + syms.at(name) + off; };
   auto sample = [&](uint64_t ip, std::vector<BranchEntry> branches) {
     Sample s;
@@ -471,91 +482,40 @@ std::string write_chain_branch_file(const TempDir& dir, const std::string& binar
   PerfEventAttr attr = test::cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleCpu |
                                             kSampleCallchain | kSampleBranchStack);
   attr.branch_sample_type = kBranchAny;
-  RecordBuilder rb(attr, false);
-  std::vector<std::vector<uint8_t>> records;
-  uint64_t now = 1000;
-  auto sid = [&](int32_t tid) {
-    SampleId s;
-    s.pid = kPid;
-    s.tid = tid;
-    s.time = ++now;
-    return s;
-  };
-  CommEvent comm;
-  comm.pid = comm.tid = kPid;
-  comm.comm = "chainbr";
-  records.push_back(rb.comm(comm, sid(kPid)));
-  TaskEvent fork;
-  fork.pid = kPid;
-  fork.tid = kPid + 1;
-  fork.ppid = kPid;
-  fork.ptid = kPid;
-  records.push_back(rb.fork(fork, sid(kPid + 1)));
-  for (auto [addr, path] : {std::pair<uint64_t, std::string>{kApp, binary},
-                            {kLib, "/nonexistent/tperf-branch/libgone.so"}}) {
-    Mmap2Event m;
-    m.pid = m.tid = kPid;
-    m.addr = addr;
-    m.len = 0x10000;
-    m.prot = 5;
-    m.filename = path;
-    records.push_back(rb.mmap2(m, sid(kPid)));
-  }
+  BranchRecords r(attr, false, binary, "chainbr", nullptr);
   auto at = [&](const char* name, uint64_t off) { return kApp + syms.at(name) + off; };
-  auto sample = [&](int32_t tid, uint64_t ip, std::vector<uint64_t> chain, std::vector<BranchEntry> branches,
-                    uint16_t misc = kMiscUser) {
-    Sample s;
-    s.pid = kPid;
-    s.tid = static_cast<uint32_t>(tid);
-    s.time = ++now;
-    s.period = 100000;
-    s.cpu = static_cast<uint32_t>(tid % 2);
-    s.ip = ip;
-    s.callchain = std::move(chain);
-    s.branches = std::move(branches);
-    records.push_back(rb.sample(s, misc));
-  };
   const uint64_t main1 = at("main", 0x10), main_ret = at("main", 0x20), main_ret2 = at("main", 0x30);
   const uint64_t burn1 = at("burn", 0x4), burn_ret = at("burn", 0x10), leaf0 = at("leaf", 0x2), leaf1 = at("leaf", 0x8);
   const uint64_t user = kContextUser, kernel = kContextKernel;
   for (int i = 0; i < 5; ++i) {
-    sample(kPid, leaf1,
-           {user, leaf1, burn_ret, main_ret, kLib + 0x100, kLib + 0x200, kLib + 0x300, main_ret2, kLib + 0x400,
-            kLib + 0x500},
-           {{leaf0, leaf1, flags(false, true, false, false, 2 + i % 2, 1)},
-            {leaf1 - 4, leaf0, flags(false, true, false, false, 3, 1)},
-            {burn_ret - 5, at("leaf", 0), flags(false, true, false, false, 11, 4)},
-            {main1, burn1, flags(true, false, false, false, 30, 4)}});
+    r.sample(kPid, leaf1,
+             {{leaf0, leaf1, flags(false, true, false, false, 2 + i % 2, 1)},
+              {leaf1 - 4, leaf0, flags(false, true, false, false, 3, 1)},
+              {burn_ret - 5, at("leaf", 0), flags(false, true, false, false, 11, 4)},
+              {main1, burn1, flags(true, false, false, false, 30, 4)}},
+             {user, leaf1, burn_ret, main_ret, kLib + 0x100, kLib + 0x200, kLib + 0x300, main_ret2, kLib + 0x400,
+              kLib + 0x500});
   }
   for (int i = 0; i < 3; ++i) {
-    sample(kPid, kKernel + 0x10,
-           {kernel, kKernel + 0x10, kKernel + 0x40, user, main1, kLib + 0x100, kLib + 0x200},
-           {{kKernel + 0xc, kKernel + 0x10, flags(false, true, false, false, 5, 1)},
-            {main1 - 3, kKernel, flags(false, true, false, false, 9, 7)}},
-           kMiscKernel);
+    r.sample(kPid, kKernel + 0x10,
+             {{kKernel + 0xc, kKernel + 0x10, flags(false, true, false, false, 5, 1)},
+              {main1 - 3, kKernel, flags(false, true, false, false, 9, 7)}},
+             {kernel, kKernel + 0x10, kKernel + 0x40, user, main1, kLib + 0x100, kLib + 0x200}, kMiscKernel);
   }
   for (int i = 0; i < 2; ++i) {
-    sample(kPid + 1, burn1, {user, burn1, main_ret},
-           {{burn_ret, burn1, flags(false, true, false, false, 4, 1)},
-            {main1, burn_ret, flags(false, true, false, false, 4, 1)},
-            {burn_ret, burn1, flags(false, true, false, false, 6, 1)},
-            {main1, burn_ret, flags(false, false, false, false, 8, 1)},
-            {kLib + 0x1230, main1, flags(false, true, false, false, 0, 6)}});
+    r.sample(kPid + 1, burn1,
+             {{burn_ret, burn1, flags(false, true, false, false, 4, 1)},
+              {main1, burn_ret, flags(false, true, false, false, 4, 1)},
+              {burn_ret, burn1, flags(false, true, false, false, 6, 1)},
+              {main1, burn_ret, flags(false, false, false, false, 8, 1)},
+              {kLib + 0x1230, main1, flags(false, true, false, false, 0, 6)}},
+             {user, burn1, main_ret});
   }
-  sample(kPid + 1, main1, {user, main1, kLib + 0x100, kLib + 0x200}, {});
+  r.sample(kPid + 1, main1, {}, {user, main1, kLib + 0x100, kLib + 0x200});
   std::vector<BranchEntry> many;
   for (int i = 0; i < 130; ++i) many.push_back({main1 + (i % 2) * 4, burn1, flags(false, true, false, false, 1, 1)});
-  sample(kPid, burn1, {user, burn1, main_ret, kLib + 0x300}, many);
-  std::string path = dir.file(pipe ? "chain-branch-pipe.data" : "chain-branch.data");
-  Writer::Options options;
-  options.pipe = pipe;
-  Writer w(options);
-  w.open(path);
-  w.add_attr(attr, {1}, "cpu-clock");
-  w.set_feature(kFeatBranchStack, {});
-  for (const auto& r : records) w.write_record(r);
-  w.finish();
-  return path;
+  r.sample(kPid, burn1, many, {user, burn1, main_ret, kLib + 0x300});
+  return r.write(dir.file(pipe ? "chain-branch-pipe.data" : "chain-branch.data"), pipe);
 }
 
 // perf report --branch-history: each sample's chain is its branch stack (a branch's target, then

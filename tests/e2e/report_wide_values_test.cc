@@ -41,16 +41,8 @@ std::string write_file(const TempDir& dir, const std::string& binary, const std:
   comm.pid = comm.tid = kPid;
   comm.comm = "wide";
   records.push_back(rb.comm(comm, sid()));
-  for (auto [addr, path] : {std::pair<uint64_t, std::string>{kApp, binary},
-                            {kLib, "/nonexistent/tperf-wide/libgone.so"}}) {
-    Mmap2Event m;
-    m.pid = m.tid = kPid;
-    m.addr = addr;
-    m.len = 0x10000;
-    m.prot = 5;
-    m.filename = path;
-    records.push_back(rb.mmap2(m, sid()));
-  }
+  records.push_back(rb.mmap2(test::executable_map(kPid, kApp, binary), sid()));
+  records.push_back(rb.mmap2(test::executable_map(kPid, kLib, "/nonexistent/tperf-wide/libgone.so"), sid()));
   auto sample = [&](uint64_t ip, std::vector<uint64_t> callers, uint64_t period) {
     Sample s;
     s.pid = s.tid = kPid;

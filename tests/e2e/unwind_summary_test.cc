@@ -34,16 +34,6 @@ PerfEventAttr sample_attr() {
   return a;
 }
 
-Mmap2Event executable_map(uint64_t addr, const std::string& path) {
-  Mmap2Event m;
-  m.pid = m.tid = kPid;
-  m.addr = addr;
-  m.len = 0x10000;
-  m.prot = 5;
-  m.filename = path;
-  return m;
-}
-
 class UnwindSummary : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -115,8 +105,8 @@ TEST_F(UnwindSummary, CountsWhatTheFileHolds) {
   comm.comm = "forkexec";
   comm.exec = true;
   records_.push_back(rb_.comm(comm, sid()));
-  records_.push_back(rb_.mmap2(executable_map(kBase, binary_), sid()));
-  records_.push_back(rb_.mmap2(executable_map(kGoneBase, "/nonexistent/libgone.so"), sid()));
+  records_.push_back(rb_.mmap2(test::executable_map(kPid, kBase, binary_), sid()));
+  records_.push_back(rb_.mmap2(test::executable_map(kPid, kGoneBase, "/nonexistent/libgone.so"), sid()));
 
   const uint64_t user = kContextUser;
   // 5 whole stacks (two with full stack copies), 4 that run into an unmapped address, 3 that
@@ -168,8 +158,8 @@ TEST_F(UnwindSummary, StrippedDsoIsNamedWithTheReason) {
   std::string stripped = dir.file("stripped_copy");
   CommandResult st = run(fmt::format("strip -o {} {}", shell_quote(stripped), shell_quote(binary_)));
   ASSERT_EQ(st.status, 0) << st.err;
-  records_.push_back(rb_.mmap2(executable_map(kBase, binary_), sid()));
-  records_.push_back(rb_.mmap2(executable_map(kGoneBase, stripped), sid()));
+  records_.push_back(rb_.mmap2(test::executable_map(kPid, kBase, binary_), sid()));
+  records_.push_back(rb_.mmap2(test::executable_map(kPid, kGoneBase, stripped), sid()));
   // 3 samples whose leaf is the stripped copy's leaf(), called from the full binary's main().
   for (int i = 0; i < 3; ++i) sample({kContextUser, kGoneBase + syms_.at("leaf") + 1, at("main"), at("_start")}, 100);
   std::string path = write(dir);
@@ -198,7 +188,7 @@ TEST_F(UnwindSummary, NoCallchainsSaysSo) {
   Writer w;
   w.open(path);
   w.add_attr(a, {1}, "cpu-clock");
-  w.write_record(rb.mmap2(executable_map(kBase, binary_), sid()));
+  w.write_record(rb.mmap2(test::executable_map(kPid, kBase, binary_), sid()));
   for (int i = 0; i < 3; ++i) {
     Sample s;
     s.ip = at("leaf");
