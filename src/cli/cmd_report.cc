@@ -541,9 +541,9 @@ int run_report(const ReportCliOptions& cli) {
   }
   if (!cli.off_cpu && !cli.wall_clock && !cli.branch_history) {
     BranchReportOptions b{cli.path, cli.sort, cli.show_samples, cli.show_period, cli.percent_limit, cli.quiet,
-                          cli.mem_stats, cli.symbols, "", cli.jobs.jobs};
+                          cli.mem_stats, cli.symbols, "", cli.callchain, cli.jobs.jobs};
     const std::pair<bool, const char*> plain_only[] = {
-        {!cli.fields.empty(), "-F"},          {!cli.callchain.empty(), "-g"},   {cli.children, "--children"},
+        {!cli.fields.empty(), "-F"},          {cli.children, "--children"},
         {!cli.parent_pattern.empty(), "-p"}, {!cli.comms.empty(), "--comm"},   {!cli.dsos.empty(), "--dso"},
         {!cli.pids.empty(), "--pid"},        {!cli.tids.empty(), "--tid"},     {!cli.cpus.empty(), "--cpu"},
         {!cli.symbol_names.empty(), "-S"},   {!cli.time.empty(), "--time"},    {cli.percentage != "absolute", "--percentage"},

@@ -125,6 +125,16 @@ bool run_branch_report_if_applies(const BranchReportOptions& options, bool branc
                                options.path, options.unsupported));
     return true;
   }
+  if (!options.callchain.empty() && !options.callchain.starts_with("none")) {
+    const bool with_chains = std::any_of(reader->attrs().begin(), reader->attrs().end(), [](const perfdata::EventAttr& a) {
+      return (a.attr.sample_type & perfdata::kSampleCallchain) != 0;
+    });
+    if (!with_chains) {
+      *status = fail(fmt::format("{}: -g {}: the file has no callchains (record with -g or --call-graph)", options.path,
+                                 options.callchain));
+      return true;
+    }
+  }
   *status = run_branch_report(options, std::move(reader));
   return true;
 }

@@ -20,6 +20,9 @@ struct BranchReportOptions {
   // An option of the plain report given that branch mode does not take yet ("" = none): branch
   // mode then refuses to run, naming it.
   std::string unsupported;
+  // -g as given. perf's branch mode draws no graphs: it takes any -g on a file with callchains,
+  // and on one without only "none" (else it stops, as the plain report does).
+  std::string callchain;
   unsigned jobs = 0;  // -j
 };
 

@@ -597,6 +597,23 @@ TEST_F(ReportBranch, BranchHistoryWithCallchainsAsPerf) {
   expect_reports_as_perf(pipe, {"--branch-history", "--branch-history --no-children -g callee"}, 10);
 }
 
+// perf's branch mode draws no callchain graphs: on a file whose samples also have callchains it
+// takes any -g (and -G, --max-stack) and prints its branch report; on one without, -g none,
+// -G and --max-stack, while another -g stops it with an error, as the plain report does.
+TEST_F(ReportBranch, CallgraphOptionsInBranchModeAsPerf) {
+  const std::string chains = write_chain_branch_file(dir_, binary_, syms_);
+  expect_reports_as_perf(chains, {"-g none", "-g caller", "-g folded", "-G", "-g graph,0.5,callee", "--max-stack 2 -n"},
+                         10);
+  const std::string plain = write_file(dir_, binary_, syms_, false, false);
+  expect_reports_as_perf(plain, {"-g none", "-G", "--max-stack 2"}, 10);
+  const CommandResult perf = run(fmt::format("perf report --stdio -i {} -g caller 2>&1", shell_quote(plain)));
+  EXPECT_NE(perf.out.find("But no callchain or branch data."), std::string::npos) << perf.out;
+  const CommandResult t = run(fmt::format("{} report --stdio -i {} -g caller", TPERF_BINARY, shell_quote(plain)));
+  EXPECT_EQ(t.status, 2);
+  EXPECT_NE(t.err.find(plain + ": -g caller: the file has no callchains"), std::string::npos) << t.err;
+  EXPECT_EQ(t.out.find("Overhead"), std::string::npos) << t.out;
+}
+
 // A file with neither branch stacks nor callchains: a one-line error naming it (perf prints its
 // error and no report).
 TEST_F(ReportBranch, BranchHistoryWithoutBranchesOrChains) {
