@@ -102,7 +102,10 @@ std::string show(const std::multiset<std::string>& rows) {
 constexpr double kMs = 1e6;
 
 // The waits as the workload measured them (its "name ns" lines): at least the nominal 200 and
-// 300 ms, more when the machine woke a thread late.
+// 300 ms, more when the machine woke a thread late. The writer sleeps until 300 ms after the
+// read began, from the moment it saw that start: a writer the loaded machine ran late sleeps
+// less (295.6 ms once, under ASan), so its floor is lower; its own measure is what tperf's
+// off-CPU time is held to.
 using Waits = std::map<std::string, double>;
 Waits measured_waits(const std::string& out) {
   Waits w;
@@ -113,7 +116,7 @@ Waits measured_waits(const std::string& out) {
   return w;
 }
 const std::map<std::string, double> kNominal = {{"sleep_200ms", 200 * kMs}, {"wait_on_pipe", 300 * kMs},
-                                                {"write_after_300ms", 300 * kMs}};
+                                                {"write_after_300ms", 250 * kMs}};
 
 // The workload's waits, and tperf's off-CPU time in each function within 5% of them.
 template <class Inclusive>
