@@ -91,14 +91,14 @@ TEST(CliOptions, RecordRefusesUnknownOptionsBeforeTheWorkload) {
   TPERF_REQUIRE_PROGRAM("perf");
   TempDir dir;
   const std::string marker = dir.file("ran");
-  for (const std::string& args :
-       {fmt::format("--off-cpu-bogus -- touch {}", shell_quote(marker)),
-        fmt::format("--off-cpu-bogus touch {}", shell_quote(marker)),
-        fmt::format("-q --bogus -e cpu-clock -- touch {}", shell_quote(marker)),
-        fmt::format("-e cpu-clock -X -- touch {}", shell_quote(marker))}) {
-    const std::string option = args.find("-X") != std::string::npos ? "'-X'"
-                               : args.find("--off-cpu-bogus") != std::string::npos ? "'--off-cpu-bogus'"
-                                                                                   : "'--bogus'";
+  // Each command line with the option the refusal names (not looked for in the line: the
+  // scratch directory's random name once held "-X").
+  const std::pair<std::string, std::string> cases[] = {
+      {fmt::format("--off-cpu-bogus -- touch {}", shell_quote(marker)), "'--off-cpu-bogus'"},
+      {fmt::format("--off-cpu-bogus touch {}", shell_quote(marker)), "'--off-cpu-bogus'"},
+      {fmt::format("-q --bogus -e cpu-clock -- touch {}", shell_quote(marker)), "'--bogus'"},
+      {fmt::format("-e cpu-clock -X -- touch {}", shell_quote(marker)), "'-X'"}};
+  for (const auto& [args, option] : cases) {
     expect_refused(dir.path(), "record", args, option);
     EXPECT_FALSE(fs::exists(marker)) << args << ": the workload ran";
     EXPECT_FALSE(fs::exists(dir.file("perf.data"))) << args << ": perf.data was written";
