@@ -553,17 +553,23 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
     push_chain_frame(c, fmap, thread.pid(), ip);
     if (kept_branches && opt.branch_chains) chain_branches.push_back(cb ? *cb : ChainBranch{});
   };
-  auto walk_frame = [&](size_t i) {
-    const session::CallchainFrame& f = frames[i];
+  // The entry of one node of the cursor at `ip` in `fmap`; `mapped`: the node has a map, whose
+  // level it takes (else it keeps the one before it).
+  auto node_entry = [&](const session::Map* fmap, uint8_t mode, uint64_t ip, bool mapped) {
     HistEntry c = self;
-    const session::Map* fmap = f.map ? f.map : find_map(&thread, f.cpumode, f.ip);
-    c.loc = locate(symbolizer, fmap, thread.pid(), f.cpumode, f.ip, true);
-    if (use_srcline && chain_entries) c.srcline = chain_entry_srcline(fmap, thread.pid(), f.ip, c);
-    if (f.map) {
+    c.loc = locate(symbolizer, fmap, thread.pid(), mode, ip, true);
+    if (use_srcline && chain_entries) c.srcline = chain_entry_srcline(fmap, thread.pid(), ip, c);
+    if (mapped) {
       level = c.loc.level;
     } else {
       c.loc.level = level;
     }
+    return c;
+  };
+  auto walk_frame = [&](size_t i) {
+    const session::CallchainFrame& f = frames[i];
+    const session::Map* fmap = f.map ? f.map : find_map(&thread, f.cpumode, f.ip);
+    HistEntry c = node_entry(fmap, f.cpumode, f.ip, f.map != nullptr);
     // perf 6.1 expands the frames it unwound from the stack copy (not the kernel's
     // callchain) into the functions inlined there, innermost first in callee order.
     const bool from_stack = caller_order ? i < unwound : i >= frames.size() - unwound;
@@ -585,14 +591,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       mode = perfdata::kMiscUser;
       fmap = find_map(&thread, mode, addr);
     }
-    HistEntry c = self;
-    c.loc = locate(symbolizer, fmap, thread.pid(), mode, addr, true);
-    if (use_srcline && chain_entries) c.srcline = chain_entry_srcline(fmap, thread.pid(), addr, c);
-    if (fmap) {
-      level = c.loc.level;
-    } else {
-      c.loc.level = level;
-    }
+    HistEntry c = node_entry(fmap, mode, addr, fmap != nullptr);
     push_entry(c, fmap, addr, c.loc.sym, &cb);
   };
   // perf unwinds the stack copy before it resolves the sample's branches and callchain when it

@@ -103,10 +103,11 @@ bool run_branch_report_if_applies(const BranchReportOptions& options, bool branc
     if (!branch_stack) return false;
     throw;
   }
-  bool with_branches = false, with_user_stacks = false;
+  bool with_branches = false, with_user_stacks = false, with_chains = false;
   for (const perfdata::EventAttr& a : reader->attrs()) {
     with_branches |= (a.attr.sample_type & perfdata::kSampleBranchStack) != 0;
     with_user_stacks |= (a.attr.sample_type & perfdata::kSampleStackUser) != 0;
+    with_chains |= (a.attr.sample_type & perfdata::kSampleCallchain) != 0;
   }
   if (!branch_stack) {
     // perf refuses a file whose header names branch stacks its events do not have; its plain
@@ -125,15 +126,10 @@ bool run_branch_report_if_applies(const BranchReportOptions& options, bool branc
                                options.path, options.unsupported));
     return true;
   }
-  if (!options.callchain.empty() && !options.callchain.starts_with("none")) {
-    const bool with_chains = std::any_of(reader->attrs().begin(), reader->attrs().end(), [](const perfdata::EventAttr& a) {
-      return (a.attr.sample_type & perfdata::kSampleCallchain) != 0;
-    });
-    if (!with_chains) {
-      *status = fail(fmt::format("{}: -g {}: the file has no callchains (record with -g or --call-graph)", options.path,
-                                 options.callchain));
-      return true;
-    }
+  if (!options.callchain.empty() && !options.callchain.starts_with("none") && !with_chains) {
+    *status = fail(fmt::format("{}: -g {}: the file has no callchains (record with -g or --call-graph)", options.path,
+                               options.callchain));
+    return true;
   }
   *status = run_branch_report(options, std::move(reader));
   return true;

@@ -122,10 +122,7 @@ class Window {
   }
   ~Window() {
     unmap();
-    if (slot_) {
-      slot_->name.store(nullptr, std::memory_order_relaxed);
-      slot_->used.store(false, std::memory_order_release);
-    }
+    release_slot();
   }
   Window(const Window&) = delete;
   Window& operator=(const Window&) = delete;
@@ -170,9 +167,7 @@ class Window {
     const auto len = static_cast<size_t>(end - aligned);
     void* m = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd_, static_cast<off_t>(aligned));
     if (m == MAP_FAILED) {
-      slot_->name.store(nullptr, std::memory_order_relaxed);
-      slot_->used.store(false, std::memory_order_release);
-      slot_ = nullptr;
+      release_slot();
       return false;
     }
     ::madvise(m, len, MADV_SEQUENTIAL);
@@ -183,6 +178,14 @@ class Window {
     data_ = static_cast<const uint8_t*>(m) + (off - aligned);
     buf_len_ = static_cast<size_t>(end - off);
     return true;
+  }
+
+  // This window maps no more: its slot goes back for another window.
+  void release_slot() {
+    if (!slot_) return;
+    slot_->name.store(nullptr, std::memory_order_relaxed);
+    slot_->used.store(false, std::memory_order_release);
+    slot_ = nullptr;
   }
 
   void unmap() {
