@@ -41,35 +41,61 @@ constexpr size_t kBatchRecords = 2048;
 constexpr size_t kBatchDepth = 8;
 
 // Records as the ordering stage delivered them, copied out for the thread that applies them.
+// Every record passes through here: an item keeps only the fields of its Record (not its spans),
+// and the byte buffer grows without clearing what the copy overwrites anyway.
 struct RecordBatch {
   struct Item {
-    perfdata::Record rec;  // its spans are re-pointed into `bytes` when it is applied
-    uint64_t time = 0;
-    size_t at = 0;          // where its bytes start in `bytes`
-    size_t payload_at = 0;  // and its payload
+    uint64_t time;
+    uint64_t offset;
+    uint64_t stream_offset;
+    uint64_t payload_size;  // as announced (the payload kept may be empty)
+    uint32_t at;            // where its bytes start in `bytes`, its payload after them
+    uint32_t payload_len;   // payload bytes kept
+    uint32_t file_index;
+    uint32_t type;
+    uint16_t misc;
+    uint16_t size;
+    bool from_compressed;
   };
-  std::vector<uint8_t> bytes;
+  std::unique_ptr<uint8_t[]> bytes;
+  size_t used = 0, capacity = 0;
   std::vector<Item> items;
   uint64_t progress = 0;     // data bytes read when the batch was closed
   std::exception_ptr error;  // reading failed after these records
   bool last = false;
 
-  void add(const perfdata::Record& rec, uint64_t time) {
-    const size_t at = bytes.size(), n = rec.bytes.size(), p = rec.payload.size();
-    if (bytes.capacity() < at + n + p) bytes.reserve(std::max(2 * bytes.capacity(), at + n + p));
-    bytes.resize(at + n + p);
-    std::memcpy(bytes.data() + at, rec.bytes.data(), n);
-    if (p) std::memcpy(bytes.data() + at + n, rec.payload.data(), p);
-    items.push_back({rec, time, at, at + n});
+  void reserve(size_t n) {
+    if (n <= capacity) return;
+    auto grown = std::make_unique_for_overwrite<uint8_t[]>(n);
+    if (used) std::memcpy(grown.get(), bytes.get(), used);
+    bytes = std::move(grown);
+    capacity = n;
   }
-  perfdata::Record record(const Item& it) const {
-    perfdata::Record rec = it.rec;
-    rec.bytes = {bytes.data() + it.at, it.rec.bytes.size()};
-    rec.payload = {bytes.data() + it.payload_at, it.rec.payload.size()};
-    return rec;
+  void add(const perfdata::Record& rec, uint64_t time) {
+    const size_t n = rec.bytes.size(), p = rec.payload.size();
+    if (capacity - used < n + p) reserve(std::max(2 * capacity, used + n + p));
+    std::memcpy(bytes.get() + used, rec.bytes.data(), n);
+    if (p) std::memcpy(bytes.get() + used + n, rec.payload.data(), p);
+    items.push_back({time, rec.offset, rec.stream_offset, rec.payload_size, static_cast<uint32_t>(used),
+                     static_cast<uint32_t>(p), rec.file_index, rec.type, rec.misc, static_cast<uint16_t>(n),
+                     rec.from_compressed});
+    used += n + p;
+  }
+  // Fills in `rec` in place (see OrderedEvents: a temporary copied out stalled on every record).
+  void fill(perfdata::Record& rec, const Item& it) const {
+    rec.offset = it.offset;
+    rec.stream_offset = it.stream_offset;
+    rec.from_compressed = it.from_compressed;
+    rec.file_index = it.file_index;
+    rec.type = it.type;
+    rec.misc = it.misc;
+    rec.size = it.size;
+    rec.bytes = {bytes.get() + it.at, it.size};
+    rec.payload = {bytes.get() + it.at + it.size, it.payload_len};
+    rec.payload_size = it.payload_size;
   }
   void clear() {
-    bytes.clear();
+    used = 0;
     items.clear();
     progress = 0;
     error = nullptr;
@@ -110,7 +136,7 @@ class BatchChannel {
     std::lock_guard lock(mu_);
     if (free_.empty()) {
       auto b = std::make_unique<RecordBatch>();
-      b->bytes.reserve(kBatchBytes + 65536);
+      b->reserve(kBatchBytes + 65536);
       b->items.reserve(kBatchRecords);
       return b;
     }
@@ -343,7 +369,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   rs.ordered = std::make_unique<session::OrderedEvents>(reader, [&rs, &ship](const perfdata::Record& rec, uint64_t time) {
     if (rs.consumer_gone) return;
     rs.current->add(rec, time);
-    if (rs.current->bytes.size() >= kBatchBytes || rs.current->items.size() >= kBatchRecords) ship(false, nullptr);
+    if (rs.current->used >= kBatchBytes || rs.current->items.size() >= kBatchRecords) ship(false, nullptr);
   }, ordered_options);
   session::OrderedEvents& ordered = *rs.ordered;
   reader.defer_in_band(true);
@@ -387,8 +413,10 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
     for (bool last = false; !last;) {
       std::unique_ptr<RecordBatch> batch = channel.take();
       bool stopped = false;
+      perfdata::Record rec;
       for (const RecordBatch::Item& it : batch->items) {
-        deliver(batch->record(it), it.time);
+        batch->fill(rec, it);
+        deliver(rec, it.time);
         if (handlers.stop && handlers.stop()) {
           stopped = true;
           break;

@@ -720,6 +720,16 @@ void Reader::add_attr(EventAttr ea) {
     ea.name = default_event_name(ea.attr);
     ea.named = false;
   }
+  TimeLayout tl;
+  const uint64_t t = ea.attr.sample_type;
+  if (t & kSampleTime) {
+    tl.sample_at = 8 * std::popcount(t & (kSampleIdentifier | kSampleIp | kSampleTid));
+    if (ea.attr.sample_id_all()) {
+      tl.trailer_size = sample_id_trailer_size(ea.attr);
+      tl.trailer_back = static_cast<int32_t>(tl.trailer_size) - ((t & kSampleTid) ? 8 : 0);
+    }
+  }
+  time_layouts_.push_back(tl);
   attrs_.push_back(std::move(ea));
   const uint64_t t0 = attrs_.front().attr.sample_type;
   all_same_sample_type_ = std::all_of(attrs_.begin(), attrs_.end(),
@@ -819,18 +829,15 @@ bool Reader::record_time(const Record& rec, uint64_t* time) const {
   if (rec.type >= kRecordHeaderAttr) return false;
   int idx = attr_index_of(rec);
   if (idx < 0) return false;
-  const PerfEventAttr& attr = attrs_[static_cast<size_t>(idx)].attr;
-  const uint64_t t = attr.sample_type;
-  if (!(t & kSampleTime)) return false;
+  const TimeLayout& tl = time_layouts_[static_cast<size_t>(idx)];
   auto body = rec.body();
   size_t at;
   if (rec.type == kRecordSample) {
-    at = 8 * static_cast<size_t>(std::popcount(t & (kSampleIdentifier | kSampleIp | kSampleTid)));
+    if (tl.sample_at < 0) return false;
+    at = static_cast<size_t>(tl.sample_at);
   } else {
-    if (!attr.sample_id_all()) return false;
-    size_t trailer = sample_id_trailer_size(attr);
-    if (body.size() < trailer) return false;
-    at = body.size() - trailer + ((t & kSampleTid) ? 8 : 0);
+    if (tl.trailer_back < 0 || body.size() < tl.trailer_size) return false;
+    at = body.size() - static_cast<size_t>(tl.trailer_back);
   }
   if (body.size() < at + 8) return false;
   *time = load_u64(body.data() + at, swap_);

@@ -174,6 +174,15 @@ class Reader {
   // Position rules shared by all attrs (perf gives all events the same id position).
   int sample_id_pos_ = -1;
   int trailer_id_pos_ = -1;
+  // Where each attr's records keep their timestamp, worked out once (record_time() runs for
+  // every record): its byte offset in a sample's body, and in the sample_id trailer of other
+  // records counted back from the body's end (-1: none), with the trailer's size.
+  struct TimeLayout {
+    int32_t sample_at = -1;
+    int32_t trailer_back = -1;
+    uint32_t trailer_size = 0;
+  };
+  std::vector<TimeLayout> time_layouts_;  // by attr index
   bool all_same_sample_type_ = true;
   bool defer_in_band_ = false;
 

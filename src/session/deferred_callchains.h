@@ -55,6 +55,13 @@ class DeferredCallchains {
   // does not) and is not delivered itself, as perf does when it merges. Everything else goes
   // straight through.
   void push(const perfdata::Record& rec, uint64_t time);
+  // Whether push() may act on `rec` or hold it back: a CALLCHAIN_DEFERRED record, or a sample
+  // while some event defers its user callchain. push() delivers any other record at once, so a
+  // caller may deliver those itself.
+  bool wants(const perfdata::Record& rec) {
+    return rec.type == perfdata::kRecordCallchainDeferred || (rec.type == perfdata::kRecordSample && any_deferred_attr());
+  }
+  bool any_deferred_attr();
   // End of the data: the samples still waiting go out with their kernel part alone.
   void flush_all();
 
@@ -82,7 +89,6 @@ class DeferredCallchains {
     uint64_t chain_nr = 0;
   };
 
-  bool any_deferred_attr();
   Located locate(const perfdata::Record& rec) const;  // throws FormatError
   void on_deferred_record(const perfdata::Record& rec);
   // Delivers the front sample of `tid` with the given user ips (merged) or none (kernel part alone).

@@ -19,12 +19,40 @@ struct Chunk {
   size_t capacity = 0;
 };
 
+// A queued record: where its bytes are and the fields of its Record. Only what a queued record
+// can have is kept (records with a payload after them, AUXTRACE and a pipe's tracing data, are
+// not timestamped and never wait here): the entries are written, sorted and merged for every
+// record, and at the size of a whole Record they moved more bytes than the records themselves.
+// The small fields are in another order than Record's: copied as they are, neighbours went into
+// one wider store, and the consumer's narrower load of one of them from it could not be forwarded
+// from the store (a stall on every record).
 struct Entry {
   uint64_t time;
   uint64_t seq;
+  uint64_t offset;
+  uint64_t stream_offset;
   uint32_t chunk;
   uint32_t pos;
-  Record meta;  // every field but the spans
+  uint32_t type;
+  uint32_t file_index;
+  uint16_t size;
+  uint16_t misc;
+  bool from_compressed;
+
+  // Fills in `rec` in place (built as a temporary and copied, the record went through the stack
+  // in pieces of another size, and reading it back stalled on every record).
+  void fill(Record& rec, const uint8_t* bytes) const {
+    rec.offset = offset;
+    rec.stream_offset = stream_offset;
+    rec.from_compressed = from_compressed;
+    rec.file_index = file_index;
+    rec.type = type;
+    rec.misc = misc;
+    rec.size = size;
+    rec.bytes = std::span<const uint8_t>(bytes, size);
+    rec.payload = {};
+    rec.payload_size = 0;
+  }
 };
 
 }  // namespace
@@ -53,13 +81,11 @@ struct OrderedEvents::Queue {
     if (current == UINT32_MAX || chunks[current]->capacity - chunks[current]->used < n) new_chunk(n);
     Chunk& c = *chunks[current];
     std::memcpy(c.data.get() + c.used, rec.bytes.data(), n);
-    Entry e{time, seq++, current, static_cast<uint32_t>(c.used), rec};
-    e.meta.bytes = {};
-    e.meta.payload = {};
+    pending.push_back({time, seq++, rec.offset, rec.stream_offset, current, static_cast<uint32_t>(c.used), rec.type,
+                       rec.file_index, static_cast<uint16_t>(n), rec.misc, rec.from_compressed});
     c.used += n;
     ++c.live;
     bytes += n;
-    pending.push_back(e);
   }
 
   void new_chunk(size_t need) {
@@ -86,7 +112,7 @@ struct OrderedEvents::Queue {
 
   void release(const Entry& e) {
     Chunk& c = *chunks[e.chunk];
-    bytes -= e.meta.size;
+    bytes -= e.size;
     if (--c.live == 0 && e.chunk != current) {
       if (c.capacity == kChunkSize && spare.size() < kSpareChunks) {
         spare.push_back(std::move(chunks[e.chunk]));
@@ -117,8 +143,7 @@ OrderedEvents::OrderedEvents(const perfdata::Reader& reader, Deliver deliver)
 OrderedEvents::OrderedEvents(const perfdata::Reader& reader, Deliver deliver, Options options)
     : reader_(reader), deliver_(std::move(deliver)), options_(options), queue_(std::make_unique<Queue>()) {
   if (options_.merge_deferred_callchains) {
-    deferred_ = std::make_unique<DeferredCallchains>(reader, std::move(deliver_), options_.deferred);
-    deliver_ = [d = deferred_.get()](const Record& rec, uint64_t time) { d->push(rec, time); };
+    deferred_ = std::make_unique<DeferredCallchains>(reader, deliver_, options_.deferred);
   }
 }
 
@@ -134,6 +159,16 @@ const std::vector<perfdata::FormatError>& OrderedEvents::deferred_errors() const
 
 OrderedEvents::~OrderedEvents() = default;
 
+void OrderedEvents::emit(const Record& rec, uint64_t time) {
+  // The deferred-callchain stage passes every record it does not want on at once: those go
+  // straight to the consumer (one call less for each record of a file without deferred chains).
+  if (deferred_ && deferred_->wants(rec)) {
+    deferred_->push(rec, time);
+  } else {
+    deliver_(rec, time);
+  }
+}
+
 size_t OrderedEvents::queued_records() const { return queue_->queued(); }
 
 void OrderedEvents::push(const Record& rec) {
@@ -142,18 +177,18 @@ void OrderedEvents::push(const Record& rec) {
     ++stats_.rounds;
     flush_until(next_flush_);
     next_flush_ = max_time_;
-    deliver_(rec, 0);
+    emit(rec, 0);
     return;
   }
   if (rec.type == kRecordFinishedInit) {
     flush_until(UINT64_MAX);
-    deliver_(rec, 0);
+    emit(rec, 0);
     return;
   }
   uint64_t time = 0;
   if (!reader_.record_time(rec, &time)) {
     ++stats_.immediate;
-    deliver_(rec, 0);
+    emit(rec, 0);
     return;
   }
   ++stats_.queued;
@@ -175,11 +210,10 @@ void OrderedEvents::flush_until(uint64_t limit) {
   Record rec;
   while (n < q.pending.size() && q.pending[n].time <= limit) {
     const Entry& e = q.pending[n];
-    rec = e.meta;
-    rec.bytes = std::span<const uint8_t>(q.chunks[e.chunk]->data.get() + e.pos, e.meta.size);
+    e.fill(rec, q.chunks[e.chunk]->data.get() + e.pos);
     last_flushed_ = std::max(last_flushed_, e.time);
     flushed_any_ = true;
-    deliver_(rec, e.time);
+    emit(rec, e.time);
     q.release(e);
     ++n;
   }

@@ -66,10 +66,12 @@ class OrderedEvents {
  private:
   struct Queue;
   void flush_until(uint64_t limit);
+  // Hands a record in time order on: through the deferred-callchain stage when it wants it.
+  void emit(const perfdata::Record& rec, uint64_t time);
   void flush_half();
 
   const perfdata::Reader& reader_;
-  Deliver deliver_;
+  Deliver deliver_;  // the consumer
   Options options_;
   Stats stats_;
   std::unique_ptr<Queue> queue_;
