@@ -22,6 +22,7 @@
 #include "session/callchain.h"
 #include "session/machine.h"
 #include "symbols/dwarf_unwind.h"
+#include "symbols/resolver.h"
 #include "symbols/symbolizer.h"
 #include "util/spool.h"
 #include "util/word_key_map.h"
@@ -90,7 +91,7 @@ class Builder {
  public:
   Builder(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
           symbols::DwarfUnwinder& unwinder, const ProfileOptions& options, Profile& out, const OffCpuTracker* off_cpu)
-      : reader_(reader), machine_(machine), symbolizer_(symbolizer), unwinder_(unwinder), options_(options),
+      : reader_(reader), machine_(machine), symbolizer_(symbolizer), resolver_(machine, &symbolizer), unwinder_(unwinder), options_(options),
         out_(out), unwind_(symbolizer), off_cpu_(off_cpu),
         wall_event_(off_cpu && options.wall_clock ? off_cpu_event(*off_cpu, reader) : -1) {}
 
@@ -169,7 +170,7 @@ class Builder {
       const bool chain_ok = has_chain && session::resolve_callchain(machine_, &thread, sample_, ~0u, &frames_);
       if (!chain_ok) frames_.assign(1, {sample_.ip, cpumode, nullptr});
       for (auto& f : frames_) {
-        if (!f.map) f.map = find_sample_map(machine_, symbolizer_, &thread, f.cpumode, f.ip);
+        if (!f.map) f.map = resolver_.find_map(&thread, f.cpumode, f.ip);
       }
       unwound_ = chain_ok ? user_frames_.size() : 0;
       if (chain_ok) frames_.insert(frames_.end(), user_frames_.begin(), user_frames_.end());
@@ -178,7 +179,7 @@ class Builder {
           unwind_.classify(sample_.callchain, has_chain, thread.pid(), attr.sample_max_stack, frames_);
       unwind_.add_stack_copy(sample_, attr.sample_stack_user);
       unwind_.add(verdict);
-      stack = resolve_stack(thread.pid(), cpumode);
+      stack = resolve_stack(thread, cpumode);
       // Bounded: where stacks rarely repeat, the cache is dropped and filled anew rather than
       // growing with the samples (the stack table itself keeps every resolved stack).
       if (cached_frames_ + frames_.size() > kMaxCachedFrames) {
@@ -214,14 +215,16 @@ class Builder {
 
  private:
   // Resolves frames_ (leaf first) into stack nodes; returns the innermost node.
-  uint32_t resolve_stack(int32_t pid, uint8_t cpumode) {
+  uint32_t resolve_stack(const session::Thread& thread, uint8_t cpumode) {
+    const int32_t pid = thread.pid();
     // Walked leaf first: a frame without a map takes the level of the frame walked before it.
     resolved_.clear();
     bool kernel = (cpumode & perfdata::kMiscCpumodeMask) == perfdata::kMiscKernel;
     for (size_t i = 0; i < frames_.size(); ++i) {
       const session::CallchainFrame& f = frames_[i];
       if (f.map) kernel = (f.cpumode & perfdata::kMiscCpumodeMask) == perfdata::kMiscKernel;
-      const Location loc = locate(symbolizer_, f.map, pid, f.cpumode, f.ip, true);
+      const symbols::ResolvedFrame at = f.map ? resolver_.resolve(&thread, f.cpumode, f.ip, f.map) : symbols::ResolvedFrame{};
+      const Location loc = locate(at, f.cpumode, f.ip, true);
       // Frames unwound from a stack copy expand into the functions inlined there, innermost
       // first, as perf report shows them.
       const bool from_stack = i >= frames_.size() - unwound_;
@@ -313,6 +316,7 @@ class Builder {
   perfdata::Reader& reader_;
   session::Machine& machine_;
   symbols::Symbolizer& symbolizer_;
+  symbols::Resolver resolver_;
   symbols::DwarfUnwinder& unwinder_;
   const ProfileOptions& options_;
   Profile& out_;

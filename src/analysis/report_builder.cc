@@ -16,6 +16,7 @@
 #include "session/callchain.h"
 #include "session/machine.h"
 #include "symbols/dwarf_unwind.h"
+#include "symbols/resolver.h"
 #include "symbols/symbolizer.h"
 #include "util/word_key_map.h"
 
@@ -85,8 +86,8 @@ bool time_event(const perfdata::PerfEventAttr& a) {
 struct ReportBuilder::Impl {
   Impl(perfdata::Reader& r, session::Machine& m, symbols::Symbolizer& s, symbols::DwarfUnwinder& u,
        SymbolPreloader& p, ReportBuildOptions o)
-      : reader(r), machine(m), symbolizer(s), unwinder(u), preloader(p), opt(std::move(o)), unwind(s),
-        read_splitter(r) {
+      : reader(r), machine(m), symbolizer(s), unwinder(u), preloader(p), opt(std::move(o)), resolver(m, &s),
+        unwind(s), read_splitter(r) {
     use_parent = has_key(SortKey::kParent);
     use_srcline = has_key(SortKey::kSrcline);
     use_trace = has_key(SortKey::kTrace) && static_cast<bool>(opt.trace_text);
@@ -102,7 +103,7 @@ struct ReportBuilder::Impl {
   }
 
   const session::Map* find_map(const session::Thread* t, uint8_t cpumode, uint64_t addr) {
-    return find_sample_map(machine, symbolizer, t, cpumode, addr);
+    return resolver.find_map(t, cpumode, addr);
   }
 
   // A pipe names its events and groups in the stream (HEADER_ATTR, HEADER_FEATURE), so the tables
@@ -237,6 +238,7 @@ struct ReportBuilder::Impl {
   symbols::DwarfUnwinder& unwinder;
   SymbolPreloader& preloader;
   const ReportBuildOptions opt;
+  symbols::Resolver resolver;
   bool use_parent = false, use_srcline = false, use_trace = false, use_cpu = false;
 
   std::vector<EventHist> events;
@@ -422,8 +424,9 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
     }
     return;
   }
-  const session::Map* sample_map = find_map(&thread, cpumode, sample.ip);
-  HistEntry self = sample_entry(machine, symbolizer, thread, sample, cpumode, sample_map);
+  const symbols::ResolvedFrame sample_at = resolver.resolve(&thread, cpumode, sample.ip);
+  const session::Map* sample_map = sample_at.map;
+  HistEntry self = sample_entry(machine, thread, sample, cpumode, sample_at);
   if (use_srcline) self.srcline = srcline_of(sample_map, thread.pid(), sample.ip, false);
   self.trace = trace_text;
   bool all_frames_ok = false;
@@ -555,10 +558,10 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   };
   // The entry of one node of the cursor at `ip` in `fmap`; `mapped`: the node has a map, whose
   // level it takes (else it keeps the one before it).
-  auto node_entry = [&](const session::Map* fmap, uint8_t mode, uint64_t ip, bool mapped) {
+  auto node_entry = [&](const symbols::ResolvedFrame& at, uint8_t mode, uint64_t ip, bool mapped) {
     HistEntry c = self;
-    c.loc = locate(symbolizer, fmap, thread.pid(), mode, ip, true);
-    if (use_srcline && chain_entries) c.srcline = chain_entry_srcline(fmap, thread.pid(), ip, c);
+    c.loc = locate(at, mode, ip, true);
+    if (use_srcline && chain_entries) c.srcline = chain_entry_srcline(at.map, thread.pid(), ip, c);
     if (mapped) {
       level = c.loc.level;
     } else {
@@ -568,8 +571,9 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   };
   auto walk_frame = [&](size_t i) {
     const session::CallchainFrame& f = frames[i];
-    const session::Map* fmap = f.map ? f.map : find_map(&thread, f.cpumode, f.ip);
-    HistEntry c = node_entry(fmap, f.cpumode, f.ip, f.map != nullptr);
+    const symbols::ResolvedFrame at = resolver.resolve(&thread, f.cpumode, f.ip, f.map);
+    const session::Map* fmap = at.map;
+    HistEntry c = node_entry(at, f.cpumode, f.ip, f.map != nullptr);
     // perf 6.1 expands the frames it unwound from the stack copy (not the kernel's
     // callchain) into the functions inlined there, innermost first in callee order.
     const bool from_stack = caller_order ? i < unwound : i >= frames.size() - unwound;
@@ -585,14 +589,14 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   };
   auto walk_branch = [&](uint64_t addr, const ChainBranch& cb) {
     // perf looks the address up in the kernel's maps, then the process's.
-    const session::Map* fmap = find_map(&thread, perfdata::kMiscKernel, addr);
     uint8_t mode = perfdata::kMiscKernel;
-    if (!fmap) {
+    symbols::ResolvedFrame at = resolver.resolve(&thread, mode, addr);
+    if (!at.map) {
       mode = perfdata::kMiscUser;
-      fmap = find_map(&thread, mode, addr);
+      at = resolver.resolve(&thread, mode, addr);
     }
-    HistEntry c = node_entry(fmap, mode, addr, fmap != nullptr);
-    push_entry(c, fmap, addr, c.loc.sym, &cb);
+    HistEntry c = node_entry(at, mode, addr, at.map != nullptr);
+    push_entry(c, at.map, addr, c.loc.sym, &cb);
   };
   // perf unwinds the stack copy before it resolves the sample's branches and callchain when it
   // walks from the root, after them when from the leaf.
@@ -695,15 +699,16 @@ namespace {
 // perf resolves a branch address in the thread's maps, then the kernel's (the sample's cpumode
 // says nothing of where a branch went); an address neither has gets level 'H'.
 // `map`: where the map found is said (nullptr for none).
-BranchSide resolve_branch_end(const session::Machine& machine, symbols::Symbolizer& symbolizer,
-                              const session::Thread& thread, uint64_t addr, const session::Map** map_out) {
+BranchSide resolve_branch_end(symbols::Resolver& resolver, const session::Thread& thread, uint64_t addr,
+                              const session::Map** map_out) {
   BranchSide side;
   side.addr = addr;
   *map_out = nullptr;
   for (uint8_t mode : {static_cast<uint8_t>(perfdata::kMiscUser), static_cast<uint8_t>(perfdata::kMiscKernel)}) {
-    if (const session::Map* map = find_sample_map(machine, symbolizer, &thread, mode, addr)) {
-      side.loc = locate(symbolizer, map, thread.pid(), mode, addr, false);
-      *map_out = map;
+    const symbols::ResolvedFrame at = resolver.resolve(&thread, mode, addr);
+    if (at.map) {
+      side.loc = locate(at, mode, addr, false);
+      *map_out = at.map;
       return side;
     }
   }
@@ -724,6 +729,7 @@ BranchHists build_branch_hists(perfdata::Reader& reader, session::Machine& machi
   const bool want_srcline = std::any_of(keys.begin(), keys.end(), [](const BranchSortKey& k) {
     return k.branch && (k.key == BranchKey::kSrclineFrom || k.key == BranchKey::kSrclineTo);
   });
+  symbols::Resolver resolver(machine, &symbolizer);
   ReplayHandlers handlers;
   handlers.jobs = jobs;
   handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
@@ -736,14 +742,13 @@ BranchHists build_branch_hists(perfdata::Reader& reader, session::Machine& machi
     session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
     const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
     // The sample's own keys (comm, thread, cpu, its level), as the plain report has them.
-    const session::Map* map = find_sample_map(machine, symbolizer, &thread, cpumode, sample.ip);
     BranchHistEntry entry;
-    entry.plain = sample_entry(machine, symbolizer, thread, sample, cpumode, map);
+    entry.plain = sample_entry(machine, thread, sample, cpumode, resolver.resolve(&thread, cpumode, sample.ip));
     for (const perfdata::BranchEntry& b : sample.branches) {
       const session::Map* from_map = nullptr;
       const session::Map* to_map = nullptr;
-      entry.from = resolve_branch_end(machine, symbolizer, thread, b.from, &from_map);
-      entry.to = resolve_branch_end(machine, symbolizer, thread, b.to, &to_map);
+      entry.from = resolve_branch_end(resolver, thread, b.from, &from_map);
+      entry.to = resolve_branch_end(resolver, thread, b.to, &to_map);
       if (want_srcline) {
         entry.from.srcline = out.srclines.get(symbolizer, from_map, thread.pid(), b.from, false);
         entry.to.srcline = out.srclines.get(symbolizer, to_map, thread.pid(), b.to, false);
@@ -769,6 +774,7 @@ MemHists build_mem_hists(perfdata::Reader& reader, session::Machine& machine, sy
                          SymbolPreloader& preloader, const std::vector<MemKey>& keys, bool plain, unsigned jobs) {
   MemHists out;
   perfdata::Sample sample;
+  symbols::Resolver resolver(machine, &symbolizer);
   ReplayHandlers handlers;
   handlers.jobs = jobs;
   handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
@@ -779,11 +785,9 @@ MemHists build_mem_hists(perfdata::Reader& reader, session::Machine& machine, sy
     session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
     const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
     MemEntry e;
-    const session::Map* map = find_sample_map(machine, symbolizer, &thread, cpumode, sample.ip);
-    e.self = sample_entry(machine, symbolizer, thread, sample, cpumode, map);
+    e.self = sample_entry(machine, thread, sample, cpumode, resolver.resolve(&thread, cpumode, sample.ip));
     e.daddr = sample.addr;
-    const session::Map* dmap = find_sample_map(machine, symbolizer, &thread, cpumode, sample.addr);
-    e.data = locate(symbolizer, dmap, thread.pid(), cpumode, sample.addr, false);
+    e.data = locate(resolver.resolve(&thread, cpumode, sample.addr), cpumode, sample.addr, false);
     e.data_src = sample.has(perfdata::kSampleDataSrc) ? sample.data_src : kDataSrcNone;
     // WEIGHT_STRUCT: weight (low 32 bits), instruction latency, pipeline stage cycles.
     if (sample.has(perfdata::kSampleWeightStruct)) {

@@ -19,6 +19,7 @@
 #include "perfdata/sample.h"
 #include "session/machine.h"
 #include "session/ordered_events.h"
+#include "symbols/resolver.h"
 #include "symbols/symbolizer.h"
 #include "util/workqueue.h"
 
@@ -209,43 +210,35 @@ void process_non_sample(const perfdata::Reader& reader, const perfdata::Record& 
   machine.process(reader, rec, time);
 }
 
-const session::Map* find_sample_map(const session::Machine& machine, symbols::Symbolizer& symbolizer,
-                                    const session::Thread* thread, uint8_t cpumode, uint64_t addr) {
-  const session::Map* m = machine.find_map(thread, cpumode, addr);
-  if (!m && (cpumode & perfdata::kMiscCpumodeMask) == perfdata::kMiscKernel) m = symbolizer.widened_kernel_map(addr);
-  return m;
-}
-
-analysis::Location locate(symbols::Symbolizer& symbolizer, const session::Map* map, int32_t pid, uint8_t cpumode,
-                          uint64_t ip, bool frame) {
+analysis::Location locate(const symbols::ResolvedFrame& at, uint8_t cpumode, uint64_t ip, bool frame) {
   analysis::Location loc;
   loc.level = level_of(cpumode);
   loc.addr = ip;
+  const session::Map* map = at.map;
   if (!map) return loc;
   loc.dso = map->dso;
-  symbols::Resolved r = symbolizer.resolve(*map, map->dso && map->dso->kernel ? -1 : pid, ip);
-  if (r.sym) {
-    loc.sym = r.sym;
-    loc.sym_start = r.sym->start;
+  const symbols::Symbol* sym = at.at.sym;
+  if (sym) {
+    loc.sym = sym;
+    loc.sym_start = sym->start;
   }
   // Addresses in the kernel image are shown as they are; in a module, as its offset.
   bool kernel_image = map->dso && map->dso->kernel && map->dso->name && map->dso->name->starts_with("[");
   if (!frame && !kernel_image) loc.addr = map->map_ip(ip);
   // symoff counts from the symbol in the DSO's terms.
-  if (r.sym && !frame) loc.addr = r.addr;
+  if (sym && !frame) loc.addr = at.at.addr;
   return loc;
 }
 
-analysis::HistEntry sample_entry(session::Machine& machine, symbols::Symbolizer& symbolizer,
-                                 const session::Thread& thread, const perfdata::Sample& sample, uint8_t cpumode,
-                                 const session::Map* map) {
+analysis::HistEntry sample_entry(session::Machine& machine, const session::Thread& thread,
+                                 const perfdata::Sample& sample, uint8_t cpumode, const symbols::ResolvedFrame& at) {
   analysis::HistEntry self;
   self.comm = thread.comm_at(sample.time);
   if (!self.comm) self.comm = machine.strings().intern(fmt::format(":{}", thread.tid()));
   self.pid = thread.pid();
   self.tid = thread.tid();
   self.cpu = sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1;
-  self.loc = locate(symbolizer, map, thread.pid(), cpumode, sample.ip, false);
+  self.loc = locate(at, cpumode, sample.ip, false);
   return self;
 }
 
@@ -449,6 +442,7 @@ EventHists load_event_hists(const std::string& path, const std::vector<analysis:
   symbols::Symbolizer& symbolizer = *out.symbolizer;
 
   perfdata::Sample sample;
+  symbols::Resolver resolver(machine, &symbolizer);
   ReplayHandlers handlers;
   handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
     int ai = reader.attr_index_of(rec);
@@ -462,8 +456,7 @@ EventHists load_event_hists(const std::string& path, const std::vector<analysis:
     const uint64_t period =
         sample.has(perfdata::kSamplePeriod) ? sample.period : reader.attrs()[static_cast<size_t>(ai)].attr.sample_period;
     out.hists[static_cast<size_t>(ai)].add(
-        sample_entry(machine, symbolizer, thread, sample, cpumode,
-                     find_sample_map(machine, symbolizer, &thread, cpumode, sample.ip)),
+        sample_entry(machine, thread, sample, cpumode, resolver.resolve(&thread, cpumode, sample.ip)),
         period);
   };
   out.problems = replay(reader, machine, symbolizer, nullptr, handlers).problems;

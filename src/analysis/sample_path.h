@@ -32,6 +32,7 @@ struct Dso;
 namespace tperf::symbols {
 class Symbolizer;
 struct SymbolizerOptions;
+struct ResolvedFrame;
 }  // namespace tperf::symbols
 
 namespace tperf::analysis {
@@ -50,21 +51,15 @@ std::unique_ptr<session::Machine> make_report_machine(const perfdata::Reader& re
 void process_non_sample(const perfdata::Reader& reader, const perfdata::Record& rec, uint64_t time,
                         session::Machine& machine, symbols::Symbolizer& symbolizer);
 
-// The map of `addr`; a kernel address past the recorded kernel map falls in the map perf widens
-// to the kernel's symbols once it has them.
-const session::Map* find_sample_map(const session::Machine& machine, symbols::Symbolizer& symbolizer,
-                                    const session::Thread* thread, uint8_t cpumode, uint64_t addr);
-
-// The dso/sym keys of an address. `frame`: a callchain entry, which perf keys by the raw address
-// where a sample's own ip is keyed by its offset in the mapped file.
-analysis::Location locate(symbols::Symbolizer& symbolizer, const session::Map* map, int32_t pid, uint8_t cpumode,
-                          uint64_t ip, bool frame);
+// The dso/sym keys of an address `at` resolved (symbols::Resolver). `frame`: a callchain entry,
+// which perf keys by the raw address where a sample's own ip is keyed by its offset in the
+// mapped file.
+analysis::Location locate(const symbols::ResolvedFrame& at, uint8_t cpumode, uint64_t ip, bool frame);
 
 // The keys of a sample's own entry: its comm at the sample's time (":TID" without one), thread,
-// cpu and location. `map`: find_sample_map() of the sample's ip.
-analysis::HistEntry sample_entry(session::Machine& machine, symbols::Symbolizer& symbolizer,
-                                 const session::Thread& thread, const perfdata::Sample& sample, uint8_t cpumode,
-                                 const session::Map* map);
+// cpu and location. `at`: the sample's ip resolved.
+analysis::HistEntry sample_entry(session::Machine& machine, const session::Thread& thread,
+                                 const perfdata::Sample& sample, uint8_t cpumode, const symbols::ResolvedFrame& at);
 
 // Loads the symbol tables of the DSOs on a worker while the caller reads the file: each DSO as
 // soon as a map of it appears (its first process decides the mount namespace its file is looked

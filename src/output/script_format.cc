@@ -18,8 +18,10 @@
 #include "analysis/branch_types.h"
 #include "perfdata/abi.h"
 #include "perfdata/error.h"
+#include "session/callchain.h"
 #include "session/machine.h"
 #include "symbols/dwarf_unwind.h"
+#include "symbols/resolver.h"
 #include "symbols/symbolizer.h"
 #include "output/trace_format.h"
 #include "util/async_writer.h"
@@ -83,12 +85,6 @@ constexpr FieldName kFieldNames[] = {
 
 constexpr uint64_t kDefaultHw = kFieldComm | kFieldTid | kFieldCpu | kFieldTime | kFieldEvent | kFieldIp | kFieldSym |
                                 kFieldSymoff | kFieldDso | kFieldPeriod;
-
-// PERF_CONTEXT_* markers inside a callchain.
-constexpr uint64_t kContextHv = static_cast<uint64_t>(-32);
-constexpr uint64_t kContextKernel = static_cast<uint64_t>(-128);
-constexpr uint64_t kContextUser = static_cast<uint64_t>(-512);
-constexpr uint64_t kContextMax = static_cast<uint64_t>(-4095);
 
 constexpr uint32_t kTypeSynth = 0x80000000u;  // PERF_TYPE_SYNTH
 constexpr uint32_t kTypeMax = 6;              // PERF_TYPE_MAX
@@ -851,6 +847,7 @@ std::string parse_cpu_list(std::string_view text, std::vector<bool>* cpus) {
 
 ScriptWriter::ScriptWriter(const perfdata::Reader& reader, session::Machine& machine, ScriptOptions options, FILE* out)
     : reader_(reader), machine_(machine), options_(std::move(options)), file_(out) {
+  resolver_ = std::make_unique<symbols::Resolver>(machine_, options_.symbolizer);
   style_.nanosecs = options_.nanosecs;
   use_callchain_ = !options_.hide_callchain;
   out_.reserve(kFlushBytes + 4096);
@@ -987,13 +984,18 @@ ScriptLocation ScriptWriter::locate(const session::Thread* thread, uint8_t cpumo
                                     bool callchain_frame, bool srcline) const {
   ScriptLocation loc;
   loc.ip = addr;
-  const session::Map* map = thread ? machine_.find_map(thread, cpumode, addr) : nullptr;
-  // The widened kernel map needs the kernel's symbols: only worth loading them when a symbol or
-  // a DSO name is shown.
-  if (!map && thread && options_.symbolizer && (needs_symbols_ || shows_dso_) &&
-      (cpumode & perfdata::kMiscCpumodeMask) == perfdata::kMiscKernel) {
-    map = options_.symbolizer->widened_kernel_map(addr);
+  // Symbols only when some field shows them; the widened kernel map needs the kernel's symbols,
+  // so it is only worth loading them when a symbol or a DSO name is shown.
+  const bool symbols = needs_symbols_ && options_.symbolizer;
+  symbols::ResolvedFrame at;
+  if (thread) {
+    if (symbols) {
+      at = resolver_->resolve(thread, cpumode, addr);
+    } else {
+      at.map = resolver_->find_map(thread, cpumode, addr, shows_dso_);
+    }
   }
+  const session::Map* map = at.map;
   last_map_ = map;
   if (!map || !map->dso) return loc;
   loc.has_map = true;
@@ -1008,16 +1010,14 @@ ScriptLocation ScriptWriter::locate(const session::Thread* thread, uint8_t cpumo
   loc.dso = name;
   // perf 6.1 shows user-space callchain addresses as offsets into the mapped file.
   if (callchain_frame && !dso.kernel) loc.ip = map->map_ip(addr);
-  if (symbols::Symbolizer* sz = needs_symbols_ ? options_.symbolizer : nullptr) {
-    int32_t pid = dso.kernel ? -1 : thread->pid();
-    symbols::Resolved r = sz->resolve(*map, pid, addr);
-    if (r.sym) {
+  if (symbols) {
+    if (at.at.sym) {
       loc.has_sym = true;
-      loc.sym = r.sym->name();
-      loc.symoff = r.symoff();
+      loc.sym = at.at.sym->name();
+      loc.symoff = at.at.symoff();
     }
     if (srcline) {
-      loc.srcline = sz->srcline(*map, pid, addr);
+      loc.srcline = options_.symbolizer->srcline(*map, dso.kernel ? -1 : thread->pid(), addr);
       loc.has_srcline = !loc.srcline.empty();
     }
   }
@@ -1379,42 +1379,23 @@ void ScriptWriter::on_sample(const Record& rec, const analysis::ReadDelivery* re
         }
         append_frame(out_, loc, ipo);
       };
-      uint8_t mode = kMiscUser;
-      unsigned entries = 0;
-      size_t mark = out_.size();
-      bool chain_ok = true;
-      for (size_t i = 0; i < s.callchain.size(); ++i) {
-        const uint64_t ip = s.callchain[i];
-        if (entries >= options_.max_stack) break;
-        if (s.deferred_callchain && i + 1 == s.callchain.size()) {
-          // A deferred chain not merged (--no-merge-callchains): its last word is the cookie
-          // that names the CALLCHAIN_DEFERRED record, shown as perf 6.19 shows it.
-          ++entries;
-          ScriptLocation loc = locate(&thread, kMiscUser, ip, true);
-          loc.has_sym = true;
-          loc.sym = "(cookie)";
-          ScriptIpOptions cookie_ipo = ipo;
-          cookie_ipo.symoff = false;
-          append_frame(out_, loc, cookie_ipo);
-          break;
-        }
-        if (ip >= kContextMax) {
-          if (ip == kContextHv) {
-            mode = kMiscHypervisor;
-          } else if (ip == kContextKernel) {
-            mode = kMiscKernel;
-          } else if (ip == kContextUser || ip == kContextUserDeferred) {
-            mode = kMiscUser;
-          } else {
-            out_.resize(mark);  // perf drops a chain with a context it does not know
-            chain_ok = false;
-            break;
-          }
-          continue;
-        }
-        ++entries;
+      // The kernel's chain as every command walks it (context markers, --max-stack); a chain
+      // with a context perf does not know is dropped, as perf drops it.
+      // No thread: no map is looked up for the frames here (most lines come from the frame cache).
+      const bool chain_ok = session::resolve_callchain(machine_, nullptr, s, options_.max_stack, &chain_frames_);
+      for (const session::CallchainFrame& f : chain_frames_) {
         // perf --inline: a frame inside inlined code becomes its inline chain.
-        frame(mode, ip, options_.inline_frames);
+        frame(f.cpumode, f.ip, options_.inline_frames);
+      }
+      if (chain_ok && s.deferred_callchain && chain_frames_.size() < options_.max_stack) {
+        // A deferred chain not merged (--no-merge-callchains): its last word is the cookie that
+        // names the CALLCHAIN_DEFERRED record, shown as perf 6.19 shows it.
+        ScriptLocation loc = locate(&thread, kMiscUser, s.deferred_cookie, true);
+        loc.has_sym = true;
+        loc.sym = "(cookie)";
+        ScriptIpOptions cookie_ipo = ipo;
+        cookie_ipo.symoff = false;
+        append_frame(out_, loc, cookie_ipo);
       }
       // --call-graph dwarf: the user part comes from unwinding the stack copy, after the
       // kernel's frames, with --max-stack frames of its own. perf always expands the inline

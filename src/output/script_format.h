@@ -31,6 +31,7 @@ struct Map;
 namespace tperf::symbols {
 class Symbolizer;
 class DwarfUnwinder;
+class Resolver;
 }
 
 namespace tperf::util {
@@ -301,6 +302,7 @@ class ScriptWriter {
   ScriptLocation locate(const session::Thread* thread, uint8_t cpumode, uint64_t addr, bool callchain_frame,
                         bool srcline = false) const;
   mutable const session::Map* last_map_ = nullptr;  // the map the last locate() found (for --inline)
+  std::unique_ptr<symbols::Resolver> resolver_;     // where locate() looks addresses up
   // perf's thread__find_map_fb: the sample's cpumode first, then the one the address implies.
   ScriptLocation locate_fb(const session::Thread* thread, uint8_t cpumode, uint64_t addr) const;
   void append_branches(const perfdata::Sample& s, const session::Thread& thread, uint8_t cpumode, uint64_t fields);
@@ -347,6 +349,7 @@ class ScriptWriter {
   bool shows_dso_ = false;      // some output shows DSO names
   uint64_t samples_printed_ = 0;
   perfdata::Sample sample_;
+  std::vector<session::CallchainFrame> chain_frames_;  // the kernel's chain of the sample printed
   std::vector<session::CallchainFrame> unwound_;
   ScriptStartStyle style_;
   std::string arch_;

@@ -440,6 +440,23 @@ std::string Symbolizer::symbol_problem(const session::Map& map, int32_t pid) {
   }
 }
 
+const SymbolTable* Symbolizer::fixed_table(const session::Map& map, int32_t pid, uint64_t* addr) {
+  DsoState* st = state_for_map(map, pid, addr);
+  if (!st) return nullptr;
+  switch (st->kind) {
+    case DsoState::Kind::kBpf:
+      return nullptr;
+    case DsoState::Kind::kKernel: {
+      std::shared_lock lock(ksymbol_mu_);
+      if (!ksymbols_.empty()) return nullptr;
+      break;
+    }
+    default:
+      break;
+  }
+  return &st->symbols();
+}
+
 Resolved Symbolizer::resolve(const session::Map& map, int32_t pid, uint64_t addr) {
   Resolved r;
   r.addr = addr;

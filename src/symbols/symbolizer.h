@@ -128,6 +128,12 @@ class Symbolizer {
   // it, else nullptr. Valid for the Symbolizer's life.
   const session::Map* widened_kernel_map(uint64_t addr);
 
+  // Where resolve() finds the symbol of `addr` in `map` when that is a plain search of a table
+  // that no longer changes (a file's symbols, a JIT map's, the kernel's while no KSYMBOL added any):
+  // the table, `*addr` then in its terms; nullptr when resolve() must answer (a BPF program, the
+  // kernel with KSYMBOL symbols, no table). What a caller caches per (table, address) stays true.
+  const SymbolTable* fixed_table(const session::Map& map, int32_t pid, uint64_t* addr);
+
   // A symbol a KSYMBOL record placed inside an existing kernel map (perf adds it to that DSO).
   void add_kernel_symbol(uint64_t addr, uint64_t len, std::string_view name);
   // Call before the Machine applies a KSYMBOL record: a program registered inside the kernel

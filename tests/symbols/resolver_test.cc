@@ -1,0 +1,111 @@
+// symbols::Resolver: its cache of symbol lookups never changes an answer. The same file mapped
+// in two processes at different addresses shares cached entries; a KSYMBOL that lands on a kernel
+// address looked up before wins from then on.
+#include "symbols/resolver.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "perfdata/abi.h"
+#include "perfdata/records.h"
+#include "session/machine.h"
+#include "symbols/symbolizer.h"
+#include "test_util.h"
+
+namespace tperf::symbols {
+namespace {
+
+// A file with a real symbol table: this test program.
+const std::string kFile = "/proc/self/exe";
+
+void map_file(session::Machine& machine, int32_t pid, uint64_t addr, uint64_t len) {
+  perfdata::MmapEvent e;
+  e.pid = e.tid = pid;
+  e.addr = addr;
+  e.len = len;
+  e.filename = kFile;
+  machine.on_mmap(e);
+}
+
+TEST(Resolver, AnswersAsTheSymbolizerInEveryProcessAndOnEveryLookup) {
+  session::Machine machine;
+  Symbolizer symbolizer(machine, {});
+  Resolver resolver(machine, &symbolizer);
+  constexpr uint64_t kLen = 0x400000;
+  map_file(machine, 100, 0x400000, kLen);
+  map_file(machine, 200, 0x7f0000000000, kLen);
+  const session::Thread& a = machine.findnew_thread(100, 100);
+  const session::Thread& b = machine.findnew_thread(200, 200);
+  size_t named = 0, compared = 0;
+  for (int pass = 0; pass < 2; ++pass) {  // the second pass is answered from the cache
+    for (uint64_t off = 0; off < kLen; off += 0x40) {
+      for (const auto& [thread, base] : {std::pair{&a, 0x400000ULL}, std::pair{&b, 0x7f0000000000ULL}}) {
+        const uint64_t addr = base + off;
+        const ResolvedFrame got = resolver.resolve(thread, perfdata::kMiscUser, addr);
+        const session::Map* map = machine.find_map(thread, perfdata::kMiscUser, addr);
+        ASSERT_EQ(got.map, map) << std::hex << addr;
+        ASSERT_NE(map, nullptr);
+        const Resolved want = symbolizer.resolve(*map, thread->pid(), addr);
+        ASSERT_EQ(got.at.sym, want.sym) << std::hex << addr;
+        ASSERT_EQ(got.at.addr, want.addr) << std::hex << addr;
+        named += want.sym != nullptr;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(named, compared / 10) << "the test program's own symbols were not found";
+}
+
+// A kallsyms file of our own for the kernel: a KSYMBOL (a BPF program) registered later over
+// an address the kernel's table answered before must be the answer from then on.
+TEST(Resolver, AKsymbolOverAnAddressLookedUpBeforeWins) {
+  test::TempDir dir;
+  const std::string kallsyms = dir.path() + "/kallsyms";
+  {
+    std::ofstream f(kallsyms);
+    f << "ffffffff81000000 T _text\n"
+         "ffffffff81000000 T startup_64\n"
+         "ffffffff81001000 T kernel_fn_a\n"
+         "ffffffff81002000 T kernel_fn_b\n"
+         "ffffffff81003000 T _etext\n";
+  }
+  session::Machine machine;
+  SymbolizerOptions options;
+  options.kallsyms = kallsyms;
+  Symbolizer symbolizer(machine, options);
+  Resolver resolver(machine, &symbolizer);
+  perfdata::MmapEvent e;
+  e.misc = perfdata::kMiscKernel;
+  e.pid = -1;
+  e.addr = 0xffffffff81000000;
+  e.len = 0x3000;
+  e.pgoff = 0xffffffff81000000;
+  e.filename = "[kernel.kallsyms]_text";
+  machine.on_mmap(e);
+  const session::Thread& t = machine.findnew_thread(1, 1);
+  const uint64_t addr = 0xffffffff81002010;
+  ResolvedFrame before = resolver.resolve(&t, perfdata::kMiscKernel, addr);
+  ASSERT_NE(before.at.sym, nullptr);
+  EXPECT_EQ(before.at.sym->name(), "kernel_fn_b");
+  before = resolver.resolve(&t, perfdata::kMiscKernel, addr);  // cached
+  ASSERT_NE(before.at.sym, nullptr);
+  EXPECT_EQ(before.at.sym->name(), "kernel_fn_b");
+
+  perfdata::KsymbolEvent k;
+  k.addr = 0xffffffff81002000;
+  k.len = 0x100;
+  k.name = "bpf_prog_deadbeef_f";
+  symbolizer.on_ksymbol(k);
+  machine.kernel_maps().touch();  // as the replay driver does after a KSYMBOL
+  const ResolvedFrame after = resolver.resolve(&t, perfdata::kMiscKernel, addr);
+  ASSERT_NE(after.at.sym, nullptr);
+  EXPECT_EQ(after.at.sym->name(), "bpf_prog_deadbeef_f");
+  // And an address outside it still has the kernel's symbol.
+  const ResolvedFrame other = resolver.resolve(&t, perfdata::kMiscKernel, 0xffffffff81001010);
+  ASSERT_NE(other.at.sym, nullptr);
+  EXPECT_EQ(other.at.sym->name(), "kernel_fn_a");
+}
+
+}  // namespace
+}  // namespace tperf::symbols
