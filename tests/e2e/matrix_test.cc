@@ -33,10 +33,27 @@ using test::e2e::run;
 
 std::string tperf() { return TPERF_BINARY; }
 
-// The files under ../shared/corpus (README files left out), relative to it.
+// Inputs kept in this repository (fuzz seeds written by tperf's writer for classes the shared
+// corpus lacks, such as samples with both branch stacks and callchains) go by this prefix.
+constexpr std::string_view kRepoPrefix = "repo/";
+
+// Where a matrix input is.
+std::string input_path(const std::string& rel) {
+  if (rel.starts_with(kRepoPrefix)) return std::string(TPERF_SOURCE_DIR) + "/" + rel.substr(kRepoPrefix.size());
+  return corpus_dir() + "/" + rel;
+}
+
+// The files under ../shared/corpus (README files left out), relative to it, then the
+// repository's own seed files (fuzz/corpus/*.data) under kRepoPrefix.
 std::vector<std::string> corpus_files() {
   std::vector<std::string> files;
   std::error_code ec;
+  for (auto it = fs::directory_iterator(std::string(TPERF_SOURCE_DIR) + "/fuzz/corpus", ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file() && it->path().extension() == ".data") {
+      files.push_back(std::string(kRepoPrefix) + "fuzz/corpus/" + it->path().filename().string());
+    }
+  }
   if (!fs::is_directory(corpus_dir(), ec)) return files;
   for (auto it = fs::recursive_directory_iterator(corpus_dir(), ec); it != fs::recursive_directory_iterator();
        it.increment(ec)) {
@@ -191,7 +208,7 @@ bool perf_reads(const CommandResult& r) {
 TEST_P(Matrix, EveryCommandInEveryLayout) {
   TPERF_REQUIRE_PERF();
   const std::string rel = GetParam();
-  const std::string original = corpus_dir() + "/" + rel;
+  const std::string original = input_path(rel);
   test::TempDir dir;
   const std::string base = dir.path();
 

@@ -165,12 +165,13 @@ constexpr const char* kReportLines = "grep -v '^# (Tip' | grep -v '^#$' | grep -
 
 // `perf report --stdio ARGS` and tperf's on `file` print the same, tperf ends cleanly and perf
 // printed at least `min_perf_lines`. `perf_setup`: shell words run before perf (a trap).
+// `on_stdin`: both read the file (a pipe-mode one) from standard input, `-i -`.
 void expect_report_as_perf(const std::string& file, const std::string& args, size_t min_perf_lines,
-                           const std::string& perf_setup = "") {
+                           const std::string& perf_setup = "", bool on_stdin = false) {
+  const std::string input = on_stdin ? "- < " + shell_quote(file) : shell_quote(file);
   ComparedOutputs c = compare_outputs(
-      fmt::format("{}perf report --stdio -i {} {} 2>/dev/null | {}", perf_setup, shell_quote(file), args, kReportLines),
-      fmt::format("{} report --stdio --no-unwind-summary -i {} {} | {}", TPERF_BINARY, shell_quote(file), args,
-                  kReportLines),
+      fmt::format("{}perf report --stdio {} -i {} 2>/dev/null | {}", perf_setup, args, input, kReportLines),
+      fmt::format("{} report --stdio --no-unwind-summary {} -i {} | {}", TPERF_BINARY, args, input, kReportLines),
       file);
   EXPECT_EQ(c.diff, "") << "diff perf tperf";
   EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
@@ -595,6 +596,11 @@ TEST_F(ReportBranch, BranchHistoryWithCallchainsAsPerf) {
   // A pipe's header never names branch stacks: perf makes the chains of the callchains alone.
   const std::string pipe = write_chain_branch_file(dir_, binary_, syms_, /*pipe=*/true);
   expect_reports_as_perf(pipe, {"--branch-history", "--branch-history --no-children -g callee"}, 10);
+  // The same stream on standard input.
+  for (const char* args : {"--branch-history", "--branch-history -G -n"}) {
+    SCOPED_TRACE(fmt::format("stdin: {}", args));
+    expect_report_as_perf(pipe, args, 10, "trap '' PIPE; ", /*on_stdin=*/true);
+  }
 }
 
 // perf's branch mode draws no callchain graphs: on a file whose samples also have callchains it
