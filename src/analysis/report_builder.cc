@@ -362,16 +362,16 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
     opt.trace_text(trace_buf, reader.attrs()[static_cast<size_t>(ai)], sample, thread);
     trace_text = &*trace_texts.insert(trace_buf).first;
   }
-  // The key, written in place: its fixed head, then the raw chain and the unwound frames, each
-  // after its length.
-  const size_t chain_words = has_chain ? sample.callchain.size() + 1 : 0;
+  // The key: its fixed head, the unwound frames and the branches written in place, each after
+  // its length; then the raw chain, hashed and compared where it is (not copied). The head's
+  // lengths decide where it ends, so equal keys are split alike.
   // --branch-history: the branches make the chain, so they are part of the key. perf resolves a
   // chain for a sample with a callchain, or for one with branches when the file's header says it
   // has branch stacks (then it also counts the branches in the chains' nodes); a pipe's never does.
   const bool branch_chain = opt.branch_history && sample.has(perfdata::kSampleBranchStack) &&
                             (opt.branch_chains || has_chain);
   const size_t branch_words = branch_chain ? 1 + 3 * sample.branches.size() : 0;
-  key.resize(9 + chain_words + 1 + user_frames.size() + branch_words);
+  key.resize(10 + 1 + user_frames.size() + branch_words);
   uint64_t* k = key.data();
   *k++ = static_cast<uint64_t>(ai);  // the event: its attr decides the unwinding
   *k++ = reinterpret_cast<uintptr_t>(thread.comm_at(sample.time));
@@ -382,10 +382,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   *k++ = thread.maps() ? thread.maps()->version() : 0;
   *k++ = machine.kernel_maps().version();
   *k++ = reinterpret_cast<uintptr_t>(trace_text);
-  if (has_chain) {
-    *k++ = sample.callchain.size();
-    k = std::copy(sample.callchain.begin(), sample.callchain.end(), k);
-  }
+  *k++ = has_chain ? sample.callchain.size() : ~uint64_t{0};  // no chain is not an empty one
   *k++ = user_frames.size();
   for (const auto& f : user_frames) *k++ = f.ip;
   if (branch_chain) {
@@ -396,8 +393,10 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       *k++ = b.flags;
     }
   }
-  const uint64_t key_hash = util::WordKeyMap::hash(key);
-  if (const uint32_t id = combo_index.find(key, key_hash); id != util::WordKeyMap::kAbsent) {
+  const std::span<const uint64_t> raw_chain =
+      has_chain ? std::span<const uint64_t>(sample.callchain) : std::span<const uint64_t>();
+  const uint64_t key_hash = util::WordKeyMap::hash(key, raw_chain);
+  if (const uint32_t id = combo_index.find(key, raw_chain, key_hash); id != util::WordKeyMap::kAbsent) {
     Combo& c = combos[combo_at[id]];
     const Hist& hist = events[c.leader].hist;
     if (hist.order_is_total() || (!c.dsoless && hist.order_is_total_with_dsos())) {
@@ -627,7 +626,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   }
   if (batch_frames + callers.size() + stats_frames.size() > kBatchFrames) flush_combos();
   batch_frames += callers.size() + stats_frames.size() + 1;
-  combo_index.insert(key, key_hash);
+  combo_index.insert(key, raw_chain, key_hash);
   combo_at.push_back(static_cast<uint32_t>(combos.size()));
   const auto callers_at = static_cast<uint32_t>(combo_callers.size());
   const auto chain_at = static_cast<uint32_t>(combo_chains.size());

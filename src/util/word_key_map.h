@@ -24,6 +24,12 @@ class WordKeyMap {
   static constexpr uint32_t kAbsent = UINT32_MAX;
 
   static uint64_t hash(std::span<const uint64_t> key) { return XXH3_64bits(key.data(), key.size_bytes()); }
+  // The hash of the key `head` followed by `tail`, where the caller holds them apart (a sample's
+  // fixed words and its raw callchain, which is then not copied to be looked up). It is not the
+  // whole key's hash: a caller splits a key always at the same place.
+  static uint64_t hash(std::span<const uint64_t> head, std::span<const uint64_t> tail) {
+    return XXH3_64bits_withSeed(tail.data(), tail.size_bytes(), XXH3_64bits(head.data(), head.size_bytes()));
+  }
 
   // The key's id, or kAbsent. `h` is hash(key).
   uint32_t find(std::span<const uint64_t> key, uint64_t h) const {
@@ -39,6 +45,22 @@ class WordKeyMap {
     }
   }
   uint32_t find(std::span<const uint64_t> key) const { return find(key, hash(key)); }
+  // The id of the key `head` followed by `tail`, or kAbsent. `h` is hash(head, tail).
+  uint32_t find(std::span<const uint64_t> head, std::span<const uint64_t> tail, uint64_t h) const {
+    if (slots_.empty()) return kAbsent;
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const uint32_t s = slots_[i];
+      if (s == 0) return kAbsent;
+      const Entry& e = entries_[s - 1];
+      if (e.hash == h && e.length == head.size() + tail.size()) {
+        const uint64_t* w = words_.data() + e.offset;
+        if ((head.empty() || std::memcmp(w, head.data(), head.size_bytes()) == 0) &&
+            (tail.empty() || std::memcmp(w + head.size(), tail.data(), tail.size_bytes()) == 0)) {
+          return s - 1;
+        }
+      }
+    }
+  }
 
   // Adds a key that find() did not find; returns its id (the number of keys before it).
   uint32_t insert(std::span<const uint64_t> key, uint64_t h) {
@@ -50,6 +72,16 @@ class WordKeyMap {
     return id;
   }
   uint32_t insert(std::span<const uint64_t> key) { return insert(key, hash(key)); }
+  // Adds the key `head` followed by `tail` (see find()); `h` is hash(head, tail).
+  uint32_t insert(std::span<const uint64_t> head, std::span<const uint64_t> tail, uint64_t h) {
+    if ((entries_.size() + 1) * 2 > slots_.size()) grow();
+    const auto id = static_cast<uint32_t>(entries_.size());
+    entries_.push_back({h, words_.size(), head.size() + tail.size()});
+    words_.insert(words_.end(), head.begin(), head.end());
+    words_.insert(words_.end(), tail.begin(), tail.end());
+    place(id, h);
+    return id;
+  }
 
   std::span<const uint64_t> key(uint32_t id) const {
     const Entry& e = entries_[id];

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <vector>
@@ -38,6 +39,45 @@ TEST(WordKeyMap, InternsLikeAnOrderedMap) {
     words += key.size();
   }
   EXPECT_EQ(m.words(), words);
+}
+
+// Keys held as a head and a tail (report's fixed words and raw callchain) are found and
+// interned as a std::map of the whole key says. The hash is that of the split key: a caller
+// splits a key always at the same place (report's head holds the lengths that decide it).
+TEST(WordKeyMap, SplitKeysInternLikeWholeOnes) {
+  std::mt19937_64 rng(11);
+  WordKeyMap m;
+  std::map<std::vector<uint64_t>, uint32_t> ref;
+  for (int round = 0; round < 20000; ++round) {
+    std::vector<uint64_t> key(rng() % 12);
+    for (auto& w : key) w = rng() % 4;
+    // Split where the key's first word says, as report's head says where it ends.
+    const size_t cut = key.empty() ? 0 : std::min<size_t>(key.size(), key.front());
+    const std::span<const uint64_t> head(key.data(), cut), tail(key.data() + cut, key.size() - cut);
+    const uint64_t h = WordKeyMap::hash(head, tail);
+    const uint32_t id = m.find(head, tail, h);
+    auto it = ref.find(key);
+    if (it == ref.end()) {
+      ASSERT_EQ(id, WordKeyMap::kAbsent);
+      const uint32_t fresh = m.insert(head, tail, h);
+      ASSERT_EQ(fresh, ref.size());
+      ref.emplace(key, fresh);
+    } else {
+      ASSERT_EQ(id, it->second);
+    }
+  }
+  ASSERT_EQ(m.size(), ref.size());
+  for (const auto& [key, id] : ref) {
+    auto stored = m.key(id);
+    EXPECT_EQ(std::vector<uint64_t>(stored.begin(), stored.end()), key);
+  }
+  // A key whose words run on past the stored one's end is not that key.
+  const std::vector<uint64_t> a{9, 1, 2};
+  const std::vector<uint64_t> b{3};
+  WordKeyMap n;
+  n.insert(a, {}, WordKeyMap::hash(a, {}));
+  EXPECT_EQ(n.find(a, b, WordKeyMap::hash(a, b)), WordKeyMap::kAbsent);
+  EXPECT_EQ(n.find(a, {}, WordKeyMap::hash(a, {})), 0u);
 }
 
 TEST(WordKeyMap, EmptyKeyAndClear) {
