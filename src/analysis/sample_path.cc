@@ -47,16 +47,10 @@ constexpr size_t kBatchDepth = 8;
 struct RecordBatch {
   struct Item {
     uint64_t time;
-    uint64_t offset;
-    uint64_t stream_offset;
+    perfdata::RecordMeta meta;
     uint64_t payload_size;  // as announced (the payload kept may be empty)
     uint32_t at;            // where its bytes start in `bytes`, its payload after them
     uint32_t payload_len;   // payload bytes kept
-    uint32_t file_index;
-    uint32_t type;
-    uint16_t misc;
-    uint16_t size;
-    bool from_compressed;
   };
   std::unique_ptr<uint8_t[]> bytes;
   size_t used = 0, capacity = 0;
@@ -77,23 +71,13 @@ struct RecordBatch {
     if (capacity - used < n + p) reserve(std::max(2 * capacity, used + n + p));
     std::memcpy(bytes.get() + used, rec.bytes.data(), n);
     if (p) std::memcpy(bytes.get() + used + n, rec.payload.data(), p);
-    items.push_back({time, rec.offset, rec.stream_offset, rec.payload_size, static_cast<uint32_t>(used),
-                     static_cast<uint32_t>(p), rec.file_index, rec.type, rec.misc, static_cast<uint16_t>(n),
-                     rec.from_compressed});
+    items.push_back({time, perfdata::RecordMeta::of(rec), rec.payload_size, static_cast<uint32_t>(used),
+                     static_cast<uint32_t>(p)});
     used += n + p;
   }
-  // Fills in `rec` in place (see OrderedEvents: a temporary copied out stalled on every record).
   void fill(perfdata::Record& rec, const Item& it) const {
-    rec.offset = it.offset;
-    rec.stream_offset = it.stream_offset;
-    rec.from_compressed = it.from_compressed;
-    rec.file_index = it.file_index;
-    rec.type = it.type;
-    rec.misc = it.misc;
-    rec.size = it.size;
-    rec.bytes = {bytes.get() + it.at, it.size};
-    rec.payload = {bytes.get() + it.at + it.size, it.payload_len};
-    rec.payload_size = it.payload_size;
+    const uint8_t* at = bytes.get() + it.at;
+    it.meta.fill(rec, at, {at + it.meta.size, it.payload_len}, it.payload_size);
   }
   void clear() {
     used = 0;

@@ -62,6 +62,39 @@ struct Record {
   std::span<const uint8_t> body() const { return bytes.subspan(8); }
 };
 
+// A Record's fields without its spans, packed for stages that hold many records (the ordering
+// queue, the batches handed between threads), and given back to a Record in place by fill().
+// The small fields are in another order than Record's: copied as they are, neighbours went into
+// one wider store, and a consumer's narrower load of one of them could not be forwarded from it
+// (a stall on every record).
+struct RecordMeta {
+  uint64_t offset = 0;
+  uint64_t stream_offset = 0;
+  uint32_t type = 0;
+  uint32_t file_index = 0;
+  uint16_t size = 0;
+  uint16_t misc = 0;
+  bool from_compressed = false;
+
+  static RecordMeta of(const Record& rec) {
+    return {rec.offset, rec.stream_offset, rec.type, rec.file_index, static_cast<uint16_t>(rec.bytes.size()), rec.misc,
+            rec.from_compressed};
+  }
+  // `bytes`: the record's `size` bytes; `payload`, `payload_size`: what follows it, if anything.
+  void fill(Record& rec, const uint8_t* bytes, std::span<const uint8_t> payload = {}, uint64_t payload_size = 0) const {
+    rec.offset = offset;
+    rec.stream_offset = stream_offset;
+    rec.from_compressed = from_compressed;
+    rec.file_index = file_index;
+    rec.type = type;
+    rec.misc = misc;
+    rec.size = size;
+    rec.bytes = std::span<const uint8_t>(bytes, size);
+    rec.payload = payload;
+    rec.payload_size = payload_size;
+  }
+};
+
 // Where an id came from in ID_INDEX: the cpu and tid its event was opened on.
 struct IdInfo {
   uint32_t attr_index = 0;

@@ -19,40 +19,14 @@ struct Chunk {
   size_t capacity = 0;
 };
 
-// A queued record: where its bytes are and the fields of its Record. Only what a queued record
-// can have is kept (records with a payload after them, AUXTRACE and a pipe's tracing data, are
-// not timestamped and never wait here): the entries are written, sorted and merged for every
-// record, and at the size of a whole Record they moved more bytes than the records themselves.
-// The small fields are in another order than Record's: copied as they are, neighbours went into
-// one wider store, and the consumer's narrower load of one of them from it could not be forwarded
-// from the store (a stall on every record).
+// A queued record: its fields and where its bytes are. Records with a payload after them
+// (AUXTRACE, a pipe's tracing data) are not timestamped and never wait here.
 struct Entry {
   uint64_t time;
   uint64_t seq;
-  uint64_t offset;
-  uint64_t stream_offset;
+  perfdata::RecordMeta meta;
   uint32_t chunk;
   uint32_t pos;
-  uint32_t type;
-  uint32_t file_index;
-  uint16_t size;
-  uint16_t misc;
-  bool from_compressed;
-
-  // Fills in `rec` in place (built as a temporary and copied, the record went through the stack
-  // in pieces of another size, and reading it back stalled on every record).
-  void fill(Record& rec, const uint8_t* bytes) const {
-    rec.offset = offset;
-    rec.stream_offset = stream_offset;
-    rec.from_compressed = from_compressed;
-    rec.file_index = file_index;
-    rec.type = type;
-    rec.misc = misc;
-    rec.size = size;
-    rec.bytes = std::span<const uint8_t>(bytes, size);
-    rec.payload = {};
-    rec.payload_size = 0;
-  }
 };
 
 }  // namespace
@@ -81,8 +55,7 @@ struct OrderedEvents::Queue {
     if (current == UINT32_MAX || chunks[current]->capacity - chunks[current]->used < n) new_chunk(n);
     Chunk& c = *chunks[current];
     std::memcpy(c.data.get() + c.used, rec.bytes.data(), n);
-    pending.push_back({time, seq++, rec.offset, rec.stream_offset, current, static_cast<uint32_t>(c.used), rec.type,
-                       rec.file_index, static_cast<uint16_t>(n), rec.misc, rec.from_compressed});
+    pending.push_back({time, seq++, perfdata::RecordMeta::of(rec), current, static_cast<uint32_t>(c.used)});
     c.used += n;
     ++c.live;
     bytes += n;
@@ -112,7 +85,7 @@ struct OrderedEvents::Queue {
 
   void release(const Entry& e) {
     Chunk& c = *chunks[e.chunk];
-    bytes -= e.size;
+    bytes -= e.meta.size;
     if (--c.live == 0 && e.chunk != current) {
       if (c.capacity == kChunkSize && spare.size() < kSpareChunks) {
         spare.push_back(std::move(chunks[e.chunk]));
@@ -210,7 +183,7 @@ void OrderedEvents::flush_until(uint64_t limit) {
   Record rec;
   while (n < q.pending.size() && q.pending[n].time <= limit) {
     const Entry& e = q.pending[n];
-    e.fill(rec, q.chunks[e.chunk]->data.get() + e.pos);
+    e.meta.fill(rec, q.chunks[e.chunk]->data.get() + e.pos);
     last_flushed_ = std::max(last_flushed_, e.time);
     flushed_any_ = true;
     emit(rec, e.time);
