@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "perfdata/abi.h"
@@ -19,27 +22,49 @@ namespace {
 // A file with a real symbol table: this test program.
 const std::string kFile = "/proc/self/exe";
 
-void map_file(session::Machine& machine, int32_t pid, uint64_t addr, uint64_t len) {
+// Where this program's code is in its file, as the kernel mapped it (/proc/self/maps): the
+// executable mapping's file offset and length.
+bool own_text(uint64_t* offset, uint64_t* len) {
+  const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    uint64_t start = 0, end = 0, off = 0;
+    char perms[8] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %7s %lx", &start, &end, perms, &off) != 4) continue;
+    if (perms[2] != 'x' || !line.ends_with(" " + exe)) continue;
+    *offset = off;
+    *len = end - start;
+    return true;
+  }
+  return false;
+}
+
+void map_file(session::Machine& machine, int32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff) {
   perfdata::MmapEvent e;
   e.pid = e.tid = pid;
   e.addr = addr;
   e.len = len;
+  e.pgoff = pgoff;
   e.filename = kFile;
   machine.on_mmap(e);
 }
 
 TEST(Resolver, AnswersAsTheSymbolizerInEveryProcessAndOnEveryLookup) {
+  uint64_t text_offset = 0, text_len = 0;
+  ASSERT_TRUE(own_text(&text_offset, &text_len)) << "no executable mapping of the test program in /proc/self/maps";
   session::Machine machine;
   Symbolizer symbolizer(machine, {});
   Resolver resolver(machine, &symbolizer);
-  constexpr uint64_t kLen = 0x400000;
-  map_file(machine, 100, 0x400000, kLen);
-  map_file(machine, 200, 0x7f0000000000, kLen);
+  map_file(machine, 100, 0x400000, text_len, text_offset);
+  map_file(machine, 200, 0x7f0000000000, text_len, text_offset);
   const session::Thread& a = machine.findnew_thread(100, 100);
   const session::Thread& b = machine.findnew_thread(200, 200);
+  // About 50,000 addresses spread over the code (aligned as code addresses need not be).
+  const uint64_t step = std::max<uint64_t>(0x10, text_len / 50000) | 1;
   size_t named = 0, compared = 0;
   for (int pass = 0; pass < 2; ++pass) {  // the second pass is answered from the cache
-    for (uint64_t off = 0; off < kLen; off += 0x40) {
+    for (uint64_t off = 0; off < text_len; off += step) {
       for (const auto& [thread, base] : {std::pair{&a, 0x400000ULL}, std::pair{&b, 0x7f0000000000ULL}}) {
         const uint64_t addr = base + off;
         const ResolvedFrame got = resolver.resolve(thread, perfdata::kMiscUser, addr);
