@@ -91,8 +91,8 @@ class Builder {
  public:
   Builder(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
           symbols::DwarfUnwinder& unwinder, const ProfileOptions& options, Profile& out, const OffCpuTracker* off_cpu)
-      : reader_(reader), machine_(machine), symbolizer_(symbolizer), resolver_(machine, &symbolizer), unwinder_(unwinder), options_(options),
-        out_(out), unwind_(symbolizer), off_cpu_(off_cpu),
+      : reader_(reader), machine_(machine), symbolizer_(symbolizer), resolver_(machine, &symbolizer),
+        unwinder_(unwinder), options_(options), out_(out), unwind_(symbolizer), off_cpu_(off_cpu),
         wall_event_(off_cpu && options.wall_clock ? off_cpu_event(*off_cpu, reader) : -1) {}
 
   // What the replay counted of the LOST and LOST_SAMPLES records.
@@ -223,7 +223,9 @@ class Builder {
     for (size_t i = 0; i < frames_.size(); ++i) {
       const session::CallchainFrame& f = frames_[i];
       if (f.map) kernel = (f.cpumode & perfdata::kMiscCpumodeMask) == perfdata::kMiscKernel;
-      const symbols::ResolvedFrame at = f.map ? resolver_.resolve(&thread, f.cpumode, f.ip, f.map) : symbols::ResolvedFrame{};
+      // The maps were found above (the unwinder's own for unwound frames): only the symbol here.
+      const symbols::ResolvedFrame at =
+          f.map ? symbols::ResolvedFrame{f.map, resolver_.symbol_in(*f.map, pid, f.ip)} : symbols::ResolvedFrame{};
       const Location loc = locate(at, f.cpumode, f.ip, true);
       // Frames unwound from a stack copy expand into the functions inlined there, innermost
       // first, as perf report shows them.

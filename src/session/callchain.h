@@ -20,8 +20,8 @@ struct CallchainFrame {
 };
 
 // Leaf first. Context markers switch the cpumode (kernel, user, hypervisor) and are not frames;
-// at most `max_stack` frames are kept. `thread` nullptr: the frames' maps are not looked up. Returns false, with `out` empty, for a chain with a
-// context perf does not know (perf drops such chains).
+// at most `max_stack` frames are kept; `thread` nullptr: their maps are not looked up. Returns
+// false, with `out` empty, for a chain with a context perf does not know (perf drops such chains).
 bool resolve_callchain(const Machine& machine, const Thread* thread, const perfdata::Sample& sample,
                        unsigned max_stack, std::vector<CallchainFrame>* out);
 

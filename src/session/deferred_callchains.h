@@ -59,7 +59,8 @@ class DeferredCallchains {
   // while some event defers its user callchain. push() delivers any other record at once, so a
   // caller may deliver those itself.
   bool wants(const perfdata::Record& rec) {
-    return rec.type == perfdata::kRecordCallchainDeferred || (rec.type == perfdata::kRecordSample && any_deferred_attr());
+    return rec.type == perfdata::kRecordCallchainDeferred ||
+           (rec.type == perfdata::kRecordSample && any_deferred_attr());
   }
   bool any_deferred_attr();
   // End of the data: the samples still waiting go out with their kernel part alone.
