@@ -40,8 +40,7 @@ ResolvedFrame Resolver::resolve(const session::Thread* thread, uint8_t cpumode, 
 
 ResolvedFrame Resolver::resolve(const session::Thread* thread, uint8_t cpumode, uint64_t addr,
                                 const session::Map* map) {
-  ResolvedFrame f = resolve(thread, cpumode, addr);
-  if (!map || f.map == map) return f;
+  if (!map) return resolve(thread, cpumode, addr);
   return {map, symbol_in(*map, thread ? thread->pid() : -1, addr)};
 }
 

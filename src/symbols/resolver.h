@@ -47,7 +47,7 @@ class Resolver {
   ResolvedFrame resolve(const session::Thread* thread, uint8_t cpumode, uint64_t addr);
 
   // The same for an address whose map a walk or an unwinder found already (`map`; nullptr: none
-  // found, as resolve() above). The answer is in that map.
+  // found, as resolve() above). The answer is in that map, which is not looked up again.
   ResolvedFrame resolve(const session::Thread* thread, uint8_t cpumode, uint64_t addr, const session::Map* map);
 
   // The symbol of `addr` in `map` (found by find_map): the process's symbols for a user DSO,
