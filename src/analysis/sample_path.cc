@@ -41,19 +41,22 @@ constexpr size_t kBatchBytes = 256 << 10;
 constexpr size_t kBatchRecords = 2048;
 constexpr size_t kBatchDepth = 8;
 
-// Records as the ordering stage delivered them, copied out for the thread that applies them.
-// Every record passes through here: an item keeps only the fields of its Record (not its spans),
-// and the byte buffer grows without clearing what the copy overwrites anyway.
+// Records as the ordering stage delivered them, for the thread that applies them. Every record
+// passes through here: an item keeps only the fields of its Record (not its spans). A record
+// that lies in the reader's mapping of the file (meta.stable) is kept where it is; the others
+// are copied into the byte buffer, which grows without clearing what the copy overwrites anyway.
 struct RecordBatch {
   struct Item {
     uint64_t time;
     perfdata::RecordMeta meta;
     uint64_t payload_size;  // as announced (the payload kept may be empty)
+    const uint8_t* stable;  // the record's bytes in the mapping, or nullptr: at `at` in `bytes`
     uint32_t at;            // where its bytes start in `bytes`, its payload after them
     uint32_t payload_len;   // payload bytes kept
   };
   std::unique_ptr<uint8_t[]> bytes;
   size_t used = 0, capacity = 0;
+  size_t held = 0;  // bytes of the records kept in the mapping, for the batch's size limit
   std::vector<Item> items;
   uint64_t progress = 0;     // data bytes read when the batch was closed
   std::exception_ptr error;  // reading failed after these records
@@ -68,19 +71,31 @@ struct RecordBatch {
   }
   void add(const perfdata::Record& rec, uint64_t time) {
     const size_t n = rec.bytes.size(), p = rec.payload.size();
+    if (rec.stable && p == 0) {
+      items.push_back({time, perfdata::RecordMeta::of(rec), rec.payload_size, rec.bytes.data(), 0, 0});
+      held += n;
+      return;
+    }
     if (capacity - used < n + p) reserve(std::max(2 * capacity, used + n + p));
     std::memcpy(bytes.get() + used, rec.bytes.data(), n);
     if (p) std::memcpy(bytes.get() + used + n, rec.payload.data(), p);
-    items.push_back({time, perfdata::RecordMeta::of(rec), rec.payload_size, static_cast<uint32_t>(used),
-                     static_cast<uint32_t>(p)});
+    perfdata::RecordMeta meta = perfdata::RecordMeta::of(rec);
+    meta.stable = false;
+    items.push_back({time, meta, rec.payload_size, nullptr, static_cast<uint32_t>(used), static_cast<uint32_t>(p)});
     used += n + p;
   }
+  size_t size_bytes() const { return used + held; }
   void fill(perfdata::Record& rec, const Item& it) const {
+    if (it.stable) {
+      it.meta.fill(rec, it.stable, {}, it.payload_size);
+      return;
+    }
     const uint8_t* at = bytes.get() + it.at;
     it.meta.fill(rec, at, {at + it.meta.size, it.payload_len}, it.payload_size);
   }
   void clear() {
     used = 0;
+    held = 0;
     items.clear();
     progress = 0;
     error = nullptr;
@@ -346,7 +361,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   rs.ordered = std::make_unique<session::OrderedEvents>(reader, [&rs, &ship](const perfdata::Record& rec, uint64_t time) {
     if (rs.consumer_gone) return;
     rs.current->add(rec, time);
-    if (rs.current->used >= kBatchBytes || rs.current->items.size() >= kBatchRecords) ship(false, nullptr);
+    if (rs.current->size_bytes() >= kBatchBytes || rs.current->items.size() >= kBatchRecords) ship(false, nullptr);
   }, ordered_options);
   session::OrderedEvents& ordered = *rs.ordered;
   reader.defer_in_band(true);

@@ -131,11 +131,17 @@ class Window {
   // many bytes there were.
   const uint8_t* get(uint64_t off, size_t n, size_t* avail) {
     if (off >= buf_off_ && off - buf_off_ <= buf_len_ && n <= buf_len_ - (off - buf_off_)) {
+      if (off >= next_tend_) tend(off);
       *avail = n;
       return data_ + (off - buf_off_);
     }
+    if (whole_) {
+      // The whole file is mapped: what is not in it is past its end.
+      *avail = off < file_size_ ? static_cast<size_t>(file_size_ - off) : 0;
+      return nullptr;
+    }
     if (seekable_) {
-      if (!slot_ || !fill_mapped(off, n)) fill_seekable(off, n);
+      if (!slot_ || !(map_whole() || fill_mapped(off, n))) fill_seekable(off, n);
     } else {
       fill_stream(off, n);
       data_ = buf_.data();
@@ -149,10 +155,56 @@ class Window {
     return data_ + (off - buf_off_);
   }
 
-  // Releases the buffer space of bytes before `off` (pipe mode: they can never be asked for again).
   bool seekable() const { return seekable_; }
+  // What get() returns stays valid as long as the window lives: the whole file is mapped.
+  bool stable() const { return whole_; }
 
  private:
+  // A regular file is mapped whole, once: records can then be handed on (queued in time order,
+  // passed to another thread) as spans into the mapping, never copied. The pages behind the
+  // reading position are given back as it moves on, so the resident part stays a few MiB (a
+  // page given back that is read again is read again from the page cache, with the same bytes:
+  // giving back is never wrong, only slower). false: not mapped (too large for the address
+  // space, say); windows are mapped one by one then.
+  bool map_whole() {
+    if (tried_whole_) return false;
+    tried_whole_ = true;
+    void* m = ::mmap(nullptr, static_cast<size_t>(file_size_), PROT_READ, MAP_PRIVATE, fd_, 0);
+    if (m == MAP_FAILED) return false;
+    unmap();
+    ::madvise(m, static_cast<size_t>(file_size_), MADV_SEQUENTIAL);
+    map_ = m;
+    map_len_ = static_cast<size_t>(file_size_);
+    slot_->start.store(reinterpret_cast<uintptr_t>(m), std::memory_order_relaxed);
+    slot_->end.store(reinterpret_cast<uintptr_t>(m) + map_len_, std::memory_order_relaxed);
+    data_ = static_cast<const uint8_t*>(m);
+    buf_off_ = 0;
+    buf_len_ = map_len_;
+    whole_ = true;
+    next_tend_ = 0;
+    return true;
+  }
+
+  // Whole mapping: gives back the pages more than kKeepBehind behind `off`. Called every
+  // kTendStep bytes. (Faulting the pages ahead in with MADV_POPULATE_READ was tried: no faster.)
+  void tend(uint64_t off) {
+    static const uint64_t kPage = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    if (off > kKeepBehind) {
+      const uint64_t behind = (off - kKeepBehind) / kPage * kPage;
+      if (behind > dropped_) {
+        ::madvise(static_cast<uint8_t*>(map_) + dropped_, static_cast<size_t>(behind - dropped_), MADV_DONTNEED);
+        dropped_ = behind;
+      }
+    }
+    next_tend_ = off + kTendStep;
+  }
+
+  static constexpr uint64_t kTendStep = 1 << 20;
+  // What the stages after the reader may still hold: the ordering queue's records of a round,
+  // the batches on their way to the applying thread (2 MiB at most). A record further behind
+  // is read again from the page cache if it is still queued.
+  static constexpr uint64_t kKeepBehind = 8 << 20;
+
   // Maps [off, off + max(kChunk, n)) as far as the file goes. false: the mapping failed (the
   // window reads from then on).
   bool fill_mapped(uint64_t off, size_t n) {
@@ -266,6 +318,10 @@ class Window {
   void* map_ = nullptr;
   size_t map_len_ = 0;
   MapSlot* slot_ = nullptr;  // a regular file's, while it may be mapped
+  bool tried_whole_ = false;
+  bool whole_ = false;      // map_ is the whole file
+  uint64_t dropped_ = 0;    // whole mapping: pages before this were given back
+  uint64_t next_tend_ = kNoEnd;  // get() calls tend() from this offset on
   uint64_t file_size_ = 0;  // of a regular file when it was opened; 0: unknown
   uint64_t buf_off_ = 0;
   size_t buf_len_ = 0;
@@ -1008,6 +1064,7 @@ bool read_raw_record(Stream& s, bool swap, Record& rec, Diagnostics& diag) {
   rec.offset = s.pos;
   rec.stream_offset = 0;
   rec.from_compressed = false;
+  rec.stable = s.win.stable();
   rec.file_index = s.file_index;
   rec.type = type;
   rec.misc = misc;
@@ -1088,6 +1145,7 @@ bool take_decompressed(Stream& s, bool swap, Record& rec) {
   rec.offset = s.compressed_at;
   rec.stream_offset = s.dstream_off;
   rec.from_compressed = true;
+  rec.stable = false;
   rec.file_index = s.file_index;
   rec.type = type;
   rec.misc = load<uint16_t>(h + 4, swap);

@@ -52,6 +52,9 @@ struct Record {
   uint64_t offset = 0;         // file offset; for a record unpacked from COMPRESSED(2), that record's offset
   uint64_t stream_offset = 0;  // position inside the decompressed stream (compressed records only)
   bool from_compressed = false;
+  // `bytes` stay where they are for as long as the Reader lives (the record lies in the mapping
+  // of the whole file), so a stage that holds records may keep the span instead of a copy.
+  bool stable = false;
   uint32_t file_index = 0;  // 0 = main file; N+1 = data.N in the directory layout
   uint32_t type = 0;
   uint16_t misc = 0;
@@ -75,16 +78,18 @@ struct RecordMeta {
   uint16_t size = 0;
   uint16_t misc = 0;
   bool from_compressed = false;
+  bool stable = false;
 
   static RecordMeta of(const Record& rec) {
     return {rec.offset, rec.stream_offset, rec.type, rec.file_index, static_cast<uint16_t>(rec.bytes.size()), rec.misc,
-            rec.from_compressed};
+            rec.from_compressed, rec.stable};
   }
   // `bytes`: the record's `size` bytes; `payload`, `payload_size`: what follows it, if anything.
   void fill(Record& rec, const uint8_t* bytes, std::span<const uint8_t> payload = {}, uint64_t payload_size = 0) const {
     rec.offset = offset;
     rec.stream_offset = stream_offset;
     rec.from_compressed = from_compressed;
+    rec.stable = stable;
     rec.file_index = file_index;
     rec.type = type;
     rec.misc = misc;

@@ -21,13 +21,17 @@ struct Chunk {
 
 // A queued record: its fields and where its bytes are. Records with a payload after them
 // (AUXTRACE, a pipe's tracing data) are not timestamped and never wait here.
+// A record whose bytes stay where the reader has them (meta.stable: the file is mapped whole)
+// is not copied: `bytes` points there, and it takes no room in a chunk (chunk is kNoChunk).
 struct Entry {
   uint64_t time;
   uint64_t seq;
   perfdata::RecordMeta meta;
+  const uint8_t* bytes;
   uint32_t chunk;
-  uint32_t pos;
 };
+
+constexpr uint32_t kNoChunk = UINT32_MAX;
 
 }  // namespace
 
@@ -52,13 +56,18 @@ struct OrderedEvents::Queue {
 
   void add(const Record& rec, uint64_t time) {
     size_t n = rec.bytes.size();
+    bytes += n;
+    if (rec.stable) {
+      pending.push_back({time, seq++, perfdata::RecordMeta::of(rec), rec.bytes.data(), kNoChunk});
+      return;
+    }
     if (current == UINT32_MAX || chunks[current]->capacity - chunks[current]->used < n) new_chunk(n);
     Chunk& c = *chunks[current];
-    std::memcpy(c.data.get() + c.used, rec.bytes.data(), n);
-    pending.push_back({time, seq++, perfdata::RecordMeta::of(rec), current, static_cast<uint32_t>(c.used)});
+    uint8_t* at = c.data.get() + c.used;
+    std::memcpy(at, rec.bytes.data(), n);
+    pending.push_back({time, seq++, perfdata::RecordMeta::of(rec), at, current});
     c.used += n;
     ++c.live;
-    bytes += n;
   }
 
   void new_chunk(size_t need) {
@@ -84,8 +93,9 @@ struct OrderedEvents::Queue {
   }
 
   void release(const Entry& e) {
-    Chunk& c = *chunks[e.chunk];
     bytes -= e.meta.size;
+    if (e.chunk == kNoChunk) return;
+    Chunk& c = *chunks[e.chunk];
     if (--c.live == 0 && e.chunk != current) {
       if (c.capacity == kChunkSize && spare.size() < kSpareChunks) {
         spare.push_back(std::move(chunks[e.chunk]));
@@ -183,7 +193,7 @@ void OrderedEvents::flush_until(uint64_t limit) {
   Record rec;
   while (n < q.pending.size() && q.pending[n].time <= limit) {
     const Entry& e = q.pending[n];
-    e.meta.fill(rec, q.chunks[e.chunk]->data.get() + e.pos);
+    e.meta.fill(rec, e.bytes);
     last_flushed_ = std::max(last_flushed_, e.time);
     flushed_any_ = true;
     emit(rec, e.time);

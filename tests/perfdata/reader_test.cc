@@ -476,6 +476,78 @@ TEST(ReaderDeathTest, FileCutShortWhileReadEndsWithAnError) {
       ::testing::ExitedWithCode(2), "shrinks.data: the file could not be read any more \\(it was cut short");
 }
 
+// The resident file pages this process has mapped (RssFile of /proc/self/status), in KiB.
+long rss_file_kb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("RssFile:", 0) == 0) return std::stol(line.substr(8));
+  }
+  return -1;
+}
+
+// A regular file is mapped whole: its records come back as spans into the mapping (`stable`),
+// which the ordering queue and the thread hand-over keep instead of copies. They must hold the
+// file's bytes after the reader has moved on and given the pages behind it back, and the pages
+// given back must leave the resident set: reading a 48 MB file keeps far less of it mapped.
+// Records unpacked from zstd live in a buffer that is reused, and are not stable.
+TEST(ReaderTest, MappedRecordsStayValidAndThePagesBehindAreGivenBack) {
+  TempDir dir;
+  const std::string path = dir.file("big.data");
+  const std::string zpath = dir.file("big-z.data");
+  for (int level : {0, 3}) {
+    Writer::Options o;
+    o.compression_level = level;
+    Writer w(o);
+    w.open(level ? zpath : path);
+    w.add_attr(sampling_attr(kBasicSample | kSampleCallchain), {1}, "cpu-clock");
+    RecordBuilder rb = w.builder(0);
+    for (uint64_t i = 0; i < 200000; ++i) {
+      Sample s = make_sample(2, 10 + i, 0x400 + i);
+      s.callchain.assign(24, 0x500 + i);
+      w.write_record(rb.sample(s));
+      if (i % 1000 == 999) w.write_record(rb.finished_round());
+    }
+    w.finish();
+  }
+  const std::vector<uint8_t> file = read_file(path);
+  ASSERT_GT(file.size(), 40u << 20) << "set-up: the file is smaller than planned";
+  const long before = rss_file_kb();
+  ASSERT_GE(before, 0) << "no RssFile in /proc/self/status";
+  {
+    auto r = Reader::open(path);
+    Record rec;
+    std::vector<std::pair<uint64_t, std::span<const uint8_t>>> kept;
+    size_t n = 0, unstable = 0;
+    long peak = 0;
+    while (r->next(rec)) {
+      if (!rec.stable) ++unstable;
+      if (n++ % 997 == 0) kept.emplace_back(rec.offset, rec.bytes);
+      if (n % 4096 == 0) peak = std::max(peak, rss_file_kb() - before);
+    }
+    EXPECT_TRUE(r->errors().empty());
+    EXPECT_EQ(unstable, 0u) << "records of a mapped file that were not stable";
+    ASSERT_GT(kept.size(), 200u);
+    for (const auto& [off, bytes] : kept) {
+      ASSERT_LE(off + bytes.size(), file.size());
+      ASSERT_TRUE(std::equal(bytes.begin(), bytes.end(), file.begin() + static_cast<ptrdiff_t>(off)))
+          << "the record at " << off << " changed after the reader moved on";
+    }
+    // The file is 48 MB; the reader keeps 8 MiB behind its position and the page it reads.
+    EXPECT_LT(peak, 20 << 10) << "KiB of the file resident while reading it";
+  }
+  auto z = Reader::open(zpath);
+  Record rec;
+  size_t samples = 0;
+  while (z->next(rec)) {
+    if (rec.type != kRecordSample) continue;
+    ++samples;
+    EXPECT_TRUE(rec.from_compressed);
+    ASSERT_FALSE(rec.stable) << "a record unpacked from zstd at " << rec.offset;
+  }
+  EXPECT_EQ(samples, 200000u);
+}
+
 // A few thousand random corruptions of a valid file: never a crash (ASan/UBSan watch), and
 // any exception is a FormatError with an offset.
 TEST(ReaderTest, RandomCorruptionNeverCrashes) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -134,6 +135,38 @@ TEST(OrderedEvents, QueueStaysUnderItsMemoryLimit) {
   EXPECT_TRUE(std::is_sorted(d.sample_times.begin(), d.sample_times.end()));
   EXPECT_GT(d.stats.forced_flushes, 0u);
   EXPECT_LE(d.stats.peak_queued_bytes, opt.max_queued_bytes + 64);
+}
+
+// Records of a mapped file are queued as they lie in the mapping, not copied: each one is
+// delivered with the very bytes the reader handed over.
+TEST(OrderedEvents, RecordsOfAMappedFileAreDeliveredWithoutACopy) {
+  TempDir dir;
+  std::vector<Item> items;
+  for (uint64_t t = 1; t <= 3000; ++t) {
+    items.push_back({(t * 7919) % 3001});  // out of order
+    if (t % 100 == 0) items.push_back({0, true});
+  }
+  auto reader = Reader::open(write(dir, items));
+  std::map<uint64_t, const uint8_t*> pushed;  // offset -> where the reader had the bytes
+  size_t delivered = 0, same = 0;
+  OrderedEvents oe(*reader, [&](const Record& rec, uint64_t) {
+    if (rec.type != kRecordSample) return;
+    ++delivered;
+    auto it = pushed.find(rec.offset);
+    ASSERT_NE(it, pushed.end());
+    EXPECT_TRUE(rec.stable);
+    if (it->second == rec.bytes.data()) ++same;
+  });
+  Record rec;
+  while (reader->next(rec)) {
+    ASSERT_TRUE(rec.stable) << "a record of a regular file at " << rec.offset;
+    pushed[rec.offset] = rec.bytes.data();
+    oe.push(rec);
+  }
+  oe.flush_all();
+  EXPECT_EQ(delivered, 3000u);
+  EXPECT_EQ(same, delivered) << "records delivered from a copy";
+  EXPECT_GT(oe.stats().queued, 3000u);
 }
 
 // perf script is the oracle: on a file whose per-round order is scrambled (including records
