@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <thread>
 
@@ -61,15 +62,20 @@ TEST(ProcSynthesis, StatusOfThisProcessAndAKernelThread) {
 }
 
 TEST(ProcSynthesis, ThreadsOfThisProcess) {
-  std::thread t([] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); });
+  // The second thread lives until ps has listed the threads (a fixed sleep was once shorter
+  // than ps took on a loaded machine, and ps missed it).
+  std::promise<void> listed;
+  std::thread t([done = listed.get_future()] { done.wait(); });
   auto tids = process_threads(getpid());
   std::string ps = test::run_command("ps -L -o lwp= -p " + std::to_string(getpid()));
+  listed.set_value();
+  t.join();
   std::vector<int32_t> expected;
   std::istringstream in(ps);
   int32_t v;
   while (in >> v) expected.push_back(v);
   std::sort(expected.begin(), expected.end());
-  t.join();
+  EXPECT_GE(expected.size(), 2u) << "set-up: ps should list this thread and the second one";
   EXPECT_EQ(tids, expected);
   EXPECT_TRUE(process_threads(-5).empty());
 }
