@@ -399,6 +399,8 @@ Profile build_profile(const std::string& given_path, const ProfileOptions& optio
     Builder builder(*reader, *machine, symbolizer, unwinder, options, out, off_cpu ? &*off_cpu : nullptr);
     ReplayHandlers handlers;
     handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) { builder.on_sample(rec); };
+    handlers.unwinder = &unwinder;
+    handlers.replica = [&reader] { return make_report_machine(*reader); };
     const ReplayResult replayed = replay(*reader, *machine, symbolizer, &preloader, handlers);
     out.problems.insert(out.problems.end(), replayed.problems.begin(), replayed.problems.end());
     builder.add_lost(replayed);

@@ -659,6 +659,9 @@ void ReportBuilder::Impl::run(const std::function<void(uint64_t)>& on_progress) 
   };
   handlers.on_progress = on_progress;
   handlers.jobs = opt.jobs;
+  // The machine is make_report_machine()'s (cmd_report).
+  handlers.unwinder = &unwinder;
+  handlers.replica = [this] { return make_report_machine(reader); };
   ReplayResult replayed = replay(reader, machine, symbolizer, &preloader, handlers);
   problems.insert(problems.end(), replayed.problems.begin(), replayed.problems.end());
   deferred = replayed.deferred;

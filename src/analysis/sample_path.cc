@@ -19,6 +19,7 @@
 #include "perfdata/sample.h"
 #include "session/machine.h"
 #include "session/ordered_events.h"
+#include "symbols/dwarf_unwind.h"
 #include "symbols/resolver.h"
 #include "symbols/symbolizer.h"
 #include "util/workqueue.h"
@@ -40,6 +41,9 @@ char level_of(uint8_t cpumode) {
 constexpr size_t kBatchBytes = 256 << 10;
 constexpr size_t kBatchRecords = 2048;
 constexpr size_t kBatchDepth = 8;
+// The deepest walk when unwinding ahead; a handler asking for more (script --max-stack) unwinds
+// the rest itself.
+constexpr unsigned kAheadMaxStack = 4096;
 
 // Records as the ordering stage delivered them, for the thread that applies them. Every record
 // passes through here: an item keeps only the fields of its Record (not its spans). A record
@@ -58,6 +62,15 @@ struct RecordBatch {
   size_t used = 0, capacity = 0;
   size_t held = 0;  // bytes of the records kept in the mapping, for the batch's size limit
   std::vector<Item> items;
+  // Unwinding ahead: for items[i], ahead[i] (when ahead.size() > i and has_frames) holds its
+  // frames in ahead_frames.
+  struct AheadAt {
+    symbols::DwarfUnwinder::AheadKey key;
+    uint32_t at = 0, n = 0;
+    bool has_frames = false, complete = false;
+  };
+  std::vector<AheadAt> ahead;
+  std::vector<symbols::DwarfUnwinder::AheadFrame> ahead_frames;
   uint64_t progress = 0;     // data bytes read when the batch was closed
   std::exception_ptr error;  // reading failed after these records
   bool last = false;
@@ -96,6 +109,8 @@ struct RecordBatch {
   void clear() {
     used = 0;
     held = 0;
+    ahead.clear();
+    ahead_frames.clear();
     items.clear();
     progress = 0;
     error = nullptr;
@@ -114,6 +129,7 @@ class BatchChannel {
     space_.wait(lock, [&] { return full_.size() < depth_ || closed_; });
     if (closed_) return false;
     full_.push_back(std::move(b));
+    queued_.store(full_.size(), std::memory_order_relaxed);
     ++shipped_;
     ready_.notify_one();
     return true;
@@ -129,6 +145,7 @@ class BatchChannel {
     ready_.wait(lock, [&] { return !full_.empty(); });
     std::unique_ptr<RecordBatch> b = std::move(full_.front());
     full_.pop_front();
+    queued_.store(full_.size(), std::memory_order_relaxed);
     space_.notify_one();
     return b;
   }
@@ -151,10 +168,13 @@ class BatchChannel {
     if (free_.size() <= depth_) free_.push_back(std::move(b));
     space_.notify_all();
   }
+  // Batches put and not yet taken (read without the lock: a hint).
+  size_t queued() const { return queued_.load(std::memory_order_relaxed); }
   void close() {
     std::lock_guard lock(mu_);
     closed_ = true;
     full_.clear();
+    queued_.store(0, std::memory_order_relaxed);
     space_.notify_all();
   }
 
@@ -165,6 +185,7 @@ class BatchChannel {
   std::deque<std::unique_ptr<RecordBatch>> full_;
   std::vector<std::unique_ptr<RecordBatch>> free_;
   uint64_t shipped_ = 0, returned_ = 0;
+  std::atomic<size_t> queued_{0};
   bool closed_ = false;
 };
 
@@ -358,9 +379,78 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
     if (!channel.put(std::move(rs.current))) rs.consumer_gone = true;
     rs.current = last ? nullptr : channel.fresh();
   };
-  rs.ordered = std::make_unique<session::OrderedEvents>(reader, [&rs, &ship](const perfdata::Record& rec, uint64_t time) {
+  // Unwinding ahead (ReplayHandlers::unwinder): a replica of the machine and an unwinder of the
+  // reading thread's own, fed as replay()'s deliver feeds the handlers' machine.
+  struct Ahead {
+    std::unique_ptr<session::Machine> machine;
+    std::unique_ptr<symbols::DwarfUnwinder> unwinder;
+    perfdata::Sample sample;
+    std::vector<session::CallchainFrame> frames;
+    uint64_t last_time = 0, retire_time = 0;
+    // Whether the samples of the batch being filled are unwound here: only while the applying
+    // thread lags (a batch or more waits for it). When it waits for this thread
+    // instead, it unwinds them itself, so that each thread does what the other has no time for.
+    bool this_batch = false;
+    bool always = false;  // UnwindAhead::kAlways
+  };
+  std::unique_ptr<Ahead> ahead;
+  if (handlers.unwinder && handlers.replica && !handlers.applies) {
+    bool stacks = false;
+    for (const perfdata::EventAttr& ea : reader.attrs()) {
+      stacks |= (ea.attr.sample_type & perfdata::kSampleRegsUser) && (ea.attr.sample_type & perfdata::kSampleStackUser);
+    }
+    if (stacks) {
+      ahead = std::make_unique<Ahead>();
+      ahead->machine = handlers.replica();
+      ahead->unwinder = std::make_unique<symbols::DwarfUnwinder>(*ahead->machine, handlers.unwinder->options());
+      ahead->always = handlers.unwind_ahead == ReplayHandlers::UnwindAhead::kAlways;
+    }
+  }
+  auto unwind_ahead = [&reader, &ahead, &channel](const perfdata::Record& rec, uint64_t time, RecordBatch& batch) {
+    Ahead& a = *ahead;
+    if (batch.items.size() == 1) a.this_batch = a.always || channel.queued() >= 1;  // a new batch
+    if (time > a.last_time) a.last_time = time;
+    try {
+      if (rec.type != perfdata::kRecordSample) {
+        a.machine->process(reader, rec, time);
+        if (rec.type == perfdata::kRecordKsymbol) a.machine->kernel_maps().touch();
+        if (rec.type == perfdata::kRecordFinishedRound) {
+          a.machine->retire_exited(a.retire_time);
+          a.retire_time = a.last_time;
+        }
+        return;
+      }
+      const int ai = reader.attr_index_of(rec);
+      if (ai < 0) return;
+      const perfdata::PerfEventAttr& attr = reader.attrs()[static_cast<size_t>(ai)].attr;
+      reader.decode_sample(rec, a.sample);
+      // Every handler makes the sample's thread known, as here.
+      session::Thread& thread =
+          a.machine->findnew_thread(static_cast<int32_t>(a.sample.pid), static_cast<int32_t>(a.sample.tid));
+      if (!a.this_batch || !symbols::DwarfUnwinder::wants(attr, a.sample)) return;
+      a.frames.clear();
+      const size_t n = a.unwinder->unwind(thread, a.sample, kAheadMaxStack, &a.frames);
+      const size_t item = batch.items.size() - 1;
+      if (batch.ahead.size() <= item) batch.ahead.resize(item + 1);
+      RecordBatch::AheadAt& at = batch.ahead[item];
+      at.key = symbols::DwarfUnwinder::key_of(a.sample);
+      at.at = static_cast<uint32_t>(batch.ahead_frames.size());
+      at.n = static_cast<uint32_t>(n);
+      at.has_frames = true;
+      at.complete = n < kAheadMaxStack;
+      for (const session::CallchainFrame& f : a.frames) {
+        batch.ahead_frames.push_back({f.ip, f.map ? f.map->start : 0, f.map != nullptr});
+      }
+    } catch (const perfdata::FormatError&) {
+      // The applying thread meets the same record and says what is wrong with it; the sample
+      // is then unwound there, as without this stage.
+    }
+  };
+  rs.ordered = std::make_unique<session::OrderedEvents>(reader, [&rs, &ship, &ahead, &unwind_ahead](
+                                                                    const perfdata::Record& rec, uint64_t time) {
     if (rs.consumer_gone) return;
     rs.current->add(rec, time);
+    if (ahead) unwind_ahead(rec, time, *rs.current);
     if (rs.current->size_bytes() >= kBatchBytes || rs.current->items.size() >= kBatchRecords) ship(false, nullptr);
   }, ordered_options);
   session::OrderedEvents& ordered = *rs.ordered;
@@ -406,9 +496,24 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
       std::unique_ptr<RecordBatch> batch = channel.take();
       bool stopped = false;
       perfdata::Record rec;
-      for (const RecordBatch::Item& it : batch->items) {
+      symbols::DwarfUnwinder::Ahead unwound;
+      for (size_t i = 0; i < batch->items.size(); ++i) {
+        const RecordBatch::Item& it = batch->items[i];
         batch->fill(rec, it);
-        deliver(rec, it.time);
+        if (i < batch->ahead.size() && batch->ahead[i].has_frames) {
+          const RecordBatch::AheadAt& at = batch->ahead[i];
+          unwound.frames = std::span(batch->ahead_frames).subspan(at.at, at.n);
+          unwound.complete = at.complete;
+          unwound.key = at.key;
+          struct Handing {  // the frames are the unwinder's for this one delivery, whatever happens
+            symbols::DwarfUnwinder& u;
+            ~Handing() { u.set_ahead(nullptr); }
+          } handing{*handlers.unwinder};
+          handlers.unwinder->set_ahead(&unwound);
+          deliver(rec, it.time);
+        } else {
+          deliver(rec, it.time);
+        }
         if (handlers.stop && handlers.stop()) {
           stopped = true;
           break;

@@ -30,6 +30,7 @@ namespace tperf::session {
 struct Dso;
 }  // namespace tperf::session
 namespace tperf::symbols {
+class DwarfUnwinder;
 class Symbolizer;
 struct SymbolizerOptions;
 struct ResolvedFrame;
@@ -105,6 +106,20 @@ struct ReplayHandlers {
   // hooks still run on the calling thread, in the same order); 0, the default, does the latter
   // for files with stack copies (where it pays) on a machine with two cores or more.
   unsigned jobs = 0;
+  // Unwinding ahead. `unwinder`: the one the handlers unwind stack copies with (set_ahead() is
+  // called on it around each sample); `replica`: makes a machine as the handlers' one is before
+  // the replay (same options, same build ids). A replay on two threads then has the reading
+  // thread feed a replica the same records, unwind every sample that has a stack copy there with
+  // an unwinder of its own, and hand the frames over with the sample: the applying thread, which
+  // set the pace on such files, only looks their maps up. The frames are the same (the replica
+  // is the same machine at each sample), so is the output. Not with `applies` (the replica would
+  // see other records).
+  symbols::DwarfUnwinder* unwinder = nullptr;
+  std::function<std::unique_ptr<session::Machine>()> replica;
+  // kWhenBehind: a batch's samples are unwound ahead only while the applying thread has batches
+  // waiting (each thread then does what the other has no time for); kAlways: all of them (tests).
+  enum class UnwindAhead { kWhenBehind, kAlways };
+  UnwindAhead unwind_ahead = UnwindAhead::kWhenBehind;
 };
 
 // Whether replay() reads `reader` on a thread of its own for `jobs` (ReplayHandlers::jobs).

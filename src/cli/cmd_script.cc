@@ -105,6 +105,12 @@ int run_script(const ScriptCliOptions& cli) {
   handlers.stop = [&] { return !writer.fatal().empty(); };
   handlers.merge_deferred_callchains = cli.merge_callchains;
   handlers.jobs = cli.jobs.jobs;
+  handlers.unwinder = &unwinder;
+  handlers.replica = [&machine_options, &reader] {
+    auto replica = std::make_unique<session::Machine>(machine_options);
+    output::ScriptWriter::prepare_machine(*reader, *replica);
+    return replica;
+  };
   const std::vector<std::string> problems =
       analysis::replay(*reader, machine, symbolizer, preloader ? &*preloader : nullptr, handlers).problems;
   writer.finish();

@@ -16,6 +16,7 @@
 #include <new>
 
 #include "analysis/branch_types.h"
+#include "analysis/sample_path.h"
 #include "perfdata/abi.h"
 #include "perfdata/error.h"
 #include "session/callchain.h"
@@ -855,6 +856,14 @@ ScriptWriter::ScriptWriter(const perfdata::Reader& reader, session::Machine& mac
 
 ScriptWriter::~ScriptWriter() = default;
 
+void ScriptWriter::prepare_machine(const perfdata::Reader& reader, session::Machine& machine) {
+  // Pipe mode: perf writes the build ids at the end, after every module map was made.
+  // The DSOs get the build ids perf recorded, which decide which files may give their symbols.
+  if (!reader.is_pipe()) machine.dsos().apply_build_ids(reader.features().build_ids);
+  // perf registers the idle task of the host before reading: tid 0 is "swapper".
+  analysis::register_idle_task(machine);
+}
+
 std::string ScriptWriter::start() {
   const auto& f = reader_.features();
   if (f.has(perfdata::kFeatClockData)) {
@@ -876,22 +885,14 @@ std::string ScriptWriter::start() {
     struct utsname u;
     arch_ = uname(&u) == 0 ? script_arch(u.machine) : "unknown";
   }
-  // Pipe mode: perf writes the build ids at the end, after every module map was made.
+  prepare_machine(reader_, machine_);
   if (!reader_.is_pipe()) {
-    // The DSOs get the build ids perf recorded, which decide which files may give their symbols.
-    machine_.dsos().apply_build_ids(f.build_ids);
     for (const auto& b : f.build_ids) {
       uint16_t mode = b.misc & perfdata::kMiscCpumodeMask;
       if (mode == perfdata::kMiscKernel || mode == perfdata::kMiscGuestKernel)
         kernel_build_id_paths_.insert(b.filename);
     }
   }
-  // perf registers the idle task of the host before reading: tid 0 is "swapper".
-  perfdata::CommEvent idle;
-  idle.pid = 0;
-  idle.tid = 0;
-  idle.comm = "swapper";
-  machine_.on_comm(idle, 0);
 
   // Symbol lookups only when some output shows a symbol, an offset, a srcline or branch symbols.
   for (const auto& set : options_.fields.sets) {

@@ -271,6 +271,9 @@ class ScriptWriter {
   ScriptWriter(const ScriptWriter&) = delete;
   ScriptWriter& operator=(const ScriptWriter&) = delete;
 
+  // What start() does to the machine before the records come: the recorded build ids, the idle
+  // task. (A replica of the machine for unwinding ahead is made the same way.)
+  static void prepare_machine(const perfdata::Reader& reader, session::Machine& machine);
   // File mode: checks the fields against the file's events. Returns "" or perf's error message.
   // Pipe mode checks each event when its ATTR record arrives.
   std::string start();

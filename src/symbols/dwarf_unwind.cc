@@ -340,12 +340,34 @@ size_t DwarfUnwinder::unwind_once(SpaceState& state, Walk& walk) {
   return walk.frames.size();
 }
 
+DwarfUnwinder::AheadKey DwarfUnwinder::key_of(const perfdata::Sample& sample) {
+  AheadKey k;
+  k.time = sample.time;
+  k.pid = sample.pid;
+  k.tid = sample.tid;
+  k.dyn_size = sample.stack_dyn_size;
+  uint64_t h = sample.regs_user.abi * 0x9e3779b97f4a7c15ULL ^ sample.regs_user.mask;
+  for (uint64_t r : sample.regs_user.regs) h = std::rotl(h, 7) * 0x100000001b3ULL ^ r;
+  k.regs_hash = h;
+  return k;
+}
+
 size_t DwarfUnwinder::unwind(const session::Thread& thread, const perfdata::Sample& sample, unsigned max_stack,
                              std::vector<session::CallchainFrame>* out) {
   if (max_stack == 0 || sample.regs_user.abi == 0 || sample.stack_dyn_size == 0) return 0;
   const session::AddressSpace* space = thread.maps();
   if (!space) return 0;
   ++stats_.samples;
+  if (ahead_ && (ahead_->complete || ahead_->frames.size() >= max_stack) && ahead_->key == key_of(sample)) {
+    ++stats_.ahead;
+    const size_t n = std::min<size_t>(max_stack, ahead_->frames.size());
+    for (size_t i = 0; i < n; ++i) {
+      const AheadFrame& f = ahead_->frames[i];
+      out->push_back({f.ip, perfdata::kMiscUser,
+                      f.has_map ? machine_.find_map(&thread, perfdata::kMiscUser, f.map_start) : nullptr});
+    }
+    return n;
+  }
   SpaceState& state = space_of(space);
   if (!state.dwfl) state.pid = thread.pid();
 

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -64,8 +65,38 @@ class DwarfUnwinder {
     return wants(attr, sample) ? unwind(thread, sample, max_stack, out) : 0;
   }
 
+  // The user frames of one sample as another DwarfUnwinder found them, over a replica of this
+  // one's Machine (the reading thread of a pipelined replay unwinds ahead of the thread that
+  // applies the records): each frame's address and the start of the map it was found in, which
+  // names the same map in an identical address space. `complete`: the walk ended before the
+  // limit it was given, so any max_stack can be served.
+  struct AheadFrame {
+    uint64_t ip = 0;
+    uint64_t map_start = 0;
+    bool has_map = false;
+  };
+  // Which sample frames were unwound for: a handler may unwind another sample while one is
+  // delivered (an off-CPU sample keeps the user stack of an earlier one), which must not get
+  // these frames.
+  struct AheadKey {
+    uint64_t time = 0, dyn_size = 0, regs_hash = 0;
+    uint32_t pid = 0, tid = 0;
+    bool operator==(const AheadKey&) const = default;
+  };
+  static AheadKey key_of(const perfdata::Sample& sample);
+  struct Ahead {
+    AheadKey key;
+    std::span<const AheadFrame> frames;
+    bool complete = false;
+  };
+  // unwind() calls until the next set_ahead() hand out `ahead` for the sample of its key
+  // (nullptr: unwind as usual).
+  void set_ahead(const Ahead* ahead) { ahead_ = ahead; }
+  const DwarfUnwindOptions& options() const { return options_; }
+
   struct Stats {
     uint64_t samples = 0;        // unwind() calls that tried
+    uint64_t ahead = 0;          // of these, served from frames unwound ahead (set_ahead)
     uint64_t dwfl_built = 0;     // Dwfl objects made (first use of a space, or rebuilt)
     uint64_t modules_reported = 0;
   };
@@ -93,6 +124,7 @@ class DwarfUnwinder {
  private:
   const session::Machine& machine_;
   DwarfUnwindOptions options_;
+  const Ahead* ahead_ = nullptr;
   std::unordered_map<const session::Dso*, std::unique_ptr<FileState>> files_;
   std::list<std::unique_ptr<SpaceState>> lru_;  // most recently used first
   std::unordered_map<const session::AddressSpace*, std::list<std::unique_ptr<SpaceState>>::iterator> spaces_;

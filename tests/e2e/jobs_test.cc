@@ -13,9 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "analysis/sample_path.h"
 #include "e2e/recording_util.h"
+#include "perfdata/reader.h"
 #include "perfdata/record_builder.h"
 #include "perfdata/writer.h"
+#include "session/machine.h"
+#include "symbols/dwarf_unwind.h"
+#include "symbols/symbolizer.h"
 #include "test_util.h"
 
 namespace tperf::test::e2e {
@@ -101,6 +106,85 @@ TEST(JobsE2E, CompressedRecordingPrintsTheSameForEveryJobCount) {
 TEST(JobsE2E, DwarfRecordingPrintsTheSameForEveryJobCount) {
   TPERF_REQUIRE_RECORDING(rec, recording("dwarf", "--call-graph dwarf,8192"));
   EXPECT_GT(expect_same_for_every_j(rec.path), 100u);
+}
+
+// Unwinding ahead: on two threads the reading thread unwinds the stack copies over a replica of
+// the machine, and the handlers' unwinder hands those frames out. They must be the frames the
+// applying thread unwinds itself (on one thread), sample by sample, maps included, for a limit
+// below the walk's too; with kAlways every unwound sample is served from ahead.
+TEST(JobsE2E, FramesUnwoundAheadAreTheFramesUnwoundInPlace) {
+  TPERF_REQUIRE_RECORDING(rec, recording("dwarf", "--call-graph dwarf,8192"));
+  using Ahead = analysis::ReplayHandlers::UnwindAhead;
+  struct Run {
+    std::vector<std::string> samples;  // per sample: its offset and frames (address@dso)
+    size_t real = 0;                   // samples delivered
+    size_t deep = 0;                   // of these, with 3 frames or more
+    size_t previous = 0;               // unwinding of the sample before, during a delivery
+    symbols::DwarfUnwinder::Stats stats;
+  };
+  auto replay_with = [&](unsigned jobs, Ahead policy) {
+    Run out;
+    auto reader = perfdata::Reader::open(rec.path);
+    std::unique_ptr<session::Machine> machine = analysis::make_report_machine(*reader);
+    symbols::Symbolizer symbolizer(*machine, {});
+    symbols::DwarfUnwinder unwinder(*machine);
+    perfdata::Sample s, previous;
+    std::vector<uint8_t> previous_stack;
+    std::vector<session::CallchainFrame> frames;
+    analysis::ReplayHandlers h;
+    h.jobs = jobs;
+    h.unwinder = &unwinder;
+    h.replica = [&] { return analysis::make_report_machine(*reader); };
+    h.unwind_ahead = policy;
+    h.on_sample = [&](const perfdata::Record& r, uint64_t) {
+      const perfdata::EventAttr* ea = reader->attr_of(r);
+      ASSERT_NE(ea, nullptr);
+      reader->decode_sample(r, s);
+      session::Thread& thread = machine->findnew_thread(static_cast<int32_t>(s.pid), static_cast<int32_t>(s.tid));
+      frames.clear();
+      unwinder.append_user_frames(ea->attr, thread, s, out.samples.size() % 2 ? 5 : 127, &frames);
+      std::string line = fmt::format("{:#x}:", r.offset);
+      for (const session::CallchainFrame& f : frames) {
+        line += fmt::format(" {:x}@{}", f.ip, f.map && f.map->dso && f.map->dso->name ? *f.map->dso->name : "-");
+      }
+      out.samples.push_back(line);
+      ++out.real;
+      if (frames.size() >= 3) ++out.deep;
+      // Another sample unwound while this one is delivered (as an off-CPU analysis unwinds the
+      // stack kept from an earlier sample) must get its own frames, not this one's.
+      if (!previous_stack.empty()) {
+        frames.clear();
+        session::Thread& pt =
+            machine->findnew_thread(static_cast<int32_t>(previous.pid), static_cast<int32_t>(previous.tid));
+        unwinder.append_user_frames(ea->attr, pt, previous, 127, &frames);
+        std::string again = "previous:";
+        for (const session::CallchainFrame& f : frames) again += fmt::format(" {:x}", f.ip);
+        out.samples.push_back(again);
+        ++out.previous;
+      }
+      if (s.stack_dyn_size) {
+        previous = s;
+        previous_stack.assign(s.stack_user.begin(), s.stack_user.end());
+        previous.stack_user = previous_stack;
+      }
+    };
+    const analysis::ReplayResult result = analysis::replay(*reader, *machine, symbolizer, nullptr, h);
+    EXPECT_TRUE(result.problems.empty());
+    out.stats = unwinder.stats();
+    return out;
+  };
+  const Run one = replay_with(1, Ahead::kAlways);
+  ASSERT_GT(one.real, 100u);
+  EXPECT_GT(one.deep, one.real / 2) << "set-up: the stacks did not unwind";
+  EXPECT_GT(one.previous, 100u);
+  EXPECT_EQ(one.stats.ahead, 0u) << "one thread unwinds in place";
+  const Run always = replay_with(2, Ahead::kAlways);
+  // Every delivered sample from ahead, every earlier one again in place.
+  EXPECT_EQ(always.stats.ahead + always.previous, always.stats.samples) << "samples unwound in place despite kAlways";
+  EXPECT_GT(always.stats.ahead, 100u);
+  EXPECT_EQ(always.samples, one.samples);
+  const Run when_behind = replay_with(2, Ahead::kWhenBehind);
+  EXPECT_EQ(when_behind.samples, one.samples);
 }
 
 TEST(JobsE2E, PipeFileAndStandardInputPrintTheSameForEveryJobCount) {
