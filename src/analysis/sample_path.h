@@ -116,8 +116,9 @@ struct ReplayHandlers {
   // see other records).
   symbols::DwarfUnwinder* unwinder = nullptr;
   std::function<std::unique_ptr<session::Machine>()> replica;
-  // kWhenBehind: a batch's samples are unwound ahead only while the applying thread has batches
-  // waiting (each thread then does what the other has no time for); kAlways: all of them (tests).
+  // kWhenBehind: a batch's samples are unwound ahead only while half the batches or more wait
+  // for the applying thread (each thread then does what the other has no time for); kAlways:
+  // all of them (tests).
   enum class UnwindAhead { kWhenBehind, kAlways };
   UnwindAhead unwind_ahead = UnwindAhead::kWhenBehind;
 };
