@@ -65,6 +65,24 @@ struct ReadBack {
   std::vector<std::string> errors;
 };
 
+// `n` samples of thread 2 with `depth`-frame callchains, a FINISHED_ROUND every 1000, zstd at
+// `level` (0: none).
+void write_chain_samples(const std::string& path, uint64_t n, size_t depth, int level) {
+  Writer::Options o;
+  o.compression_level = level;
+  Writer w(o);
+  w.open(path);
+  w.add_attr(sampling_attr(kBasicSample | kSampleCallchain), {1}, "cpu-clock");
+  RecordBuilder rb = w.builder(0);
+  for (uint64_t i = 0; i < n; ++i) {
+    Sample s = make_sample(2, 10 + i, 0x400 + i);
+    s.callchain.assign(depth, 0x500 + i);
+    w.write_record(rb.sample(s));
+    if (i % 1000 == 999) w.write_record(rb.finished_round());
+  }
+  w.finish();
+}
+
 ReadBack read_all(Reader& r) {
   ReadBack out;
   Record rec;
@@ -448,17 +466,8 @@ TEST(ReaderTest, EveryTruncationIsReported) {
 TEST(ReaderDeathTest, FileCutShortWhileReadEndsWithAnError) {
   TempDir dir;
   const std::string path = dir.file("shrinks.data");
-  Writer w;
-  w.open(path);
-  w.add_attr(sampling_attr(kBasicSample | kSampleCallchain), {1}, "cpu-clock");
-  RecordBuilder rb = w.builder(0);
-  // About 12 MB of samples: several 2 MiB windows.
-  for (uint64_t i = 0; i < 60000; ++i) {
-    Sample s = make_sample(2, 10 + i, 0x400 + i);
-    s.callchain.assign(20, 0x500 + i);
-    w.write_record(rb.sample(s));
-  }
-  w.finish();
+  // About 12 MB of samples, mapped whole: the pages past the first megabyte go away below.
+  write_chain_samples(path, 60000, 20, 0);
   struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   ASSERT_GT(st.st_size, 8 << 20) << "set-up: the file is smaller than planned";
@@ -495,21 +504,8 @@ TEST(ReaderTest, MappedRecordsStayValidAndThePagesBehindAreGivenBack) {
   TempDir dir;
   const std::string path = dir.file("big.data");
   const std::string zpath = dir.file("big-z.data");
-  for (int level : {0, 3}) {
-    Writer::Options o;
-    o.compression_level = level;
-    Writer w(o);
-    w.open(level ? zpath : path);
-    w.add_attr(sampling_attr(kBasicSample | kSampleCallchain), {1}, "cpu-clock");
-    RecordBuilder rb = w.builder(0);
-    for (uint64_t i = 0; i < 200000; ++i) {
-      Sample s = make_sample(2, 10 + i, 0x400 + i);
-      s.callchain.assign(24, 0x500 + i);
-      w.write_record(rb.sample(s));
-      if (i % 1000 == 999) w.write_record(rb.finished_round());
-    }
-    w.finish();
-  }
+  write_chain_samples(path, 200000, 24, 0);
+  write_chain_samples(zpath, 200000, 24, 3);
   const std::vector<uint8_t> file = read_file(path);
   ASSERT_GT(file.size(), 40u << 20) << "set-up: the file is smaller than planned";
   const long before = rss_file_kb();
