@@ -447,6 +447,7 @@
       searchInfo.textContent = '';
       delete searchInfo.dataset.totalShare;
       delete searchInfo.dataset.selfShare;
+      delete searchInfo.dataset.query;
       return;
     }
     matchFn = new Uint8Array(fnCount);
@@ -475,6 +476,7 @@
     const selfShare = grandTotal > 0 ? 100 * self / grandTotal : 0;
     searchInfo.dataset.totalShare = totalShare.toFixed(2);
     searchInfo.dataset.selfShare = selfShare.toFixed(2);
+    searchInfo.dataset.query = searchBox.value;  // what these shares are for
     searchInfo.textContent = `${nFns} function${nFns === 1 ? '' : 's'} match: ` +
       `${totalShare.toFixed(2)}% of all (self ${selfShare.toFixed(2)}%)`;
   }

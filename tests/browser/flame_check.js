@@ -237,8 +237,10 @@ async function main() {
     if (args.search) {
       await page.click('#search');
       await page.keyboard.type(args.search);
-      await page.waitForFunction(() => document.getElementById('search-info').dataset.selfShare !== undefined,
-        { timeout: 10000 });
+      // The page searches as the text is typed (debounced): wait for the shares of the whole
+      // text, not those of a prefix (a run once read "^(w"'s 0 matches).
+      await page.waitForFunction((want) => document.getElementById('search-info').dataset.query === want,
+        { timeout: 10000 }, args.search);
       const info = await page.$eval('#search-info', (e) => ({ text: e.textContent, self: e.dataset.selfShare, total: e.dataset.totalShare }));
       say('search_text', info.text);
       say('search_self', info.self);
