@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -11,6 +12,43 @@
 #include <stdexcept>
 
 namespace tperf::test {
+
+namespace {
+
+// Each test process runs with an empty HOME of its own, removed when it exits. perf record copies
+// every binary it recorded into $HOME/.debug, and perf and tperf both look binaries up there by
+// build id; with the shared HOME, what one test's perf report printed depended on what the tests
+// running beside it (ctest -j) had recorded: the same workload built in two scratch directories
+// has one build id, so a recording whose binary was gone got its symbols back now and then. A
+// user's ~/.perfconfig no longer reaches the comparisons either. TPERF_TEST_KEEP_HOME=1 keeps HOME.
+class OwnHome {
+ public:
+  OwnHome() {
+    const char* keep = std::getenv("TPERF_TEST_KEEP_HOME");
+    if (keep != nullptr && std::string(keep) == "1") return;
+    std::string templ = (std::filesystem::temp_directory_path() / "tperf-test-home-XXXXXX").string();
+    if (mkdtemp(templ.data()) == nullptr) return;  // the tests that need a HOME fail and say so
+    dir_ = templ;
+    owner_ = getpid();
+    setenv("HOME", dir_.c_str(), 1);
+  }
+  ~OwnHome() {
+    // A forked child that exits runs this too; only the process that made the directory removes it.
+    if (dir_.empty() || getpid() != owner_) return;
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  OwnHome(const OwnHome&) = delete;
+  OwnHome& operator=(const OwnHome&) = delete;
+
+ private:
+  std::string dir_;
+  pid_t owner_ = 0;
+};
+
+const OwnHome own_home;
+
+}  // namespace
 
 std::string run_command(const std::string& cmd, int* status) {
   std::string out;

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -189,6 +190,28 @@ class BatchChannel {
   bool closed_ = false;
 };
 
+// What replay() does to a machine around a record other than a sample, besides the symbol hooks:
+// after it applied the record, a KSYMBOL marks the kernel's maps changed, and a FINISHED_ROUND
+// retires the threads that exited before the previous round. The handlers' machine and the
+// replica that unwinds ahead go through this one sequence, so they stay the same machine.
+struct MachineRounds {
+  uint64_t last_time = 0;    // the newest timestamp delivered
+  uint64_t retire_time = 0;  // the newest one before the previous FINISHED_ROUND
+
+  void seen(uint64_t time) {
+    if (time > last_time) last_time = time;
+  }
+  void applied(const perfdata::Record& rec, session::Machine& machine) {
+    if (rec.type == perfdata::kRecordKsymbol) {
+      machine.kernel_maps().touch();
+    } else if (rec.type == perfdata::kRecordFinishedRound) {
+      // Threads that exited before the previous round can no longer be named by a record.
+      machine.retire_exited(retire_time);
+      retire_time = last_time;
+    }
+  }
+};
+
 }  // namespace
 
 bool replay_pipelined(const perfdata::Reader& reader, unsigned jobs) {
@@ -214,8 +237,14 @@ std::unique_ptr<session::Machine> make_report_machine(const perfdata::Reader& re
   mo.keep_exited = true;
   mo.drop_exited_maps = true;
   mo.keep_maps_on_exec = true;
-  auto machine = std::make_unique<session::Machine>(mo);
+  return make_replay_machine(reader, mo);
+}
+
+std::unique_ptr<session::Machine> make_replay_machine(const perfdata::Reader& reader,
+                                                      const session::Machine::Options& options) {
+  auto machine = std::make_unique<session::Machine>(options);
   register_idle_task(*machine);
+  // A pipe names its build ids at the end, after every module map was made (perf ignores them).
   if (!reader.is_pipe()) machine->dsos().apply_build_ids(reader.features().build_ids);
   return machine;
 }
@@ -294,11 +323,10 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   if (reader.is_pipe()) preloader = nullptr;
   session::OrderedEvents::Options ordered_options;
   ordered_options.merge_deferred_callchains = handlers.merge_deferred_callchains;
-  uint64_t last_time = 0;    // the newest timestamp delivered
-  uint64_t retire_time = 0;  // the newest one before the previous FINISHED_ROUND
+  MachineRounds rounds;
   auto deliver = [&](const perfdata::Record& rec, uint64_t time) {
     if (handlers.stop && handlers.stop()) return;
-    if (time > last_time) last_time = time;
+    rounds.seen(time);
     try {
       if (rec.type == perfdata::kRecordSample) {
         if (handlers.on_sample) handlers.on_sample(rec, time);
@@ -313,22 +341,10 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
       if (handlers.applies && !handlers.applies(rec)) return;
       if (handlers.on_other) handlers.on_other(rec, time);
       process_non_sample(reader, rec, time, machine, symbolizer);
-      switch (rec.type) {
-        case perfdata::kRecordMmap:
-        case perfdata::kRecordMmap2:
-          if (preloader) preloader->on_new_maps();
-          break;
-        case perfdata::kRecordKsymbol:
-          machine.kernel_maps().touch();
-          break;
-        case perfdata::kRecordFinishedRound:
-          // Threads that exited before the previous round can no longer be named by a record.
-          machine.retire_exited(retire_time);
-          retire_time = last_time;
-          break;
-        default:
-          break;
+      if (preloader && (rec.type == perfdata::kRecordMmap || rec.type == perfdata::kRecordMmap2)) {
+        preloader->on_new_maps();
       }
+      rounds.applied(rec, machine);
       if (handlers.on_applied) handlers.on_applied(rec, time);
     } catch (const perfdata::FormatError& e) {
       problems.push_back(e.what());
@@ -360,7 +376,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   // tracing data, as it goes); the reader is only read from while both run.
   BatchChannel channel(kBatchDepth);
   // What the reading thread changes for every record lives on cache lines of its own: next to
-  // what this thread changes for every record (last_time above), each write made the other
+  // what this thread changes for every record (rounds.last_time above), each write made the other
   // core's copy stale, and two threads were slower than one.
   struct alignas(64) ReadingSide {
     std::atomic<bool> stopping{false};
@@ -386,7 +402,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
     std::unique_ptr<symbols::DwarfUnwinder> unwinder;
     perfdata::Sample sample;
     std::vector<session::CallchainFrame> frames;
-    uint64_t last_time = 0, retire_time = 0;
+    MachineRounds rounds;
     // Whether the samples of the batch being filled are unwound here: only while the applying
     // thread lags (half the batches or more wait for it). When it waits for this thread instead,
     // it unwinds them itself, so that each thread does what the other has no time for. (From one
@@ -397,11 +413,9 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   };
   std::unique_ptr<Ahead> ahead;
   if (handlers.unwinder && handlers.replica && !handlers.applies) {
-    bool stacks = false;
-    for (const perfdata::EventAttr& ea : reader.attrs()) {
-      stacks |= (ea.attr.sample_type & perfdata::kSampleRegsUser) && (ea.attr.sample_type & perfdata::kSampleStackUser);
-    }
-    if (stacks) {
+    const auto& attrs = reader.attrs();
+    if (std::any_of(attrs.begin(), attrs.end(),
+                    [](const perfdata::EventAttr& ea) { return symbols::DwarfUnwinder::copies_stacks(ea.attr); })) {
       ahead = std::make_unique<Ahead>();
       ahead->machine = handlers.replica();
       ahead->unwinder = std::make_unique<symbols::DwarfUnwinder>(*ahead->machine, handlers.unwinder->options());
@@ -411,15 +425,11 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   auto unwind_ahead = [&reader, &ahead, &channel](const perfdata::Record& rec, uint64_t time, RecordBatch& batch) {
     Ahead& a = *ahead;
     if (batch.items.size() == 1) a.this_batch = a.always || channel.queued() >= kBatchDepth / 2;  // a new batch
-    if (time > a.last_time) a.last_time = time;
+    a.rounds.seen(time);
     try {
       if (rec.type != perfdata::kRecordSample) {
         a.machine->process(reader, rec, time);
-        if (rec.type == perfdata::kRecordKsymbol) a.machine->kernel_maps().touch();
-        if (rec.type == perfdata::kRecordFinishedRound) {
-          a.machine->retire_exited(a.retire_time);
-          a.retire_time = a.last_time;
-        }
+        a.rounds.applied(rec, *a.machine);
         return;
       }
       const int ai = reader.attr_index_of(rec);

@@ -12,6 +12,7 @@
 
 #include "analysis/hist.h"
 #include "session/deferred_callchains.h"
+#include "session/machine.h"
 
 namespace tperf::perfdata {
 class Reader;
@@ -47,6 +48,11 @@ void register_idle_task(session::Machine& machine);
 // the idle task named, and the DSOs given the build ids the file recorded (which decide which
 // files may give their symbols; a pipe file brings its own at the end, which perf ignores).
 std::unique_ptr<session::Machine> make_report_machine(const perfdata::Reader& reader);
+// A machine with `options`, set up for `reader`'s file as perf sets it up before reading: the idle
+// task named, the DSOs given the build ids the file recorded (not a pipe's). make_report_machine()
+// is this with the report's options; script's has its own.
+std::unique_ptr<session::Machine> make_replay_machine(const perfdata::Reader& reader,
+                                                      const session::Machine::Options& options);
 
 // A record other than a sample into the machine, and a KSYMBOL's symbol into the symbolizer.
 void process_non_sample(const perfdata::Reader& reader, const perfdata::Record& rec, uint64_t time,

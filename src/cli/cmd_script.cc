@@ -80,7 +80,8 @@ int run_script(const ScriptCliOptions& cli) {
   // perf 6.1 keeps the maps of a process across exec; frames that point into them resolve.
   session::Machine::Options machine_options;
   machine_options.keep_maps_on_exec = true;
-  session::Machine machine(machine_options);
+  const std::unique_ptr<session::Machine> machine_owner = analysis::make_replay_machine(*reader, machine_options);
+  session::Machine& machine = *machine_owner;
   symbols::SymbolizerOptions sym_options;
   cli.symbols.apply_to(&sym_options);
   symbols::Symbolizer symbolizer(machine, sym_options);
@@ -106,11 +107,7 @@ int run_script(const ScriptCliOptions& cli) {
   handlers.merge_deferred_callchains = cli.merge_callchains;
   handlers.jobs = cli.jobs.jobs;
   handlers.unwinder = &unwinder;
-  handlers.replica = [&machine_options, &reader] {
-    auto replica = std::make_unique<session::Machine>(machine_options);
-    output::ScriptWriter::prepare_machine(*reader, *replica);
-    return replica;
-  };
+  handlers.replica = [&machine_options, &reader] { return analysis::make_replay_machine(*reader, machine_options); };
   const std::vector<std::string> problems =
       analysis::replay(*reader, machine, symbolizer, preloader ? &*preloader : nullptr, handlers).problems;
   writer.finish();

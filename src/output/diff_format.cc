@@ -68,7 +68,7 @@ void print_diff_section(std::FILE* out, const DiffSection& section, const analys
     comm_w = std::max(comm_w, comm_of(r).size());
     dso_w = std::max(dso_w, analysis::dso_column_name(e.loc.dso).size());
     if (e.unresolved) dso_w = std::max(dso_w, kUnresolvedWidth);
-    sym_w = std::max(sym_w, sym_text(e).size());
+    sym_w = std::max(sym_w, sym_column_width(e));
     symoff_w = std::max(symoff_w, symoff_text(e).size());
     tid_w = std::max(tid_w, fmt::formatted_size("{}", e.tid));
   }

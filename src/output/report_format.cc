@@ -35,6 +35,8 @@ std::string sym_text(const HistEntry& e) {
   return address_text(e.loc.level, e.loc.addr);
 }
 
+size_t sym_column_width(const HistEntry& e) { return e.loc.sym ? 4 + e.loc.sym->name().size() : sym_text(e).size(); }
+
 std::string symoff_text(const HistEntry& e) {
   if (e.loc.sym) {
     return fmt::format("[{}] {}+{:#x}{}", e.loc.level, e.loc.sym->name(), e.loc.addr - e.loc.sym_start, inlined_suffix(e));
@@ -145,8 +147,8 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     dso_w = std::max(dso_w, analysis::dso_column_name(e->loc.dso).size());
     if (e->unresolved) dso_w = std::max(dso_w, kUnresolvedWidth);
     // perf sizes the column by the symbol's name (namelen + 4): an inline frame's " (inlined)"
-    // is printed past it.
-    sym_w = std::max(sym_w, sym_text(*e).size() - std::strlen(e->loc.sym ? inlined_suffix(*e) : ""));
+    // and a data object's "+0x..." offset are printed past it.
+    sym_w = std::max(sym_w, sym_column_width(*e));
     symoff_w = std::max(symoff_w, symoff_text(*e).size());
     tid_w = std::max(tid_w, fmt::formatted_size("{}", e->tid));
   }

@@ -69,6 +69,10 @@ inline constexpr size_t kUnresolvedWidth = 16;
 // ("[k] 0xffff..."), "[.] name+0x12", and perf's three-digit cpu.
 std::string address_text(char level, uint64_t addr);
 std::string sym_text(const analysis::HistEntry& e);
+// How wide the Symbol column must be for `e` (perf's hists__calc_col_len): "[k] " and the name for
+// a symbol, whatever is printed past it (" (inlined)", a data object's "+0x..."); the address
+// text for an entry without one.
+size_t sym_column_width(const analysis::HistEntry& e);
 std::string symoff_text(const analysis::HistEntry& e);
 std::string cpu_text(int32_t cpu);
 

@@ -16,7 +16,6 @@
 #include <new>
 
 #include "analysis/branch_types.h"
-#include "analysis/sample_path.h"
 #include "perfdata/abi.h"
 #include "perfdata/error.h"
 #include "session/callchain.h"
@@ -856,14 +855,6 @@ ScriptWriter::ScriptWriter(const perfdata::Reader& reader, session::Machine& mac
 
 ScriptWriter::~ScriptWriter() = default;
 
-void ScriptWriter::prepare_machine(const perfdata::Reader& reader, session::Machine& machine) {
-  // Pipe mode: perf writes the build ids at the end, after every module map was made.
-  // The DSOs get the build ids perf recorded, which decide which files may give their symbols.
-  if (!reader.is_pipe()) machine.dsos().apply_build_ids(reader.features().build_ids);
-  // perf registers the idle task of the host before reading: tid 0 is "swapper".
-  analysis::register_idle_task(machine);
-}
-
 std::string ScriptWriter::start() {
   const auto& f = reader_.features();
   if (f.has(perfdata::kFeatClockData)) {
@@ -885,7 +876,6 @@ std::string ScriptWriter::start() {
     struct utsname u;
     arch_ = uname(&u) == 0 ? script_arch(u.machine) : "unknown";
   }
-  prepare_machine(reader_, machine_);
   if (!reader_.is_pipe()) {
     for (const auto& b : f.build_ids) {
       uint16_t mode = b.misc & perfdata::kMiscCpumodeMask;

@@ -263,7 +263,8 @@ struct ScriptOptions {
 };
 
 // Prints the records of one file, delivered in perf's time order (session::OrderedEvents), as
-// `perf script` does. The Machine is fed the side-band records here.
+// `perf script` does. The Machine is fed the side-band records here; it comes set up for the
+// file by analysis::make_replay_machine() (idle task, recorded build ids).
 class ScriptWriter {
  public:
   ScriptWriter(const perfdata::Reader& reader, session::Machine& machine, ScriptOptions options, FILE* out);
@@ -271,9 +272,6 @@ class ScriptWriter {
   ScriptWriter(const ScriptWriter&) = delete;
   ScriptWriter& operator=(const ScriptWriter&) = delete;
 
-  // What start() does to the machine before the records come: the recorded build ids, the idle
-  // task. (A replica of the machine for unwinding ahead is made the same way.)
-  static void prepare_machine(const perfdata::Reader& reader, session::Machine& machine);
   // File mode: checks the fields against the file's events. Returns "" or perf's error message.
   // Pipe mode checks each event when its ATTR record arrives.
   std::string start();

@@ -198,7 +198,7 @@ DwarfUnwinder::DwarfUnwinder(const session::Machine& machine, DwarfUnwindOptions
 DwarfUnwinder::~DwarfUnwinder() = default;
 
 bool DwarfUnwinder::wants(const perfdata::PerfEventAttr& attr, const perfdata::Sample& sample) {
-  if (!attr.has(perfdata::kSampleRegsUser) || !attr.has(perfdata::kSampleStackUser)) return false;
+  if (!copies_stacks(attr)) return false;
   return sample.regs_user.abi != 0 && !sample.regs_user.regs.empty() && sample.stack_dyn_size != 0;
 }
 

@@ -50,6 +50,10 @@ class DwarfUnwinder {
   // Whether perf would unwind this sample: its event samples user registers and stack, and
   // both were copied (a non-empty register set and a non-zero dyn_size).
   static bool wants(const perfdata::PerfEventAttr& attr, const perfdata::Sample& sample);
+  // Whether the event's samples copy user registers and stack, which wants() asks first.
+  static bool copies_stacks(const perfdata::PerfEventAttr& attr) {
+    return attr.has(perfdata::kSampleRegsUser) && attr.has(perfdata::kSampleStackUser);
+  }
 
   // Appends the sample's user frames to `out`, leaf first, at most `max_stack` of them, each
   // with cpumode user and the map it falls in. Frames perf cannot unwind are simply missing

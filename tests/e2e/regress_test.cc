@@ -97,6 +97,28 @@ TEST(Regress, TracepointTraceField) {
   }
 }
 
+// perf sizes the Symbol column by the symbol's name (namelen + 4) and prints a kernel data
+// object's offset past it ("[k] obj+0x80314" in a 7-wide column, pushing the next column
+// right); tperf counted the offset in the width. Seen in the matrix test on a new machine, whose
+// kallsyms put a sample of linux-perf-data/sleep.compressed.pipe.data into `__start_rodata`;
+// pinned with a kallsyms of five symbols, so the case does not depend on the kernel.
+TEST(Regress, DataObjectOffsetPrintedPastTheSymbolColumn) {
+  const std::string in = "../../../../shared/corpus/linux-perf-data/sleep.compressed.pipe.data";
+  ASSERT_TRUE(std::filesystem::exists(regress_dir("object-symbol-width") + "/" + in)) << in;
+  for (const RegressCase& c : {
+           RegressCase{"object-symbol-width",
+                       "report --stdio --no-unwind-summary --kallsyms obj.kallsyms -i "
+                       "../../../../shared/corpus/linux-perf-data/sleep.compressed.pipe.data",
+                       "expected-report.txt"},
+           RegressCase{"object-symbol-width",
+                       "report --stdio --no-unwind-summary -s sym,dso -n --kallsyms obj.kallsyms -i - < "
+                       "../../../../shared/corpus/linux-perf-data/sleep.compressed.pipe.data",
+                       "expected-report-sym-dso.txt"},
+       }) {
+    expect_as_saved(c);
+  }
+}
+
 // perf's sym key compares two entries of which one has a symbol by their DSOs first, with or
 // without the dso key, and two unresolved addresses by address alone: not an order, so the tree
 // perf walks its entries in decides where tied entries print. tperf compared named before
