@@ -7,27 +7,37 @@
 namespace tperf::perfdata {
 
 void Sample::clear() {
-  // Keep the vectors' capacity: samples are decoded in a loop.
-  auto callchain_keep = std::move(callchain);
-  auto branches_keep = std::move(branches);
-  auto counters_keep = std::move(branch_counters);
-  auto read_keep = std::move(read.values);
-  auto regs_user_keep = std::move(regs_user.regs);
-  auto regs_intr_keep = std::move(regs_intr.regs);
-  *this = Sample{};
-  callchain = std::move(callchain_keep);
-  callchain.clear();
-  branches = std::move(branches_keep);
-  branches.clear();
-  branch_counters = std::move(counters_keep);
-  branch_counters.clear();
-  read.values = std::move(read_keep);
+  // Field by field, keeping the vectors' capacity: samples are decoded in a loop, and building a
+  // whole Sample to assign from cost more than the decoding of a short sample. A field added to
+  // Sample must be reset here too (the static_assert below counts the bytes).
+  present = identifier = ip = 0;
+  pid = tid = 0;
+  time = addr = id = stream_id = 0;
+  cpu = cpu_res = 0;
+  period = 0;
+  read.time_enabled = read.time_running = 0;
   read.values.clear();
-  regs_user.regs = std::move(regs_user_keep);
+  callchain.clear();
+  raw = {};
+  branch_hw_idx = 0;
+  branch_has_hw_idx = false;
+  branches.clear();
+  branch_counters.clear();
+  regs_user.abi = regs_user.mask = 0;
   regs_user.regs.clear();
-  regs_intr.regs = std::move(regs_intr_keep);
+  stack_user = {};
+  stack_user_size = stack_dyn_size = 0;
+  weight = data_src = transaction = 0;
+  regs_intr.abi = regs_intr.mask = 0;
   regs_intr.regs.clear();
+  phys_addr = cgroup = data_page_size = code_page_size = 0;
+  aux = {};
+  deferred_callchain = false;
+  deferred_cookie = 0;
 }
+#if defined(__GLIBCXX__) && defined(__x86_64__)
+static_assert(sizeof(Sample) == 424, "a field was added to Sample: reset it in Sample::clear()");
+#endif
 
 namespace {
 
@@ -111,9 +121,15 @@ uint64_t branch_flags_to_foreign(uint64_t flags) {
 
 size_t decode_sample(std::span<const uint8_t> body, bool swap, uint64_t body_offset, const PerfEventAttr& attr,
                      Sample& s) {
+  // The callchain keeps its length across the clear: resizing it to the next sample's length then
+  // writes only the entries it grows by before the copy overwrites them (chains of one thread are
+  // of much the same length), where growing from empty wrote every one.
+  std::vector<uint64_t> chain = std::move(s.callchain);
   s.clear();
   const uint64_t t = attr.sample_type;
   s.present = t;
+  if (!(t & kSampleCallchain)) chain.clear();
+  s.callchain = std::move(chain);
   ByteReader r(body, swap, body_offset);
   if (t & kSampleIdentifier) s.identifier = r.u64("sample identifier");
   if (t & kSampleIp) s.ip = r.u64("sample ip");

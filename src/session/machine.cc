@@ -274,6 +274,7 @@ Thread& Machine::new_thread(int32_t pid, int32_t tid, int32_t ppid, uint64_t tim
   t->ppid_ = ppid;
   t->start_time_ = time;
   Thread& ref = *t;
+  last_found_ = nullptr;  // a thread of this tid, if any, is replaced
   threads_[tid] = std::move(t);
   stats_.threads_peak = std::max(stats_.threads_peak, threads_.size());
   return ref;
@@ -283,6 +284,7 @@ void Machine::release_thread(int32_t tid) {
   auto it = threads_.find(tid);
   if (it == threads_.end()) return;
   leave(*it->second);
+  if (last_found_ == it->second.get()) last_found_ = nullptr;
   threads_.erase(it);
   ++stats_.threads_released;
 }
@@ -293,7 +295,10 @@ Thread* Machine::find_thread(int32_t tid) const {
 }
 
 Thread& Machine::findnew_thread(int32_t pid, int32_t tid) {
+  // Most samples are of the thread the one before was of: that one is kept at hand.
+  if (last_found_ && last_found_->tid_ == tid && (last_found_->pid_ == pid || pid == -1)) return *last_found_;
   if (Thread* t = find_thread(tid)) {
+    last_found_ = t;
     // A thread first seen without its pid joins its process once the pid is known (perf too).
     if (t->pid_ == -1 && pid != -1) {
       leave(*t);

@@ -253,6 +253,7 @@ class Machine {
   DsoTable dsos_;
   AddressSpace kernel_;
   std::unordered_map<int32_t, std::unique_ptr<Thread>> threads_;
+  Thread* last_found_ = nullptr;  // findnew_thread()'s last answer, while it is in threads_
   std::unordered_map<int32_t, std::unique_ptr<Process>> processes_;  // the current process of each pid
   // Processes replaced by a new one of the same pid (pid reuse) while threads of theirs were
   // still held; freed with their last thread.

@@ -95,6 +95,15 @@ struct DwarfUnwinder::SpaceState {
   };
   std::unordered_map<Dwfl_Module*, Origin> modules;
   Walk* walk = nullptr;  // the unwind in progress
+  // report_module()'s last kOk answer: within [lo, hi) (its map and its module alike) of the
+  // maps at this version, the answer is the same, and a walk asks twice per frame, mostly about
+  // the file the frame before was in.
+  struct LastOk {
+    const session::AddressSpace* maps = nullptr;
+    uint64_t version = 0;
+    uint64_t lo = 0, hi = 0;
+    const session::Map* map = nullptr;
+  } last_ok;
 
   ~SpaceState() {
     if (dwfl) dwfl_end(dwfl);
@@ -256,11 +265,18 @@ void DwarfUnwinder::reset_space(SpaceState& state) {
   state.dwfl = dwfl_begin(&kOfflineCallbacks);
   state.attached = false;
   state.modules.clear();
+  state.last_ok = {};
   ++stats_.dwfl_built;
 }
 
 DwarfUnwinder::ModuleResult DwarfUnwinder::report_module(SpaceState& state, const session::Thread& thread,
                                                          uint64_t pc, const session::Map** map_out) {
+  const session::AddressSpace* maps = thread.maps();
+  const SpaceState::LastOk& last = state.last_ok;
+  if (maps && last.maps == maps && last.version == maps->version() && pc >= last.lo && pc < last.hi) {
+    *map_out = last.map;
+    return ModuleResult::kOk;
+  }
   const session::Map* map = machine_.find_map(&thread, perfdata::kMiscUser, pc);
   *map_out = map;
   Dwfl_Module* existing = dwfl_addrmodule(state.dwfl, pc);
@@ -282,7 +298,10 @@ DwarfUnwinder::ModuleResult DwarfUnwinder::report_module(SpaceState& state, cons
   }
   if (existing) {
     auto it = state.modules.find(existing);
-    if (it != state.modules.end() && it->second.dso == map->dso && it->second.bias == bias) return ModuleResult::kOk;
+    if (it != state.modules.end() && it->second.dso == map->dso && it->second.bias == bias) {
+      remember_ok(state, maps, map, existing);
+      return ModuleResult::kOk;
+    }
     return ModuleResult::kStale;
   }
   if (!file.elf) return ModuleResult::kFailed;
@@ -292,7 +311,19 @@ DwarfUnwinder::ModuleResult DwarfUnwinder::report_module(SpaceState& state, cons
   if (!mod) return ModuleResult::kFailed;
   ++stats_.modules_reported;
   state.modules[mod] = {map->dso, bias};
-  return dwfl_addrmodule(state.dwfl, pc) == mod ? ModuleResult::kOk : ModuleResult::kFailed;
+  if (dwfl_addrmodule(state.dwfl, pc) != mod) return ModuleResult::kFailed;
+  remember_ok(state, maps, map, mod);
+  return ModuleResult::kOk;
+}
+
+void DwarfUnwinder::remember_ok(SpaceState& state, const session::AddressSpace* maps, const session::Map* map,
+                                Dwfl_Module* mod) {
+  Dwarf_Addr low = 0, high = 0;
+  if (!maps || !dwfl_module_info(mod, nullptr, &low, &high, nullptr, nullptr, nullptr, nullptr)) {
+    state.last_ok = {};
+    return;
+  }
+  state.last_ok = {maps, maps->version(), std::max<uint64_t>(map->start, low), std::min<uint64_t>(map->end, high), map};
 }
 
 bool DwarfUnwinder::read_file_word(const session::Thread& thread, uint64_t addr, uint64_t* value) {

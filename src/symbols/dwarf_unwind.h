@@ -28,6 +28,8 @@
 #include "perfdata/attr.h"
 #include "perfdata/sample.h"
 #include "session/callchain.h"
+
+struct Dwfl_Module;  // elfutils' libdwfl
 #include "session/machine.h"
 
 namespace tperf::symbols {
@@ -118,6 +120,8 @@ class DwarfUnwinder {
   SpaceState& space_of(const session::AddressSpace* space);
   void reset_space(SpaceState& state);
   size_t unwind_once(SpaceState& state, Walk& walk);
+  // Keeps report_module()'s kOk answer for the addresses of both `map` and `mod`.
+  void remember_ok(SpaceState& state, const session::AddressSpace* maps, const session::Map* map, Dwfl_Module* mod);
 
  public:
   // Used by the libdwfl callbacks.
