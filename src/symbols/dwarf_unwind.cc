@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <bit>
+#include <cstdlib>
 #include <cstring>
 
 #include "perfdata/abi.h"
@@ -30,6 +31,7 @@ enum PerfRegX86 : unsigned {
 };
 
 constexpr uint64_t kAbi32 = 1;
+constexpr uint64_t kAbi64 = 2;
 
 // The value of perf register `id` in a dump; false when the mask did not ask for it.
 bool reg_value(const perfdata::RegsDump& regs, unsigned id, uint64_t* value) {
@@ -80,6 +82,7 @@ struct DwarfUnwinder::Walk {
   std::span<const uint8_t> stack;  // the valid part of the copy, starting at sp
   std::vector<session::CallchainFrame> frames;
   unsigned left = 0;
+  unsigned limit = 0;  // `left` at the start
   bool restart = false;  // a stale module was met: rebuild the Dwfl and walk again
 };
 
@@ -104,6 +107,8 @@ struct DwarfUnwinder::SpaceState {
     uint64_t lo = 0, hi = 0;
     const session::Map* map = nullptr;
   } last_ok;
+  // The unwind rules of the code at each pc walked so far (see DwarfUnwinder::rules_at).
+  std::unordered_map<uint64_t, PcRules> rules;
 
   ~SpaceState() {
     if (dwfl) dwfl_end(dwfl);
@@ -266,6 +271,7 @@ void DwarfUnwinder::reset_space(SpaceState& state) {
   state.attached = false;
   state.modules.clear();
   state.last_ok = {};
+  state.rules.clear();
   ++stats_.dwfl_built;
 }
 
@@ -358,6 +364,12 @@ size_t DwarfUnwinder::unwind_once(SpaceState& state, Walk& walk) {
     return walk.frames.size();
   }
   if (first != ModuleResult::kOk) return 0;
+  if (options_.cached_rules && walk.sample->regs_user.abi == kAbi64) {
+    if (walk_with_cached_rules(state, walk)) return walk.frames.size();
+    walk.frames.clear();  // a rule it cannot follow: libdwfl walks the whole stack again
+    walk.left = walk.limit;
+    ++stats_.slow_walks;
+  }
   if (!state.attached) {
     if (!dwfl_attach_state(state.dwfl, nullptr, state.pid, &kThreadCallbacks, &state)) return 0;
     state.attached = true;
@@ -369,6 +381,238 @@ size_t DwarfUnwinder::unwind_once(SpaceState& state, Walk& walk) {
   // perf keeps what was unwound before an error, unless nothing was.
   (void)err;
   return walk.frames.size();
+}
+
+// How libdwfl steps from one frame to its caller (frame_unwind.c of elfutils 0.188), for the
+// rules it can follow: the pc's FDE in the module's .eh_frame, CFA and register rules whose
+// location expressions use only the operations below. Each rule is evaluated as libdwfl's
+// expr_eval does: a DW_OP_call_frame_cfa makes the result a location read from memory unless
+// DW_OP_stack_value follows, a register the frame does not have or a word that cannot be read
+// leaves the caller's register unset, an undefined return address or a zero pc ends the walk.
+// Anything else (no FDE, a signal frame, another operation, a pc outside every module, where
+// libdwfl would try .debug_frame or the frame-pointer fallback) makes the walk go to libdwfl.
+struct DwarfUnwinder::PcRules {
+  static constexpr unsigned kRegs = 17;  // x86-64: DWARF registers 0-15, 16 the return address
+  enum class Kind : uint8_t { kUndefined, kSame, kExpr };
+  struct Rule {
+    Kind kind = Kind::kUndefined;
+    std::vector<Dwarf_Op> ops;
+  };
+  bool usable = false;
+  std::vector<Dwarf_Op> cfa;
+  Rule regs[kRegs];
+};
+
+namespace {
+
+bool op_supported(const Dwarf_Op& op) {
+  const uint8_t a = op.atom;
+  return (a >= DW_OP_lit0 && a <= DW_OP_lit31) || (a >= DW_OP_breg0 && a <= DW_OP_breg31) || a == DW_OP_bregx ||
+         a == DW_OP_const1u || a == DW_OP_const1s || a == DW_OP_const2u || a == DW_OP_const2s ||
+         a == DW_OP_const4u || a == DW_OP_const4s || a == DW_OP_const8u || a == DW_OP_const8s ||
+         a == DW_OP_constu || a == DW_OP_consts || a == DW_OP_plus_uconst || a == DW_OP_plus ||
+         a == DW_OP_minus || a == DW_OP_deref || a == DW_OP_call_frame_cfa || a == DW_OP_stack_value;
+}
+
+bool ops_supported(const Dwarf_Op* ops, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (!op_supported(ops[i])) return false;
+  }
+  return true;
+}
+
+// The registers of one frame as libdwfl keeps them: a value and whether it is set.
+struct FrameRegs {
+  uint64_t value[DwarfUnwinder::PcRules::kRegs] = {};
+  uint32_t set = 0;
+  bool get(uint64_t regno, uint64_t* v) const {
+    if (regno >= DwarfUnwinder::PcRules::kRegs || !(set & (uint32_t{1} << regno))) return false;
+    *v = value[regno];
+    return true;
+  }
+};
+
+}  // namespace
+
+const DwarfUnwinder::PcRules& DwarfUnwinder::rules_at(SpaceState& state, uint64_t pc) {
+  auto [it, fresh] = state.rules.try_emplace(pc);
+  PcRules& r = it->second;
+  if (!fresh) return r;
+  Dwfl_Module* mod = dwfl_addrmodule(state.dwfl, pc);
+  if (!mod) return r;
+  Dwarf_Addr bias = 0;
+  Dwarf_CFI* cfi = dwfl_module_eh_cfi(mod, &bias);
+  if (!cfi) return r;
+  Dwarf_Frame* frame = nullptr;
+  if (dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0 || !frame) return r;
+  bool signal = false;
+  const int ra = dwarf_frame_info(frame, nullptr, nullptr, &signal);
+  Dwarf_Op* cfa_ops = nullptr;
+  size_t cfa_n = 0;
+  bool ok = ra == 16 && !signal && dwarf_frame_cfa(frame, &cfa_ops, &cfa_n) == 0 && cfa_n > 0 &&
+            ops_supported(cfa_ops, cfa_n);
+  if (ok) r.cfa.assign(cfa_ops, cfa_ops + cfa_n);
+  for (unsigned regno = 0; ok && regno < PcRules::kRegs; ++regno) {
+    Dwarf_Op mem[3];
+    Dwarf_Op* ops = nullptr;
+    size_t n = 0;
+    if (dwarf_frame_register(frame, static_cast<int>(regno), mem, &ops, &n) != 0) {
+      ok = false;  // libdwfl goes on without the register; not followed here
+    } else if (n == 0) {
+      if (ops == mem) {
+        r.regs[regno].kind = PcRules::Kind::kUndefined;
+      } else if (ops == nullptr) {
+        r.regs[regno].kind = PcRules::Kind::kSame;
+      } else {
+        ok = false;
+      }
+    } else if (ops_supported(ops, n)) {
+      r.regs[regno].kind = PcRules::Kind::kExpr;
+      r.regs[regno].ops.assign(ops, ops + n);
+    } else {
+      ok = false;
+    }
+  }
+  std::free(frame);
+  r.usable = ok;
+  return r;
+}
+
+namespace {
+
+// libdwfl's expr_eval over the supported operations. `cfa`: the frame's CFA expression, or
+// nullptr while the CFA itself is evaluated. `read` reads a word of the sampled process.
+template <typename Read>
+bool eval_ops(const std::vector<Dwarf_Op>& ops, const FrameRegs& regs, const std::vector<Dwarf_Op>* cfa,
+              const Read& read, uint64_t* result) {
+  uint64_t stack[16];
+  size_t used = 0;
+  auto push = [&](uint64_t v) {
+    if (used == std::size(stack)) return false;
+    stack[used++] = v;
+    return true;
+  };
+  auto pop = [&](uint64_t* v) {
+    if (used == 0) return false;
+    *v = stack[--used];
+    return true;
+  };
+  bool location = false;
+  for (const Dwarf_Op& op : ops) {
+    uint64_t a = 0, b = 0;
+    const uint8_t atom = op.atom;
+    if (atom >= DW_OP_lit0 && atom <= DW_OP_lit31) {
+      if (!push(atom - DW_OP_lit0)) return false;
+    } else if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31) {
+      if (!regs.get(atom - DW_OP_breg0, &a) || !push(a + op.number)) return false;
+    } else {
+      switch (atom) {
+        case DW_OP_bregx:
+          if (!regs.get(op.number, &a) || !push(a + op.number2)) return false;
+          break;
+        case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u: case DW_OP_const2s:
+        case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u: case DW_OP_const8s:
+        case DW_OP_constu: case DW_OP_consts:
+          if (!push(op.number)) return false;
+          break;
+        case DW_OP_plus_uconst:
+          if (!pop(&a) || !push(a + op.number)) return false;
+          break;
+        case DW_OP_plus:
+          if (!pop(&b) || !pop(&a) || !push(a + b)) return false;
+          break;
+        case DW_OP_minus:
+          if (!pop(&b) || !pop(&a) || !push(a - b)) return false;
+          break;
+        case DW_OP_deref:
+          if (!pop(&a) || !read(a, &b) || !push(b)) return false;
+          break;
+        case DW_OP_call_frame_cfa:
+          if (!cfa || !eval_ops(*cfa, regs, nullptr, read, &a) || !push(a)) return false;
+          location = true;
+          break;
+        case DW_OP_stack_value:
+          location = false;
+          break;
+        default:
+          return false;
+      }
+    }
+  }
+  if (!pop(result)) return false;
+  if (location && !read(*result, result)) return false;
+  return true;
+}
+
+}  // namespace
+
+bool DwarfUnwinder::walk_with_cached_rules(SpaceState& state, Walk& walk) {
+  // The registers perf dumped, as set_initial_registers_cb gives them to libdwfl (all set).
+  const perfdata::RegsDump& dump = walk.sample->regs_user;
+  FrameRegs regs;
+  const unsigned perf_ids[PcRules::kRegs] = {kRegAx, kRegDx, kRegCx, kRegBx, kRegSi, kRegDi, kRegBp, kRegSp,
+                                             kRegR8, kRegR8 + 1, kRegR8 + 2, kRegR8 + 3, kRegR8 + 4,
+                                             kRegR8 + 5, kRegR8 + 6, kRegR8 + 7, kRegIp};
+  for (unsigned i = 0; i < PcRules::kRegs; ++i) regs.value[i] = reg_or_zero(dump, perf_ids[i]);
+  regs.set = (uint32_t{1} << PcRules::kRegs) - 1;
+  state.walk = &walk;
+  auto read = [&state](uint64_t addr, uint64_t* value) {
+    Dwarf_Word w = 0;
+    if (!memory_read_cb(nullptr, addr, &w, &state)) return false;
+    *value = w;
+    return true;
+  };
+  struct Done {
+    SpaceState& s;
+    ~Done() { s.walk = nullptr; }
+  } done{state};
+  for (bool initial = true;; initial = false) {
+    // frame_cb's part: the frame's module, then the frame itself.
+    const uint64_t pc = regs.value[16];
+    const session::Map* map = nullptr;
+    const ModuleResult first = report_module(state, *walk.thread, pc, &map);
+    if (first == ModuleResult::kStale) {
+      walk.restart = true;
+      return true;
+    }
+    if (first == ModuleResult::kFailed) {
+      walk.frames.push_back({pc - 1, perfdata::kMiscUser, map});
+      return true;
+    }
+    const uint64_t at = initial ? pc : pc - 1;
+    const ModuleResult r = report_module(state, *walk.thread, at, &map);
+    if (r == ModuleResult::kStale) {
+      walk.restart = true;
+      return true;
+    }
+    if (r == ModuleResult::kFailed) return true;
+    walk.frames.push_back({at, perfdata::kMiscUser, map});
+    if (--walk.left == 0) return true;
+    // libdwfl's step to the caller.
+    if (r != ModuleResult::kOk) return false;  // no module: libdwfl's frame-pointer fallback
+    const PcRules& rules = rules_at(state, at);
+    if (!rules.usable) return false;
+    FrameRegs caller;
+    bool pc_undefined = false;
+    for (unsigned regno = 0; regno < PcRules::kRegs; ++regno) {
+      const PcRules::Rule& rule = rules.regs[regno];
+      uint64_t v = 0;
+      if (rule.kind == PcRules::Kind::kUndefined) {
+        if (regno == 16) pc_undefined = true;
+        continue;
+      }
+      if (rule.kind == PcRules::Kind::kSame) {
+        if (!regs.get(regno, &v)) continue;
+      } else if (!eval_ops(rule.ops, regs, &rules.cfa, read, &v)) {
+        continue;
+      }
+      caller.value[regno] = v;
+      caller.set |= uint32_t{1} << regno;
+    }
+    uint64_t next = 0;
+    if (pc_undefined || !caller.get(16, &next) || next == 0) return true;  // the end of the stack
+    regs = caller;
+  }
 }
 
 DwarfUnwinder::AheadKey DwarfUnwinder::key_of(const perfdata::Sample& sample) {
@@ -415,6 +659,7 @@ size_t DwarfUnwinder::unwind(const session::Thread& thread, const perfdata::Samp
   for (int attempt = 0; attempt < 2; ++attempt) {
     walk.frames.clear();
     walk.left = max_stack;
+    walk.limit = max_stack;
     walk.restart = false;
     unwind_once(state, walk);
     if (!walk.restart) break;

@@ -40,6 +40,10 @@ struct DwarfUnwindOptions {
   std::string symfs;        // perf --symfs: prefix of every path of the recording's machine
   std::string buildid_dir;  // perf's build-id cache; "" = $HOME/.debug
   size_t max_cached_spaces = 64;  // Dwfl objects kept (least recently used ones are dropped)
+  // Step from frame to frame with each pc's unwind rules, looked up once and kept, instead of
+  // libdwfl's walk (which looks the FDE up and runs its CFA program anew for every frame); the
+  // frames are the same, and a frame whose rules it does not follow leaves the stack to libdwfl.
+  bool cached_rules = true;
 };
 
 class DwarfUnwinder {
@@ -105,6 +109,7 @@ class DwarfUnwinder {
     uint64_t ahead = 0;          // of these, served from frames unwound ahead (set_ahead)
     uint64_t dwfl_built = 0;     // Dwfl objects made (first use of a space, or rebuilt)
     uint64_t modules_reported = 0;
+    uint64_t slow_walks = 0;     // walks with cached rules given up for libdwfl's
   };
   const Stats& stats() const { return stats_; }
 
@@ -112,6 +117,7 @@ class DwarfUnwinder {
   enum class ModuleResult { kOk, kNoModule, kFailed, kStale };
   struct Walk;
   struct SpaceState;
+  struct PcRules;
 
  private:
   struct FileState;
@@ -120,6 +126,10 @@ class DwarfUnwinder {
   SpaceState& space_of(const session::AddressSpace* space);
   void reset_space(SpaceState& state);
   size_t unwind_once(SpaceState& state, Walk& walk);
+  const PcRules& rules_at(SpaceState& state, uint64_t pc);
+  // Walks the stack with the rules of rules_at(), as libdwfl would; false when a frame needs a
+  // rule it does not follow (the frames found so far are then to be dropped).
+  bool walk_with_cached_rules(SpaceState& state, Walk& walk);
   // Keeps report_module()'s kOk answer for the addresses of both `map` and `mod`.
   void remember_ok(SpaceState& state, const session::AddressSpace* maps, const session::Map* map, Dwfl_Module* mod);
 
