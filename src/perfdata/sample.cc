@@ -43,7 +43,10 @@ namespace {
 
 void read_u64_array(ByteReader& r, uint64_t n, std::vector<uint64_t>& out, const char* what) {
   // Check the length before allocating: a corrupt count must not become a huge allocation.
-  if (n > r.remaining() / 8) r.fail(what, n > SIZE_MAX / 8 ? SIZE_MAX : static_cast<size_t>(n * 8));
+  if (n > r.remaining() / 8) {
+    out.clear();  // it may hold an earlier sample's values (decode_sample reuses them)
+    r.fail(what, n > SIZE_MAX / 8 ? SIZE_MAX : static_cast<size_t>(n * 8));
+  }
   out.resize(static_cast<size_t>(n));
   if (!r.swapped()) {
     // memcpy from or to a null pointer is undefined even for 0 bytes; an empty vector's data() may be null.
@@ -128,8 +131,6 @@ size_t decode_sample(std::span<const uint8_t> body, bool swap, uint64_t body_off
   s.clear();
   const uint64_t t = attr.sample_type;
   s.present = t;
-  if (!(t & kSampleCallchain)) chain.clear();
-  s.callchain = std::move(chain);
   ByteReader r(body, swap, body_offset);
   if (t & kSampleIdentifier) s.identifier = r.u64("sample identifier");
   if (t & kSampleIp) s.ip = r.u64("sample ip");
@@ -149,6 +150,7 @@ size_t decode_sample(std::span<const uint8_t> body, bool swap, uint64_t body_off
   if (t & kSampleRead) decode_read(r, attr.read_format, s.read);
   if (t & kSampleCallchain) {
     uint64_t nr = r.u64("callchain nr");
+    s.callchain = std::move(chain);
     read_u64_array(r, nr, s.callchain, "callchain");
     if (attr.flag(kFlagDeferCallchain) && nr >= 2 && s.callchain[nr - 2] == kContextUserDeferred) {
       s.deferred_callchain = true;
