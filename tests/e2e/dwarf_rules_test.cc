@@ -15,6 +15,7 @@
 
 #include "analysis/sample_path.h"
 #include "e2e/recording_util.h"
+#include "e2e/unwound_sample.h"
 #include "perfdata/reader.h"
 #include "session/machine.h"
 #include "symbols/dwarf_unwind.h"
@@ -44,16 +45,8 @@ Walked walk_file(const std::string& path, bool cached_rules, unsigned max_stack)
   analysis::ReplayHandlers h;
   h.jobs = 1;
   h.on_sample = [&](const perfdata::Record& r, uint64_t) {
-    const perfdata::EventAttr* ea = reader->attr_of(r);
-    ASSERT_NE(ea, nullptr);
-    reader->decode_sample(r, s);
-    session::Thread& thread = machine->findnew_thread(static_cast<int32_t>(s.pid), static_cast<int32_t>(s.tid));
-    frames.clear();
-    unwinder.append_user_frames(ea->attr, thread, s, max_stack, &frames);
-    std::string line = fmt::format("{:#x}:", r.offset);
-    for (const session::CallchainFrame& f : frames) {
-      line += fmt::format(" {:x}@{}", f.ip, f.map && f.map->dso && f.map->dso->name ? *f.map->dso->name : "-");
-    }
+    const std::string line = unwound_sample_line(*reader, *machine, unwinder, r, max_stack, s, frames);
+    EXPECT_FALSE(line.empty()) << "a sample of no event at " << r.offset;
     out.samples.push_back(line);
     if (frames.size() >= 2) ++out.unwound;
     out.deepest = std::max(out.deepest, frames.size());

@@ -15,6 +15,7 @@
 
 #include "analysis/sample_path.h"
 #include "e2e/recording_util.h"
+#include "e2e/unwound_sample.h"
 #include "perfdata/reader.h"
 #include "perfdata/record_builder.h"
 #include "perfdata/writer.h"
@@ -139,14 +140,8 @@ TEST(JobsE2E, FramesUnwoundAheadAreTheFramesUnwoundInPlace) {
     h.on_sample = [&](const perfdata::Record& r, uint64_t) {
       const perfdata::EventAttr* ea = reader->attr_of(r);
       ASSERT_NE(ea, nullptr);
-      reader->decode_sample(r, s);
-      session::Thread& thread = machine->findnew_thread(static_cast<int32_t>(s.pid), static_cast<int32_t>(s.tid));
-      frames.clear();
-      unwinder.append_user_frames(ea->attr, thread, s, out.samples.size() % 2 ? 5 : 127, &frames);
-      std::string line = fmt::format("{:#x}:", r.offset);
-      for (const session::CallchainFrame& f : frames) {
-        line += fmt::format(" {:x}@{}", f.ip, f.map && f.map->dso && f.map->dso->name ? *f.map->dso->name : "-");
-      }
+      const std::string line =
+          unwound_sample_line(*reader, *machine, unwinder, r, out.samples.size() % 2 ? 5 : 127, s, frames);
       out.samples.push_back(line);
       ++out.real;
       if (frames.size() >= 3) ++out.deep;
