@@ -139,6 +139,15 @@ bool memory_read_cb(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* dwfl_arg) 
   return true;
 }
 
+// The x86-64 registers of a dump in DWARF order (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15,
+// then the return address, rip); registers the mask left out are 0, as in perf.
+void x86_64_dwarf_regs(const perfdata::RegsDump& r, Dwarf_Word out[17]) {
+  const unsigned first[8] = {kRegAx, kRegDx, kRegCx, kRegBx, kRegSi, kRegDi, kRegBp, kRegSp};
+  for (unsigned i = 0; i < 8; ++i) out[i] = reg_or_zero(r, first[i]);
+  for (unsigned i = 0; i < 8; ++i) out[8 + i] = reg_or_zero(r, kRegR8 + i);
+  out[16] = reg_or_zero(r, kRegIp);
+}
+
 bool set_initial_registers_cb(Dwfl_Thread* thread, void* thread_arg) {
   auto* space = static_cast<DwarfUnwinder::SpaceState*>(thread_arg);
   if (!space->walk) return false;
@@ -150,11 +159,8 @@ bool set_initial_registers_cb(Dwfl_Thread* thread, void* thread_arg) {
                           reg_or_zero(r, kRegSi), reg_or_zero(r, kRegDi), reg_or_zero(r, kRegIp)};
     return dwfl_thread_state_registers(thread, 0, 9, regs);
   }
-  Dwarf_Word regs[17] = {reg_or_zero(r, kRegAx), reg_or_zero(r, kRegDx), reg_or_zero(r, kRegCx),
-                         reg_or_zero(r, kRegBx), reg_or_zero(r, kRegSi), reg_or_zero(r, kRegDi),
-                         reg_or_zero(r, kRegBp), reg_or_zero(r, kRegSp)};
-  for (unsigned i = 0; i < 8; ++i) regs[8 + i] = reg_or_zero(r, kRegR8 + i);
-  regs[16] = reg_or_zero(r, kRegIp);
+  Dwarf_Word regs[17];
+  x86_64_dwarf_regs(r, regs);
   return dwfl_thread_state_registers(thread, 0, 17, regs);
 }
 
@@ -173,33 +179,12 @@ int frame_cb(Dwfl_Frame* frame, void* arg) {
   if (!dwfl_frame_pc(frame, &pc, nullptr)) return DWARF_CB_ABORT;
   // The module of this pc must be there before libdwfl unwinds past it (asking whether the frame
   // is an activation unwinds the next one).
-  using R = DwarfUnwinder::ModuleResult;
-  const session::Map* map = nullptr;
-  const R first = walk->self->report_module(*walk->space, *walk->thread, pc, &map);
-  if (first == R::kStale) {
-    walk->restart = true;
-    return DWARF_CB_ABORT;
-  }
-  if (first == R::kFailed) {
-    // A return address into a mapped file that cannot be read (not under --symfs, or from
-    // another machine): perf keeps it, since the frame before gave it, and stops there, as
-    // there are no unwind tables to go further with. (The sampled pc, the first frame, was
-    // checked before the walk.)
-    walk->frames.push_back({pc - 1, perfdata::kMiscUser, map});
-    return DWARF_CB_ABORT;
-  }
+  if (!walk->self->enter_frame(*walk, pc)) return DWARF_CB_ABORT;
   bool activation = false;
   if (!dwfl_frame_pc(frame, &pc, &activation)) return DWARF_CB_ABORT;
   // A caller's pc is a return address: the call is the instruction before it.
   if (!activation) --pc;
-  R r = walk->self->report_module(*walk->space, *walk->thread, pc, &map);
-  if (r == R::kStale) {
-    walk->restart = true;
-    return DWARF_CB_ABORT;
-  }
-  if (r == R::kFailed) return DWARF_CB_ABORT;  // perf stops at a file it cannot read
-  walk->frames.push_back({pc, perfdata::kMiscUser, map});
-  return --walk->left == 0 ? DWARF_CB_ABORT : DWARF_CB_OK;
+  return walk->self->record_frame(*walk, pc, nullptr) ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
 }  // namespace
@@ -273,6 +258,37 @@ void DwarfUnwinder::reset_space(SpaceState& state) {
   state.last_ok = {};
   state.rules.clear();
   ++stats_.dwfl_built;
+}
+
+bool DwarfUnwinder::enter_frame(Walk& walk, uint64_t pc) {
+  const session::Map* map = nullptr;
+  const ModuleResult first = report_module(*walk.space, *walk.thread, pc, &map);
+  if (first == ModuleResult::kStale) {
+    walk.restart = true;
+    return false;
+  }
+  if (first == ModuleResult::kFailed) {
+    // A return address into a mapped file that cannot be read (not under --symfs, or from
+    // another machine): perf keeps it, since the frame before gave it, and stops there, as
+    // there are no unwind tables to go further with. (The sampled pc, the first frame, was
+    // checked before the walk.)
+    walk.frames.push_back({pc - 1, perfdata::kMiscUser, map});
+    return false;
+  }
+  return true;
+}
+
+bool DwarfUnwinder::record_frame(Walk& walk, uint64_t at, ModuleResult* result) {
+  const session::Map* map = nullptr;
+  const ModuleResult r = report_module(*walk.space, *walk.thread, at, &map);
+  if (result) *result = r;
+  if (r == ModuleResult::kStale) {
+    walk.restart = true;
+    return false;
+  }
+  if (r == ModuleResult::kFailed) return false;  // perf stops at a file it cannot read
+  walk.frames.push_back({at, perfdata::kMiscUser, map});
+  return --walk.left != 0;
 }
 
 DwarfUnwinder::ModuleResult DwarfUnwinder::report_module(SpaceState& state, const session::Thread& thread,
@@ -548,12 +564,8 @@ bool eval_ops(const std::vector<Dwarf_Op>& ops, const FrameRegs& regs, const std
 
 bool DwarfUnwinder::walk_with_cached_rules(SpaceState& state, Walk& walk) {
   // The registers perf dumped, as set_initial_registers_cb gives them to libdwfl (all set).
-  const perfdata::RegsDump& dump = walk.sample->regs_user;
   FrameRegs regs;
-  const unsigned perf_ids[PcRules::kRegs] = {kRegAx, kRegDx, kRegCx, kRegBx, kRegSi, kRegDi, kRegBp, kRegSp,
-                                             kRegR8, kRegR8 + 1, kRegR8 + 2, kRegR8 + 3, kRegR8 + 4,
-                                             kRegR8 + 5, kRegR8 + 6, kRegR8 + 7, kRegIp};
-  for (unsigned i = 0; i < PcRules::kRegs; ++i) regs.value[i] = reg_or_zero(dump, perf_ids[i]);
+  x86_64_dwarf_regs(walk.sample->regs_user, regs.value);
   regs.set = (uint32_t{1} << PcRules::kRegs) - 1;
   state.walk = &walk;
   auto read = [&state](uint64_t addr, uint64_t* value) {
@@ -569,25 +581,10 @@ bool DwarfUnwinder::walk_with_cached_rules(SpaceState& state, Walk& walk) {
   for (bool initial = true;; initial = false) {
     // frame_cb's part: the frame's module, then the frame itself.
     const uint64_t pc = regs.value[16];
-    const session::Map* map = nullptr;
-    const ModuleResult first = report_module(state, *walk.thread, pc, &map);
-    if (first == ModuleResult::kStale) {
-      walk.restart = true;
-      return true;
-    }
-    if (first == ModuleResult::kFailed) {
-      walk.frames.push_back({pc - 1, perfdata::kMiscUser, map});
-      return true;
-    }
+    if (!enter_frame(walk, pc)) return true;
     const uint64_t at = initial ? pc : pc - 1;
-    const ModuleResult r = report_module(state, *walk.thread, at, &map);
-    if (r == ModuleResult::kStale) {
-      walk.restart = true;
-      return true;
-    }
-    if (r == ModuleResult::kFailed) return true;
-    walk.frames.push_back({at, perfdata::kMiscUser, map});
-    if (--walk.left == 0) return true;
+    ModuleResult r = ModuleResult::kOk;
+    if (!record_frame(walk, at, &r)) return true;
     // libdwfl's step to the caller.
     if (r != ModuleResult::kOk) return false;  // no module: libdwfl's frame-pointer fallback
     const PcRules& rules = rules_at(state, at);

@@ -135,6 +135,13 @@ class DwarfUnwinder {
 
  public:
   // Used by the libdwfl callbacks.
+  // frame_cb's checks, which the cached-rule walk makes too. enter_frame: the module of `pc`
+  // must be reported before the walk goes past it; false stops the walk (a stale module asks for
+  // a restart, an unreadable file keeps the return address as perf does). record_frame: records
+  // the frame at `at` (the pc, less one for a return address) with its map; false when the walk
+  // stops there or reached its limit; `result`: report_module's answer for `at`.
+  bool enter_frame(Walk& walk, uint64_t pc);
+  bool record_frame(Walk& walk, uint64_t at, ModuleResult* result);
   ModuleResult report_module(SpaceState& state, const session::Thread& thread, uint64_t pc,
                              const session::Map** map_out);
   bool read_file_word(const session::Thread& thread, uint64_t addr, uint64_t* value);
