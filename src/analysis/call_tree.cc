@@ -328,7 +328,11 @@ void CallTree::merge(const CallTree& src) {
     for (const CallNode* c : children_in_perf_order(n)) self(*c, self);
     path.resize(mark);
   };
+  // perf's callchain_merge() leaves the receiving root's max_depth as it was: the depth the
+  // output sort reads ("caller above callee") is that of the chains appended to this tree alone.
+  const size_t own_depth = max_depth_;
   for (const CallNode* c : children_in_perf_order(src.root_)) walk(*c, walk);
+  max_depth_ = own_depth;
 }
 
 }  // namespace tperf::analysis

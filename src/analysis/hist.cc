@@ -232,6 +232,10 @@ void Hist::note_order_risk(const HistEntry& key) {
   if (walk_always_ || !(use_sym_ || use_symoff_)) return;
   if (key.loc.sym) {
     seen_named_ = true;
+    // An inlined function's symbol compares with the others of its DSO by name, where two
+    // ordinary ones compare by start: no order once both kinds meet. perf's walk can then miss an
+    // equal entry and make a second one, which changes the trees' shapes and so the output order.
+    seen_inlined_ |= key.loc.sym->inlined != 0;
   } else {
     seen_unresolved_ = true;
     // With the dso key first, addresses meet only within a DSO, where they are all below 2^63
@@ -243,7 +247,10 @@ void Hist::note_order_risk(const HistEntry& key) {
   }
   const bool wrap =
       max_unresolved_ >= min_unresolved_ && max_unresolved_ - min_unresolved_ >= (uint64_t{1} << 63);
-  if (!dso_before_sym_ && (wrap || (seen_named_ && seen_unresolved_))) {
+  // Without the dso key the sym key compares a named entry with an unresolved one by DSO and two
+  // unresolved ones by address: no order once both kinds meet. With it, named ones go first.
+  const bool mixed = !use_dso_ && seen_named_ && seen_unresolved_;
+  if (seen_inlined_ || (!dso_before_sym_ && (wrap || mixed))) {
     walk_always_ = true;
     index_ = {};
   } else if (wrap) {
@@ -602,9 +609,10 @@ int Hist::compare_key(SortKey k, const HistEntry& a, const HistEntry& b, bool by
     case SortKey::kSym:
     case SortKey::kSymoff:
       // perf's key comparison of entries of which one at least has a symbol compares their DSOs
-      // first, with or without the dso key (its test of that key is always true); two unresolved
-      // addresses compare by address alone. Not a total order: the trees' shapes decide.
-      if (by_address && (a.loc.sym || b.loc.sym)) {
+      // first when dso is not a sort key (Debian's perf 6.1.192 has the fix that made the test
+      // read so; the release compared them always); two unresolved addresses compare by address
+      // alone. Not a total order: the trees' shapes decide.
+      if (by_address && !use_dso_ && (a.loc.sym || b.loc.sym)) {
         if ((c = compare_key(SortKey::kDso, a, b, by_address))) break;
       }
       // Named symbols before unresolved addresses.

@@ -265,7 +265,7 @@ class Hist {
   // Whether `e` is looked up by walking input_ rather than by the hash.
   bool walks(const HistEntry& e) const { return walk_always_ || (walk_dsoless_ && !e.loc.dso); }
   bool dso_before_sym_ = false;  // the dso key comes before sym/symoff
-  bool seen_named_ = false, seen_unresolved_ = false;
+  bool seen_named_ = false, seen_unresolved_ = false, seen_inlined_ = false;
   uint64_t min_unresolved_ = ~uint64_t{0}, max_unresolved_ = 0;  // of the addresses that may meet
   void note_order_risk(const HistEntry& key);
   // False when the entries' keys differ for sure (a quick test before compare_keys()).
