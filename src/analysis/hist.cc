@@ -197,23 +197,67 @@ uint32_t Hist::findnew(const HistEntry& e, unsigned member) {
     return idx;
   }
   const bool walk = walks(key);
-  size_t h = 0;
+  size_t h = hash_of(key) * 0x9e3779b97f4a7c15ULL;
+  h ^= h >> 29;  // the probes use the low bits
   size_t i = 0;
   if (!walk) {
-    h = hash_of(key) * 0x9e3779b97f4a7c15ULL;
-    h ^= h >> 29;  // the probe uses the low bits
     if ((entries_.size() + 1) * 2 > index_.size()) grow_index();
     const size_t mask = index_.size() - 1;
     for (i = h & mask; index_[i].entry != 0; i = (i + 1) & mask) {
       if (index_[i].hash == h && same_keys(entries_[index_[i].entry - 1], key)) return index_[i].entry - 1;
     }
+  } else if (const uint32_t m = walk_memo_find(h, key); m != kNoMemo) {
+    return m;
   }
   const auto idx = static_cast<uint32_t>(entries_.size());
   const uint32_t found = input_.find_or_insert(idx, [&](uint32_t at) { return compare_keys(key, entries_[at]); });
-  if (found != idx) return found;
+  if (found != idx) {
+    if (walk) walk_memo_store(h, key, found);
+    return found;
+  }
+  ++tree_gen_;  // the tree has another shape: every walk remembered may now end elsewhere
   entries_.push_back(key);
   if (!walk) index_[i] = Slot{h, idx + 1};
   return idx;
+}
+
+bool Hist::walk_memo_hit(const MemoSlot& s, size_t h, const HistEntry& key) const {
+  if (s.gen != tree_gen_ || s.hash != h) return false;
+  const HistEntry& e = entries_[s.entry];
+  // Every field compare_keys() reads equal (same_keys() leaves an unresolved entry's DSO out
+  // without the dso key, where the sym key still compares it): the walk goes the same way.
+  return e.loc.dso == key.loc.dso && same_keys(e, key);
+}
+
+uint32_t Hist::walk_memo_find(size_t h, const HistEntry& key) const {
+  if (walk_memo_.empty()) return kNoMemo;
+  const size_t mask = walk_memo_.size() - 1;
+  for (size_t k = 0; k < kMemoProbes; ++k) {
+    const MemoSlot& s = walk_memo_[(h + k) & mask];
+    if (walk_memo_hit(s, h, key)) return s.entry;
+  }
+  return kNoMemo;
+}
+
+void Hist::walk_memo_store(size_t h, const HistEntry& key, uint32_t found) {
+  // Only a walk that found an entry of exactly these keys: any key equal to it walks the same way.
+  const HistEntry& e = entries_[found];
+  if (e.loc.dso != key.loc.dso || !same_keys(e, key)) return;
+  if (walk_memo_.size() < 2 * entries_.size() || walk_memo_.empty()) {
+    size_t n = 1024;
+    while (n < 4 * entries_.size()) n *= 2;
+    walk_memo_.assign(n, MemoSlot{});
+  }
+  const size_t mask = walk_memo_.size() - 1;
+  size_t at = h & mask;
+  for (size_t k = 0; k < kMemoProbes; ++k) {
+    const MemoSlot& s = walk_memo_[(h + k) & mask];
+    if (s.gen != tree_gen_) {
+      at = (h + k) & mask;
+      break;
+    }
+  }
+  walk_memo_[at] = MemoSlot{h, found, tree_gen_};
 }
 
 bool Hist::may_be_equal(const HistEntry& a, const HistEntry& b) const {
@@ -224,6 +268,8 @@ bool Hist::may_be_equal(const HistEntry& a, const HistEntry& b) const {
     if (!a.loc.sym != !b.loc.sym) return false;
     if (!a.loc.sym && a.loc.addr != b.loc.addr) return false;
     if (a.loc.sym && !a.loc.sym->inlined && !b.loc.sym->inlined && a.loc.sym_start != b.loc.sym_start) return false;
+    // With an inlined function on either side only one name compares equal.
+    if (a.loc.sym && (a.loc.sym->inlined || b.loc.sym->inlined) && a.loc.sym->name() != b.loc.sym->name()) return false;
   }
   return true;
 }
@@ -313,6 +359,7 @@ int Hist::compare_members(const HistEntry& a, const HistEntry& b) const {
 void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
                unsigned member, uint64_t count) {
   total_samples_ += count;
+  last_with_chain_ = false;
   const uint64_t stamp = ++adds_;
   total_period_ += period;
   if (!srcline_known_.empty()) srcline_known_.clear();
@@ -512,6 +559,8 @@ void Hist::add_with_chain(const HistEntry& self, uint64_t period, bool cumulate,
   add(self, period, cumulate, callers, member, count);
   // The graphs are the leader's.
   if (frames.empty() || member != 0) return;
+  last_with_chain_ = true;
+  last_jobs_begin_ = batch_.jobs.size();
   if (!trees_) trees_ = std::make_unique<TreeBuilder>(frames_.get(), std::thread::hardware_concurrency() > 1);
   const bool with_branches = branches.size() == frames.size();
   // The branch counts of a tree are kept for every chain once one has them.
@@ -538,12 +587,58 @@ void Hist::add_with_chain(const HistEntry& self, uint64_t period, bool cumulate,
       }
     }
   }
+  last_jobs_end_ = batch_.jobs.size();
+  last_chain_mergeable_ = !with_branches;  // branch counts go per sample: never added again
   if (batch_.ids.size() >= kBatchIds) submit_trees();
+}
+
+void Hist::remember_add(AddMemo* memo) const {
+  memo->valid = true;
+  memo->gen = tree_gen_;
+  memo->self = last_self_;
+  memo->callers = caller_entries_;
+  memo->first = caller_first_;
+  memo->with_chain = last_with_chain_;
+  memo->chain_mergeable = last_chain_mergeable_;
+  memo->jobs_serial = batch_serial_;
+  memo->jobs_begin = last_jobs_begin_;
+  memo->jobs_end = last_jobs_end_;
+}
+
+bool Hist::add_again(const AddMemo& memo, uint64_t period, bool cumulate, unsigned member, uint64_t count) {
+  if (!memo.valid || member != 0 || memo.gen != tree_gen_ || use_srcline_ || use_trace_) return false;
+  if (memo.with_chain && (!memo.chain_mergeable || memo.jobs_serial != batch_serial_ ||
+                          memo.jobs_end > batch_.jobs.size())) {
+    return false;
+  }
+  total_samples_ += count;
+  ++adds_;
+  total_period_ += period;
+  HistEntry& self = entries_[memo.self];
+  self.period += period;
+  self.samples += count;
+  if (cumulate) {
+    self.children_period += period;
+    self.children_samples += count;
+    for (size_t j = 0; j < memo.callers.size(); ++j) {
+      if (!memo.first[j]) continue;
+      HistEntry& e = entries_[memo.callers[j]];
+      e.children_period += period;
+      e.children_samples += count;
+    }
+  }
+  // An equal chain appended again makes no node: its period joins the earlier append's.
+  if (memo.with_chain) {
+    for (size_t k = memo.jobs_begin; k < memo.jobs_end; ++k) batch_.jobs[k].period += period;
+  }
+  last_with_chain_ = false;
+  return true;
 }
 
 void Hist::submit_trees() const {
   if (trees_ && !batch_.jobs.empty()) trees_->submit(std::move(batch_));
   batch_ = TreeBatch{};
+  ++batch_serial_;
 }
 
 const CallTree* Hist::tree_of(const HistEntry* e) const {

@@ -107,6 +107,27 @@ class Hist {
   void add(const HistEntry& self, uint64_t period, bool cumulate = false, std::span<const HistEntry> callers = {},
            unsigned member = 0, uint64_t count = 1);
 
+  // A sample equal in every key and chain frame to an earlier one whose add() or
+  // add_with_chain() was just followed by remember_add(&memo): while no entry has been made since
+  // (perf's walks then end where they ended), it is credited to the same entries and its period
+  // joins that sample's chains in the trees still being built, without a lookup. Returns false
+  // when that cannot be (the sample must then be added anew): another entry made since, a group
+  // member, srcline or trace keys (whose texts perf makes while comparing), or the earlier chains
+  // already handed to the tree builder.
+  struct AddMemo {
+    bool valid = false;
+    bool with_chain = false;
+    bool chain_mergeable = false;
+    uint32_t gen = 0;
+    uint32_t self = 0;
+    std::vector<uint32_t> callers;
+    std::vector<uint8_t> first;
+    uint64_t jobs_serial = 0;
+    size_t jobs_begin = 0, jobs_end = 0;
+  };
+  void remember_add(AddMemo* memo) const;
+  bool add_again(const AddMemo& memo, uint64_t period, bool cumulate, unsigned member, uint64_t count);
+
   // Like add(), and builds the entries' callchain trees from `frames` (parallel to `callers`, in
   // display order). Without `cumulate` the sample's entry gets the whole chain; with it, so does
   // the sample's entry, and every other distinct entry on the chain gets the part of the chain
@@ -252,6 +273,21 @@ class Hist {
   };
   std::vector<Slot> index_;
   void grow_index();
+  // When lookups walk input_ (below): the entry each walk found for a key equal to it, kept while
+  // no entry has been inserted since (tree_gen_), for the tree's shape decides where a walk ends.
+  // A key the memo does not hold (or lost to a later one) is walked again.
+  struct MemoSlot {
+    size_t hash = 0;
+    uint32_t entry = 0;
+    uint32_t gen = 0;
+  };
+  static constexpr uint32_t kNoMemo = ~uint32_t{0};
+  static constexpr size_t kMemoProbes = 4;
+  std::vector<MemoSlot> walk_memo_;
+  uint32_t tree_gen_ = 1;
+  bool walk_memo_hit(const MemoSlot& s, size_t h, const HistEntry& key) const;
+  uint32_t walk_memo_find(size_t h, const HistEntry& key) const;
+  void walk_memo_store(size_t h, const HistEntry& key, uint32_t found);
   // perf's input tree of the entries, shape and all: where each new entry goes, and, once the
   // keys seen make compare_keys() no order, which entry a sample joins. perf walks that tree from
   // the root with its comparator and makes a second entry of equal keys where the walk misses the
@@ -285,6 +321,10 @@ class Hist {
   // frame of its entry on the chain (recursion credits an entry once). `credited_` stamps each
   // entry with the number of the last sample that credited it.
   uint32_t last_self_ = 0;
+  // The last add(): whether it had a chain, and its jobs in batch_ (batch_serial_ counts batches).
+  bool last_with_chain_ = false, last_chain_mergeable_ = false;
+  size_t last_jobs_begin_ = 0, last_jobs_end_ = 0;
+  mutable uint64_t batch_serial_ = 0;
   std::vector<uint32_t> caller_entries_;
   std::vector<uint8_t> caller_first_;
   std::vector<uint64_t> credited_;

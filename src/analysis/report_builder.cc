@@ -201,8 +201,19 @@ struct ReportBuilder::Impl {
   }
 
   void flush_combos() {
-    for (Combo& c : combos) {
+    // Where perf's walks may miss (no total order), a repeated combination is added sample by
+    // sample in its place; while no entry has been made since its group's last add, the same
+    // entries are credited again without a lookup (Hist::add_again).
+    repeated.assign(combos.size(), 0);
+    for (size_t i = 0; i < combos.size(); ++i) {
+      if (combos[i].group != i) repeated[combos[i].group] = 1;
+    }
+    if (add_memos.size() < combos.size()) add_memos.resize(combos.size());
+    for (size_t i = 0; i < combos.size(); ++i) {
+      Combo& c = combos[i];
       Hist& h = events[c.leader].hist;
+      Hist::AddMemo& memo = add_memos[c.group];
+      if (c.group != i && h.add_again(memo, c.period, children, c.member, c.count)) continue;
       const std::span<const HistEntry> c_callers(combo_callers.data() + c.callers_at, c.callers_size);
       if (c.with_chain) {
         std::span<const ChainBranch> branches;
@@ -217,6 +228,10 @@ struct ReportBuilder::Impl {
       } else {
         h.add(c.self, c.period, children, c_callers, c.member, c.count);
       }
+      if (repeated[c.group]) h.remember_add(&memo);
+    }
+    for (size_t i = 0; i < combos.size(); ++i) {
+      if (repeated[i]) add_memos[i].valid = false;
     }
     combos.clear();
     combo_callers.clear();
@@ -293,8 +308,11 @@ struct ReportBuilder::Impl {
     UnwindStatsCollector::StackVerdict verdict;
     uint64_t period = 0;
     uint64_t count = 0;
+    uint32_t group = 0;  // the combination's first in the batch (itself, or the one it repeats)
   };
   std::vector<Combo> combos;
+  std::vector<Hist::AddMemo> add_memos;  // by group: what the group's last add credited
+  std::vector<uint8_t> repeated;         // by group: a later combination repeats it
   std::vector<HistEntry> combo_callers;
   std::vector<CallFrame> combo_chains;
   std::vector<ChainBranch> combo_branches;  // parallel to combo_chains once a combo has branches
@@ -406,6 +424,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       // perf's walk may miss the entries of the first one now: this sample goes in on its own,
       // in its place (the batch holds the resolved entries and chain already).
       Combo again = c;
+      again.group = combo_at[id];
       again.count = 1;
       again.period = period;
       again.verdict = {};
@@ -640,7 +659,8 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   const bool dsoless = !self.loc.dso || std::any_of(callers.begin(), callers.end(), [](const HistEntry& c) { return !c.loc.dso; });
   combos.push_back({slot.leader, slot.member, with_chain, with_branches, self, callers_at, static_cast<uint32_t>(callers.size()),
                     chain_at, with_chain ? static_cast<uint32_t>(chain.size()) : 0u, dsoless,
-                    summary ? std::move(verdict) : UnwindStatsCollector::StackVerdict{}, period, 1});
+                    summary ? std::move(verdict) : UnwindStatsCollector::StackVerdict{}, period, 1,
+                    static_cast<uint32_t>(combos.size())});
 }
 
 void ReportBuilder::Impl::run(const std::function<void(uint64_t)>& on_progress) {
