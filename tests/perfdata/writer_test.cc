@@ -79,7 +79,28 @@ PerfEventAttr user_attr(uint64_t config, uint64_t sample_type) {
 // Two events as `perf record -e cpu-clock:u -g` writes them: a sampling event with callchains
 // and a dummy tracking event for the side-band records; both have IDENTIFIER since their
 // sample_types differ.
-Profile write_profile(Writer& w, int nsamples = 12) {
+// What a profile holds beyond the usual: kernel frames (arm64 addresses, as Android's simpleperf
+// records them) at the head of each callchain, and simpleperf's own records where simpleperf
+// writes them (the kernel's symbols before the samples, each DSO and its symbols after them).
+struct ProfileExtras {
+  bool kernel_frames = false;
+  bool simpleperf_records = false;
+};
+
+// A simpleperf record: its type, and a body of `fields` then `text` NUL-padded to 8 bytes.
+std::vector<uint8_t> simpleperf_record(RecordBuilder& b, uint32_t type, std::vector<uint64_t> fields,
+                                       const std::string& text) {
+  std::vector<uint8_t> body;
+  for (uint64_t f : fields) {
+    for (int i = 0; i < 8; ++i) body.push_back(static_cast<uint8_t>(f >> (8 * i)));
+  }
+  body.insert(body.end(), text.begin(), text.end());
+  do body.push_back(0);
+  while (body.size() % 8);
+  return b.record(type, 0, body);
+}
+
+Profile write_profile(Writer& w, int nsamples = 12, ProfileExtras extras = {}) {
   Profile p;
   p.clock = user_attr(kSwCpuClock, kSampleIdentifier | kSampleIp | kSampleTid | kSampleTime | kSampleCpu |
                                        kSamplePeriod | kSampleCallchain);
@@ -123,6 +144,11 @@ Profile write_profile(Writer& w, int nsamples = 12) {
                 .ino = 1234,
                 .filename = "/usr/bin/myprog"},
                {.pid = kPid, .tid = kPid, .time = kT0 + 200, .id = 20}));
+  if (extras.simpleperf_records) {
+    // SIMPLE_PERF_RECORD_KERNEL_SYMBOL: the size of a kallsyms text, then the text.
+    const std::string kallsyms = "ffffffc008010000 T _text\nffffffc0080a1000 T el0_svc\n";
+    w.write_record(simpleperf_record(rd, 32769, {kallsyms.size()}, kallsyms));
+  }
   put(rd.fork({.pid = kPid, .ppid = kPid, .tid = kChild, .ptid = kPid, .time = kT0 + 500'000},
               {.pid = kPid, .tid = kChild, .time = kT0 + 500'000, .id = 21, .cpu = 1}));
   for (int i = 0; i < nsamples; ++i) {
@@ -135,6 +161,10 @@ Profile write_profile(Writer& w, int nsamples = 12) {
     s.cpu = i & 1;
     s.period = 250000 + i;
     s.callchain = {kContextUser, s.ip, 0x400800 + 8 * static_cast<uint64_t>(i), 0x400900};
+    if (extras.kernel_frames) {
+      const uint64_t k = 0xffffffc0080a1000 + 0x40 * static_cast<uint64_t>(i % 3);
+      s.callchain.insert(s.callchain.begin(), {kContextKernel, k, 0xffffffc008012340});
+    }
     put(rc.sample(s));
     p.samples.push_back(s);
     if (i % 5 == 4) put(rc.finished_round());
@@ -142,6 +172,12 @@ Profile write_profile(Writer& w, int nsamples = 12) {
   put(rd.exit({.pid = kPid, .ppid = kPid, .tid = kChild, .ptid = kPid, .time = kT0 + 900'000'000},
               {.pid = kPid, .tid = kChild, .time = kT0 + 900'000'000, .id = 21, .cpu = 1}));
   put(rd.finished_round());
+  if (extras.simpleperf_records) {
+    // SIMPLE_PERF_RECORD_DSO (type, id, min_vaddr, name) and SIMPLE_PERF_RECORD_SYMBOL (addr,
+    // len, dso id, name), as simpleperf appends them after recording.
+    w.write_record(simpleperf_record(rd, 32770, {1, 0, 0x400000}, "/usr/bin/myprog"));
+    w.write_record(simpleperf_record(rd, 32771, {0x400100, 0x200, 0}, "main"));
+  }
   return p;
 }
 
@@ -386,6 +422,43 @@ const Variant kVariants[] = {
 
 INSTANTIATE_TEST_SUITE_P(Layouts, WriterVariantTest, ::testing::ValuesIn(kVariants),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// Android's simpleperf writes perf.data with records of its own (types 32768 and up) and, on
+// arm64, kernel frames in the callchains. perf 6.1 stops at the first such record ("failed to
+// process type"): report prints nothing, script only the samples before it. tperf skips them:
+// its script and report of such a file equal perf's of the same file without them, the kernel
+// frames included (unresolved here: an empty kallsyms for both, so the kernel does not matter).
+TEST(WriterTest, SimpleperfRecordsAreSkippedAsIfAbsent) {
+  TempDir dir;
+  const std::string plain = dir.file("plain.data"), simpleperf = dir.file("simpleperf.data");
+  const std::string kallsyms = dir.file("empty.kallsyms");
+  std::ofstream(kallsyms).close();
+  for (bool with_records : {false, true}) {
+    Writer w;
+    w.open(with_records ? simpleperf : plain);
+    write_profile(w, 12, {.kernel_frames = true, .simpleperf_records = with_records});
+    w.finish();
+  }
+  ASSERT_TRUE(have_perf()) << "perf is the oracle here";
+  const std::string sp = shell_quote(simpleperf), pl = shell_quote(plain), ks = shell_quote(kallsyms);
+  // perf fails on the simpleperf file.
+  EXPECT_NE(run_command("perf report --stdio -i " + sp + " 2>&1").find("failed to process type: 32769"),
+            std::string::npos);
+  for (const std::string args : {"script", "script -F comm,tid,time,ip,sym,dso", "report --stdio",
+                                 "report --stdio --no-children", "report --stdio -g caller -s dso,sym"}) {
+    SCOPED_TRACE(args);
+    const std::string want =
+        run_command("perf " + args + " --kallsyms " + ks + " -i " + pl + " 2>/dev/null | grep -v '^# (Tip' | grep -v '^#$'");
+    int status = -1;
+    const std::string got = run_command(std::string(TPERF_BINARY) + " " + args + " --kallsyms " + ks + " -i " + sp +
+                                            (args.starts_with("report") ? " --no-unwind-summary" : "") +
+                                            " 2>/dev/null | grep -v '^#$'",
+                                        &status);
+    EXPECT_EQ(status, 0);
+    EXPECT_NE(want.find("ffffffc0080a1"), std::string::npos) << "no kernel frame in perf's output:\n" << want;
+    EXPECT_EQ(got, want);
+  }
+}
 
 // perf 6.1 writes header, id arrays, attrs, data, then the feature table at data end.
 TEST(WriterTest, FileLayoutIsPerf61s) {
