@@ -162,6 +162,64 @@ std::vector<std::pair<uint64_t, uint64_t>> code_without_symbols(const ElfFile& f
   return out;
 }
 
+SymbolFiles::SymbolFiles(const ElfFile& f) {
+  GElf_Shdr symshdr;
+  size_t symidx = 0;
+  SymbolSection sec;
+  if (!open_symbol_section(f, f.symtab(&symshdr, &symidx), symshdr, &sec)) return;
+  size_t nsections = 0;
+  if (elf_getshdrnum(f.elf(), &nsections) != 0) return;
+  std::vector<uint64_t> section_end(nsections, 0);
+  for (size_t i = 1; i < nsections; ++i) {
+    GElf_Shdr shdr;
+    Elf_Scn* s = elf_getscn(f.elf(), i);
+    if (s && gelf_getshdr(s, &shdr) && (shdr.sh_flags & SHF_ALLOC)) {
+      section_end[i] = shdr.sh_addr + shdr.sh_size < shdr.sh_addr ? UINT64_MAX : shdr.sh_addr + shdr.sh_size;
+    }
+  }
+  uint32_t file = 0;
+  bool other_seen = false;        // a symbol other than a file symbol so far
+  bool file_after_other = false;  // the current file symbol came after one
+  bool any_file = false;
+  for (size_t i = 1; i < sec.count; ++i) {  // entry 0 is the null symbol
+    GElf_Sym sym;
+    if (!gelf_getsym(sec.syms, static_cast<int>(i), &sym)) continue;
+    const unsigned t = GELF_ST_TYPE(sym.st_info);
+    if (t == STT_FILE) {
+      const char* name = string_at(sec.strs, sym.st_name);
+      file = 0;
+      if (name && *name) {
+        files_.emplace_back(name);
+        file = static_cast<uint32_t>(files_.size());
+      }
+      file_after_other = other_seen;
+      continue;
+    }
+    other_seen = true;
+    if (t != STT_FUNC && t != STT_GNU_IFUNC && t != STT_NOTYPE) continue;
+    if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= nsections || section_end[sym.st_shndx] == 0) continue;
+    const bool named = GELF_ST_BIND(sym.st_info) == STB_LOCAL && file_after_other && file != 0;
+    any_file |= named;
+    code_.push_back({sym.st_value, sym.st_size, section_end[sym.st_shndx], named ? file : 0});
+  }
+  if (!any_file) {
+    code_.clear();
+    files_.clear();
+    return;
+  }
+  std::sort(code_.begin(), code_.end(),
+            [](const Code& a, const Code& b) { return a.start != b.start ? a.start < b.start : a.size < b.size; });
+}
+
+std::string_view SymbolFiles::file_at(uint64_t addr) const {
+  // The last symbol at or below the address, the largest of those starting there.
+  auto it = std::upper_bound(code_.begin(), code_.end(), addr, [](uint64_t a, const Code& c) { return a < c.start; });
+  if (it == code_.begin()) return {};
+  --it;
+  if (addr >= it->section_end || it->file == 0) return {};
+  return files_[it->file - 1];
+}
+
 size_t add_plt_symbols(const ElfFile& runtime, bool demangle, SymbolTable& table) {
   GElf_Shdr dynshdr;
   size_t dynidx = 0;

@@ -81,6 +81,8 @@ struct Symbolizer::DsoState {
   bool exec_type = false;               // ET_EXEC: perf 6.1 keeps its symbols as file offsets
   // Code where addr2line names no function (code_without_symbols of the source-line file).
   std::vector<std::pair<uint64_t, uint64_t>> unnamed_code;
+  // The files addr2line names from the source-line file's symbol table (none: no file symbols).
+  std::unique_ptr<SymbolFiles> symbol_files;
   std::string problem;                  // why the DSO gave no symbols ("" = it gave some)
   std::mutex bpf_mu;                    // the lazily made symbol of a BPF program DSO
 
@@ -408,6 +410,8 @@ void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
     const std::filesystem::path abs = std::filesystem::absolute(src, ec);
     state.dwarf_path = ec ? src : abs.string();
     state.unnamed_code = code_without_symbols(symfile);
+    auto files = std::make_unique<SymbolFiles>(symfile);
+    if (!files->empty()) state.symbol_files = std::move(files);
   }
 }
 Symbolizer::DsoState* Symbolizer::state_for_map(const session::Map& map, int32_t pid, uint64_t* addr) {
@@ -561,6 +565,10 @@ std::string Symbolizer::cached_srcline(DsoState& st, std::string_view short_name
     } else if (frames[0].unit_without_row) {
       text = ":0";
     }
+  }
+  // No line: addr2line still names the file of a local function from the symbol table.
+  if (text.empty() && dwarf && st.symbol_files) {
+    if (std::string_view file = st.symbol_files->file_at(objdump); !file.empty()) text = fmt::format("{}:0", file);
   }
   // else: addr2line's "??:0", which perf does not print
   st.srclines.emplace(objdump, text);
