@@ -1354,7 +1354,13 @@ void ScriptWriter::on_sample(const Record& rec, const analysis::ReadDelivery* re
           return;
         }
         ScriptLocation loc = locate(&thread, mode, ip, true, srcline);
-        if (expand_inlines && loc.has_sym && last_map_ && options_.symbolizer) {
+        bool has_sym = loc.has_sym;
+        if (!needs_symbols_ && last_map_ && options_.symbolizer) {
+          // perf names every frame it expands (its unwinder does, whatever the fields), so an
+          // inline chain shows as addresses marked " (inlined)" without a symbol field too.
+          has_sym = resolver_->resolve(&thread, mode, ip).at.sym != nullptr;
+        }
+        if (has_sym && last_map_ && options_.symbolizer) {
           const session::Map* map = last_map_;
           auto chain =
               options_.symbolizer->inline_frames(*map, map->dso && map->dso->kernel ? -1 : thread.pid(), ip);
@@ -1363,6 +1369,12 @@ void ScriptWriter::on_sample(const Record& rec, const analysis::ReadDelivery* re
               ScriptLocation il = loc;
               il.sym = f.function;
               il.inlined = f.inlined;
+              // perf (6.1.192) prints each expanded frame's own line: the call's line in the
+              // outer frames, "??:0" included.
+              if (srcline) {
+                il.srcline = f.srcline;
+                il.has_srcline = !f.srcline.empty();
+              }
               append_frame(out_, il, ipo);
             }
             return;

@@ -527,8 +527,12 @@ std::string Symbolizer::srcline(const session::Map& map, int32_t pid, uint64_t a
   if (!st) return fmt::format("{}[{:x}]", short_name, rel);
   uint64_t objdump = st->kind == DsoState::Kind::kElf ? rel + st->text_offset : rel;
   if (st->kind == DsoState::Kind::kJit) short_name = st->short_name;
-  // perf asks addr2line only about real files; pseudo DSOs get "<name>[<address>]".
-  if (st->kind != DsoState::Kind::kElf || st->dwarf_path.empty()) return fmt::format("{}[{:x}]", short_name, objdump);
+  // perf asks addr2line only about real files; pseudo DSOs get "<name>[<address>]", "[vdso]" too
+  // when its image came from the build-id cache.
+  const bool bracketed = map.dso && map.dso->name && !map.dso->name->empty() && map.dso->name->front() == '[';
+  if (st->kind != DsoState::Kind::kElf || st->dwarf_path.empty() || bracketed) {
+    return fmt::format("{}[{:x}]", short_name, objdump);
+  }
   bool have_dwarf = false;
   std::string text = cached_srcline(*st, short_name, objdump, &have_dwarf);
   if (!text.empty() || !have_dwarf) return text;
@@ -631,7 +635,22 @@ std::vector<InlineFrame> Symbolizer::inline_frames(const session::Map& map, int3
     chain.found = dwarf && dwarf->lookup(objdump, true, &chain.frames);
     it = st->chains.emplace(objdump, std::move(chain)).first;
   }
-  if (!it->second.found) return out;
+  if (!it->second.found) {
+    // No line and no function for the address, but the file has DWARF: addr2line still answers
+    // with the symbol table's function and "??:?" (or the file of a local function, see
+    // SymbolFiles), and perf shows that one frame with "??:0".
+    // Not where addr2line names no function (a PLT: perf keeps the frame and prints
+    // "<dso>[<offset>]"), nor for a file perf hands no addr2line ("[vdso]" from the build-id cache).
+    if (!dwarf_of(*st) || st->addr2line_unnamed(objdump)) return out;
+    if (map.dso && map.dso->name && !map.dso->name->empty() && map.dso->name->front() == '[') return out;
+    InlineFrame frame;
+    frame.function = std::string(r.sym->name());
+    frame.inlined = false;
+    std::string_view file = st->symbol_files ? st->symbol_files->file_at(objdump) : std::string_view();
+    frame.srcline = file.empty() ? "??:0" : fmt::format("{}:0", file);
+    out.push_back(std::move(frame));
+    return out;
+  }
   for (const SourceFrame& f : it->second.frames) {
     InlineFrame frame;
     if (f.function.empty()) {
@@ -650,6 +669,8 @@ std::vector<InlineFrame> Symbolizer::inline_frames(const session::Map& map, int3
       frame.srcline = fmt::format("{}:{}", basename_of(f.file), f.line);
     } else if (f.unit_without_row) {
       frame.srcline = ":0";
+    } else {
+      frame.srcline = "??:0";  // addr2line's "??:?"
     }
     out.push_back(std::move(frame));
   }

@@ -72,7 +72,8 @@ struct Resolved {
 // One frame of an inline chain, innermost first, as perf --inline shows them.
 struct InlineFrame {
   std::string function;  // demangled as perf demangles; the ELF symbol's name when DWARF names none
-  std::string srcline;   // "file.c:12" (basename), "" when unknown
+  std::string srcline;   // "file.c:12" (basename): the address's line in the innermost frame, the
+                         // call's line in each outer one; "??:0" when addr2line knows none
   bool inlined = true;   // false for the real function the chain ends in (perf then prints the dso)
 };
 
@@ -107,7 +108,8 @@ class Symbolizer {
   std::string report_srcline(const session::Map& map, int32_t pid, uint64_t ip, bool frame, bool with_name = true);
 
   // The inline chain at `addr` as perf --inline expands a callchain frame: empty when perf shows
-  // the frame as it is (no symbol, no DWARF); otherwise the frames that replace it. Thread-safe.
+  // the frame as it is (no symbol, no DWARF); otherwise the frames that replace it (one, the
+  // frame's own function, where DWARF has nothing for the address). Thread-safe.
   std::vector<InlineFrame> inline_frames(const session::Map& map, int32_t pid, uint64_t addr);
   // The same chain as symbols, as perf report's callchains take it (--call-graph dwarf frames):
   // the frame's own symbol where DWARF names it, an `inlined` symbol with its range for each

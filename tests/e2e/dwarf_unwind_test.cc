@@ -112,6 +112,22 @@ TEST(DwarfUnwindE2E, ScriptCommTidIpSymEqualPerf) {
   expect_same(rec.path, "-F comm,tid,ip,sym");
 }
 
+// perf expands the inline chain of every unwound frame whatever the fields: without a symbol
+// field the inlined frames show as addresses marked " (inlined)", and with srcline each expanded
+// frame shows its own line (the call's line in the outer frames; "??:0" for a frame DWARF knows
+// nothing of, such as _start). tperf printed neither, seen on issue 11's dwarf recipe.
+TEST(DwarfUnwindE2E, ScriptExpandsFramesWithoutSymbolFieldsAndGivesEachItsLine) {
+  TPERF_REQUIRE_RECORDING(rec, dwarf_recording());
+  for (const char* args : {"-F comm,tid,ip", "-F ip,dso", "-F ip,srcline", "-F ip,sym,dso,srcline"}) {
+    expect_same(rec.path, args);
+  }
+  // The cases are there: inlined frames without a symbol field, and a "??:0" line.
+  CommandResult ip = run(fmt::format("perf script -F ip -i {} 2>/dev/null", shell_quote(rec.path)));
+  EXPECT_NE(ip.out.find(" (inlined)"), std::string::npos);
+  CommandResult lines = run(fmt::format("perf script -F ip,sym,srcline -i {} 2>/dev/null", shell_quote(rec.path)));
+  EXPECT_NE(lines.out.find("\n  ??:0"), std::string::npos);
+}
+
 TEST(DwarfUnwindE2E, ScriptMaxStackEqualsPerf) {
   TPERF_REQUIRE_RECORDING(rec, dwarf_recording());
   expect_same(rec.path, "--max-stack 3 -F comm,tid,ip,sym,dso");
