@@ -103,6 +103,12 @@ struct Symbolizer::DsoState {
   std::deque<std::string> inline_names;
 
   const SymbolTable& symbols() const { return shared ? *shared : table; }
+  // addr2line's line for an address no DWARF line covers, from the symbol table alone: "file:0"
+  // for a local function after an STT_FILE symbol (see SymbolFiles), "" for none.
+  std::string symbol_file_line(uint64_t objdump) const {
+    const std::string_view file = symbol_files ? symbol_files->file_at(objdump) : std::string_view();
+    return file.empty() ? std::string() : fmt::format("{}:0", file);
+  }
   // Whether addr2line answers "??" for the function at this objdump address.
   bool addr2line_unnamed(uint64_t objdump) const {
     return std::any_of(unnamed_code.begin(), unnamed_code.end(),
@@ -401,11 +407,12 @@ void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
   if (runfile.section(".text", &text)) state.text_offset = text.sh_addr - text.sh_offset;
   state.exec_type = runfile.ehdr().e_type == ET_EXEC;
   // Source lines come from the file the symbols came from, as perf hands that to addr2line (a
-  // MiniDebugInfo image carries its file's path; an in-memory vDSO has none).
+  // MiniDebugInfo image carries its file's path). perf hands it no file of a DSO named in
+  // brackets: "[vdso]" gets "[vdso][offset]" even when its image came from the build-id cache.
   // A --symfs given as a relative path gives relative file paths: made absolute, as the lines
-  // are read later (an in-memory image, "[vdso]", has no file to read them from).
+  // are read later.
   const std::string& src = symfile.path();
-  if (!src.empty() && src.front() != '[') {
+  if (!vdso && !src.empty()) {
     std::error_code ec;
     const std::filesystem::path abs = std::filesystem::absolute(src, ec);
     state.dwarf_path = ec ? src : abs.string();
@@ -527,12 +534,8 @@ std::string Symbolizer::srcline(const session::Map& map, int32_t pid, uint64_t a
   if (!st) return fmt::format("{}[{:x}]", short_name, rel);
   uint64_t objdump = st->kind == DsoState::Kind::kElf ? rel + st->text_offset : rel;
   if (st->kind == DsoState::Kind::kJit) short_name = st->short_name;
-  // perf asks addr2line only about real files; pseudo DSOs get "<name>[<address>]", "[vdso]" too
-  // when its image came from the build-id cache.
-  const bool bracketed = map.dso && map.dso->name && !map.dso->name->empty() && map.dso->name->front() == '[';
-  if (st->kind != DsoState::Kind::kElf || st->dwarf_path.empty() || bracketed) {
-    return fmt::format("{}[{:x}]", short_name, objdump);
-  }
+  // perf asks addr2line only about real files; pseudo DSOs get "<name>[<address>]".
+  if (st->kind != DsoState::Kind::kElf || st->dwarf_path.empty()) return fmt::format("{}[{:x}]", short_name, objdump);
   bool have_dwarf = false;
   std::string text = cached_srcline(*st, short_name, objdump, &have_dwarf);
   if (!text.empty() || !have_dwarf) return text;
@@ -571,9 +574,7 @@ std::string Symbolizer::cached_srcline(DsoState& st, std::string_view short_name
     }
   }
   // No line: addr2line still names the file of a local function from the symbol table.
-  if (text.empty() && dwarf && st.symbol_files) {
-    if (std::string_view file = st.symbol_files->file_at(objdump); !file.empty()) text = fmt::format("{}:0", file);
-  }
+  if (text.empty() && dwarf) text = st.symbol_file_line(objdump);
   // else: addr2line's "??:0", which perf does not print
   st.srclines.emplace(objdump, text);
   return text;
@@ -640,14 +641,13 @@ std::vector<InlineFrame> Symbolizer::inline_frames(const session::Map& map, int3
     // with the symbol table's function and "??:?" (or the file of a local function, see
     // SymbolFiles), and perf shows that one frame with "??:0".
     // Not where addr2line names no function (a PLT: perf keeps the frame and prints
-    // "<dso>[<offset>]"), nor for a file perf hands no addr2line ("[vdso]" from the build-id cache).
+    // "<dso>[<offset>]").
     if (!dwarf_of(*st) || st->addr2line_unnamed(objdump)) return out;
-    if (map.dso && map.dso->name && !map.dso->name->empty() && map.dso->name->front() == '[') return out;
     InlineFrame frame;
     frame.function = std::string(r.sym->name());
     frame.inlined = false;
-    std::string_view file = st->symbol_files ? st->symbol_files->file_at(objdump) : std::string_view();
-    frame.srcline = file.empty() ? "??:0" : fmt::format("{}:0", file);
+    frame.srcline = st->symbol_file_line(objdump);
+    if (frame.srcline.empty()) frame.srcline = "??:0";
     out.push_back(std::move(frame));
     return out;
   }

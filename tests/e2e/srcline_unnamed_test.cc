@@ -23,8 +23,11 @@ namespace {
 
 using namespace tperf::perfdata;
 
-// sh_offset and sh_size of a section, from readelf; {0, 0} when the file has none.
-std::pair<uint64_t, uint64_t> section_of(const std::string& file, const std::string& name) {
+// A section's sh_addr, sh_offset and sh_size, from readelf; all 0 when the file has none.
+struct SectionPlace {
+  uint64_t addr = 0, offset = 0, size = 0;
+};
+SectionPlace section_of(const std::string& file, const std::string& name) {
   std::istringstream in(run_command(fmt::format("readelf -SW {} 2>/dev/null", shell_quote(file))));
   std::string line;
   while (std::getline(in, line)) {
@@ -34,24 +37,12 @@ std::pair<uint64_t, uint64_t> section_of(const std::string& file, const std::str
     std::istringstream fields(line.substr(close + 2));
     std::string sec, type, addr, off, size;
     fields >> sec >> type >> addr >> off >> size;
-    if (sec == name) return {std::strtoull(off.c_str(), nullptr, 16), std::strtoull(size.c_str(), nullptr, 16)};
+    if (sec == name) {
+      return {std::strtoull(addr.c_str(), nullptr, 16), std::strtoull(off.c_str(), nullptr, 16),
+              std::strtoull(size.c_str(), nullptr, 16)};
+    }
   }
-  return {0, 0};
-}
-
-// sh_addr of a section, from readelf; 0 when the file has none.
-uint64_t section_address_of(const std::string& file, const std::string& name) {
-  std::istringstream in(run_command(fmt::format("readelf -SW {} 2>/dev/null", shell_quote(file))));
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t close = line.find("] ");
-    if (close == std::string::npos) continue;
-    std::istringstream fields(line.substr(close + 2));
-    std::string sec, type, addr;
-    fields >> sec >> type >> addr;
-    if (sec == name) return std::strtoull(addr.c_str(), nullptr, 16);
-  }
-  return 0;
+  return {};
 }
 
 TEST(SrclineUnnamed, PltAndUnnamedCodeAsPerf) {
@@ -95,10 +86,11 @@ TEST(SrclineUnnamed, PltAndUnnamedCodeAsPerf) {
     w.write_record(rb.mmap2(m, sid));
     std::vector<uint64_t> offsets;
     for (const char* sec : {".plt", ".plt.sec", ".plt.got"}) {
-      auto [off, size] = section_of(bin, sec);
-      if (size >= 0x20) offsets.push_back(off + 0x10), ++plt_samples;
+      const SectionPlace plt = section_of(bin, sec);
+      if (plt.size >= 0x20) offsets.push_back(plt.offset + 0x10), ++plt_samples;
     }
-    auto [text, text_size] = section_of(bin, ".text");
+    const SectionPlace text_section = section_of(bin, ".text");
+    const uint64_t text = text_section.offset, text_size = text_section.size;
     ASSERT_GT(text_size, 0x80u) << bin;
     // The start of .text (below its first symbol in bash's .dynsym), and two addresses inside
     // functions.
@@ -118,7 +110,7 @@ TEST(SrclineUnnamed, PltAndUnnamedCodeAsPerf) {
         }
       }
       ASSERT_EQ(crt, 3u) << "set-up failed: crtstuff.c's functions not in " << bin;
-      ASSERT_EQ(section_address_of(bin, ".text"), text) << "set-up failed: .text's address is not its offset";
+      ASSERT_EQ(text_section.addr, text) << "set-up failed: .text's address is not its offset";
     }
     for (uint64_t off : offsets) {
       Sample s;
