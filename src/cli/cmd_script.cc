@@ -67,6 +67,7 @@ int run_script(const ScriptCliOptions& cli) {
   opt.show_switch_events = cli.show_switch_events;
   opt.show_lost_events = cli.show_lost_events;
   opt.max_stack = cli.max_stack;
+  opt.jobs = cli.jobs.jobs;
   opt.time = cli.time;
   if (!cli.cpu.empty()) {
     opt.cpu_filter = true;

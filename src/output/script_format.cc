@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <thread>
 
 #include "analysis/branch_types.h"
 #include "perfdata/abi.h"
@@ -25,6 +26,7 @@
 #include "symbols/symbolizer.h"
 #include "output/trace_format.h"
 #include "util/async_writer.h"
+#include "util/workqueue.h"
 
 namespace tperf::output {
 
@@ -90,6 +92,11 @@ constexpr uint32_t kTypeSynth = 0x80000000u;  // PERF_TYPE_SYNTH
 constexpr uint32_t kTypeMax = 6;              // PERF_TYPE_MAX
 
 constexpr size_t kFlushBytes = 1 << 20;
+// Samples formatted on other threads (ScriptWriter::sample) go in batches of at most this many,
+// in this many bytes of records; fewer than kMinParallel held are formatted on this thread.
+constexpr size_t kBatchSamples = 1024;
+constexpr size_t kBatchBytes = 1 << 20;
+constexpr size_t kMinParallel = 256;
 
 bool is_dummy(const PerfEventAttr& a) { return a.type == perfdata::kTypeSoftware && a.config == perfdata::kSwDummy; }
 
@@ -847,7 +854,10 @@ std::string parse_cpu_list(std::string_view text, std::vector<bool>* cpus) {
 
 ScriptWriter::ScriptWriter(const perfdata::Reader& reader, session::Machine& machine, ScriptOptions options, FILE* out)
     : reader_(reader), machine_(machine), options_(std::move(options)), file_(out) {
-  resolver_ = std::make_unique<symbols::Resolver>(machine_, options_.symbolizer);
+  jobs_ = options_.jobs ? options_.jobs : std::max(1u, std::thread::hardware_concurrency());
+  lanes_.push_back(std::make_unique<Lane>());
+  lane0().out = &out_;
+  lane0().resolver = std::make_unique<symbols::Resolver>(machine_, options_.symbolizer);
   style_.nanosecs = options_.nanosecs;
   use_callchain_ = !options_.hide_callchain;
   out_.reserve(kFlushBytes + 4096);
@@ -971,7 +981,7 @@ bool ScriptWriter::thread_filtered(const session::Thread& thread) const {
   return false;
 }
 
-ScriptLocation ScriptWriter::locate(const session::Thread* thread, uint8_t cpumode, uint64_t addr,
+ScriptLocation ScriptWriter::locate(Lane& lane, const session::Thread* thread, uint8_t cpumode, uint64_t addr,
                                     bool callchain_frame, bool srcline) const {
   ScriptLocation loc;
   loc.ip = addr;
@@ -981,13 +991,13 @@ ScriptLocation ScriptWriter::locate(const session::Thread* thread, uint8_t cpumo
   symbols::ResolvedFrame at;
   if (thread) {
     if (symbols) {
-      at = resolver_->resolve(thread, cpumode, addr);
+      at = lane.resolver->resolve(thread, cpumode, addr);
     } else {
-      at.map = resolver_->find_map(thread, cpumode, addr, shows_dso_);
+      at.map = lane.resolver->find_map(thread, cpumode, addr, shows_dso_);
     }
   }
   const session::Map* map = at.map;
-  last_map_ = map;
+  lane.last_map = map;
   if (!map || !map->dso) return loc;
   loc.has_map = true;
   const session::Dso& dso = *map->dso;
@@ -1015,49 +1025,52 @@ ScriptLocation ScriptWriter::locate(const session::Thread* thread, uint8_t cpumo
   return loc;
 }
 
-ScriptLocation ScriptWriter::locate_fb(const session::Thread* thread, uint8_t cpumode, uint64_t addr) const {
-  ScriptLocation loc = locate(thread, cpumode, addr, false);
+ScriptLocation ScriptWriter::locate_fb(Lane& lane, const session::Thread* thread, uint8_t cpumode,
+                                       uint64_t addr) const {
+  ScriptLocation loc = locate(lane, thread, cpumode, addr, false);
   if (loc.has_map) return loc;
   uint8_t implied = addr >= (1ULL << 63) ? perfdata::kMiscKernel : perfdata::kMiscUser;
   if (implied == cpumode) return loc;
-  return locate(thread, implied, addr, false);
+  return locate(lane, thread, implied, addr, false);
 }
 
-void ScriptWriter::append_branches(const Sample& s, const session::Thread& thread, uint8_t cpumode, uint64_t fields) {
+void ScriptWriter::append_branches(Lane& lane, const Sample& s, const session::Thread& thread, uint8_t cpumode,
+                                   uint64_t fields) const {
+  std::string& out = *lane.out;
   const bool dso = fields & kFieldDso;
   auto dso_part = [&](const ScriptLocation& loc) {
-    out_ += '(';
+    out += '(';
     if (loc.has_map) {
-      out_.append(loc.dso);
+      out.append(loc.dso);
     } else {
-      out_ += "[unknown]";
+      out += "[unknown]";
     }
-    out_ += ')';
+    out += ')';
   };
   for (const perfdata::BranchEntry& b : s.branches) {
     if (fields & kFieldBrstack) {
-      util::append_format(out_, " 0x{:x}", b.from);
-      if (dso) dso_part(locate_fb(&thread, cpumode, b.from));
-      util::append_format(out_, "/0x{:x}", b.to);
-      if (dso) dso_part(locate_fb(&thread, cpumode, b.to));
+      util::append_format(out, " 0x{:x}", b.from);
+      if (dso) dso_part(locate_fb(lane, &thread, cpumode, b.from));
+      util::append_format(out, "/0x{:x}", b.to);
+      if (dso) dso_part(locate_fb(lane, &thread, cpumode, b.to));
     } else {
       // perf prints branch symbols with their offsets.
       auto sym_part = [&](const ScriptLocation& loc) {
         if (!loc.has_sym) {
-          out_ += "[unknown]";
+          out += "[unknown]";
         } else {
-          util::append_format(out_, "{}+{:#x}", loc.sym, loc.symoff);
+          util::append_format(out, "{}+{:#x}", loc.sym, loc.symoff);
         }
       };
-      ScriptLocation from = locate_fb(&thread, cpumode, b.from);
+      ScriptLocation from = locate_fb(lane, &thread, cpumode, b.from);
       sym_part(from);
       if (dso) dso_part(from);
-      out_ += '/';
-      ScriptLocation to = locate_fb(&thread, cpumode, b.to);
+      out += '/';
+      ScriptLocation to = locate_fb(lane, &thread, cpumode, b.to);
       sym_part(to);
       if (dso) dso_part(to);
     }
-    append_branch_flags(out_, b.flags);
+    append_branch_flags(out, b.flags);
   }
 }
 
@@ -1138,6 +1151,11 @@ bool ScriptWriter::print_sideband(const Record& rec, int32_t pid, int32_t tid, u
 
 void ScriptWriter::before_machine(const Record& rec, uint64_t) {
   using namespace perfdata;
+  // The held samples print what the machine says now. A round's end changes nothing for them
+  // unless it releases an exited thread; throttling changes nothing at all.
+  const bool keeps_held = rec.type == kRecordThrottle || rec.type == kRecordUnthrottle ||
+                          (rec.type == kRecordFinishedRound && !machine_.exits_pending());
+  if (jobs_ > 1 && !keeps_held) format_held();
   // perf prints an exit before it forgets anything about the task.
   if (rec.type == kRecordExit && options_.show_task_events) {
     TaskEvent e = decode_task(rec.body(), rec.misc, reader_.swapped(), rec.offset + 8);
@@ -1228,9 +1246,10 @@ void ScriptWriter::after_machine(const Record& rec, uint64_t time) {
 void ScriptWriter::sample(const Record& rec) {
   // perf makes a sample of each counter value a SAMPLE_READ record carries.
   if (const perfdata::EventAttr* ea = reader_.attr_of(rec); ea && analysis::SampleReadSplitter::applies(ea->attr)) {
+    format_held();
     if (!read_splitter_) read_splitter_ = std::make_unique<analysis::SampleReadSplitter>(reader_);
-    reader_.decode_sample(rec, sample_);
-    const std::vector<analysis::ReadDelivery> deliveries = read_splitter_->split(sample_);
+    reader_.decode_sample(rec, lane0().sample);
+    const std::vector<analysis::ReadDelivery> deliveries = read_splitter_->split(lane0().sample);
     for (const auto& d : deliveries) on_sample(rec, &d);
   } else {
     on_sample(rec);
@@ -1239,17 +1258,67 @@ void ScriptWriter::sample(const Record& rec) {
 }
 
 void ScriptWriter::on_sample(const Record& rec, const analysis::ReadDelivery* read) {
-  using namespace perfdata;
-  int ai = read ? read->attr_index : reader_.attr_index_of(rec);
+  const int ai = read ? read->attr_index : reader_.attr_index_of(rec);
   if (ai < 0) return;  // perf skips samples of unknown ids
-  const EventAttr& ea = reader_.attrs()[static_cast<size_t>(ai)];
-  const int type = script_output_type(ea.attr.type);
-  const ScriptFieldSet& set = options_.fields.sets[type];
-  const uint64_t fields = set.fields;
-  if (!fields) return;
-  Sample& s = sample_;
-  reader_.decode_sample(rec, s);  // throws FormatError: the replay driver reports it
+  const uint64_t fields = options_.fields.sets[script_output_type(reader_.attrs()[static_cast<size_t>(ai)].attr.type)].fields;
+  // A sample formatted elsewhere is decoded again there: here its chain need not be read.
+  const bool anywhere = !read && formats_anywhere(ai, fields);
+  session::Thread* thread =
+      admit(rec, ai, anywhere ? perfdata::SampleParts::kWithoutCallchain : perfdata::SampleParts::kAll);
+  if (!thread) return;
+  if (anywhere) {
+    hold(rec, ai, *thread);
+    return;
+  }
+  if (jobs_ > 1) format_held();
+  format_sample(lane0(), rec, read, ai, reader_.attrs()[static_cast<size_t>(ai)], *thread);
+}
 
+session::Thread* ScriptWriter::admit(const Record& rec, int ai, perfdata::SampleParts parts) {
+  using namespace perfdata;
+  const EventAttr& ea = reader_.attrs()[static_cast<size_t>(ai)];
+  const uint64_t fields = options_.fields.sets[script_output_type(ea.attr.type)].fields;
+  if (!fields) return nullptr;
+  Sample& s = lane0().sample;
+  reader_.decode_sample(rec, s, parts);  // throws FormatError: the replay driver reports it
+  // As the line start has them (format_sample): -1 and UINT64_MAX where the sample has none.
+  const uint64_t time = s.has(kSampleTime) ? s.time : UINT64_MAX;
+  const int32_t cpu = s.has(kSampleCpu) ? static_cast<int32_t>(s.cpu) : -1;
+  if (analysis::time_skipped(options_.time_ranges, time)) return nullptr;
+  if (options_.cpu_filter && cpu != -1) {
+    size_t c = static_cast<uint32_t>(cpu);
+    if (c >= options_.cpus.size() || !options_.cpus[c]) return nullptr;
+  }
+  const int32_t pid = s.has(kSampleTid) ? static_cast<int32_t>(s.pid) : -1;
+  const int32_t tid = s.has(kSampleTid) ? static_cast<int32_t>(s.tid) : -1;
+  session::Thread& thread = machine_.findnew_thread(pid, tid);
+  if (thread_filtered(thread)) return nullptr;
+  ++samples_printed_;
+  if ((fields & kFieldEvent) && name_width_ < 0) {
+    names_.clear();
+    name_width_ = 0;
+    for (const auto& a : reader_.attrs()) {
+      if (reader_.is_pipe() && a.named_by_position) {
+        // perf script names the event from its attr there (see EventAttr::named_by_position).
+        perfdata::EventAttr unnamed = a;
+        unnamed.named = false;
+        unnamed.name = perfdata::default_event_name(a.attr);
+        names_.push_back(script_event_name(unnamed));
+      } else {
+        names_.push_back(script_event_name(a));
+      }
+      name_width_ = std::max(name_width_, static_cast<int>(names_.back().size()));
+    }
+  }
+  return &thread;
+}
+
+void ScriptWriter::format_sample(Lane& lane, const Record& rec, const analysis::ReadDelivery* read, int ai,
+                                 const EventAttr& ea, const session::Thread& thread) {
+  using namespace perfdata;
+  const uint64_t fields = options_.fields.sets[script_output_type(ea.attr.type)].fields;
+  std::string& out = *lane.out;
+  const Sample& s = lane.sample;
   ScriptLineStart start;
   start.misc = rec.misc;
   start.record_type = kRecordSample;
@@ -1261,15 +1330,6 @@ void ScriptWriter::on_sample(const Record& rec, const analysis::ReadDelivery* re
   if (s.has(kSampleTime)) start.time = s.time;
   const uint64_t period = read ? read->period : s.has(kSamplePeriod) ? s.period : ea.attr.sample_period;
 
-  if (analysis::time_skipped(options_.time_ranges, start.time)) return;
-  if (options_.cpu_filter && start.cpu != -1) {
-    size_t c = static_cast<uint32_t>(start.cpu);
-    if (c >= options_.cpus.size() || !options_.cpus[c]) return;
-  }
-  session::Thread& thread = machine_.findnew_thread(start.pid, start.tid);
-  if (thread_filtered(thread)) return;
-
-  ++samples_printed_;
   std::string comm_buf;
   if (const std::string* c = thread.comm()) {
     start.comm = *c;
@@ -1280,34 +1340,18 @@ void ScriptWriter::on_sample(const Record& rec, const analysis::ReadDelivery* re
   const bool has_callchain = ea.attr.has(kSampleCallchain);
   ScriptStartStyle style = style_;
   style.comm_unpadded = (fields & kFieldIp) && has_callchain && use_callchain_;
-  append_line_start(out_, fields, start, style);
+  append_line_start(out, fields, start, style);
 
-  if (fields & kFieldPeriod) append_period(out_, period);
+  if (fields & kFieldPeriod) append_period(out, period);
   if (fields & kFieldEvent) {
-    if (name_width_ < 0) {
-      names_.clear();
-      name_width_ = 0;
-      for (const auto& a : reader_.attrs()) {
-        if (reader_.is_pipe() && a.named_by_position) {
-          // perf script names the event from its attr there (see EventAttr::named_by_position).
-          perfdata::EventAttr unnamed = a;
-          unnamed.named = false;
-          unnamed.name = perfdata::default_event_name(a.attr);
-          names_.push_back(script_event_name(unnamed));
-        } else {
-          names_.push_back(script_event_name(a));
-        }
-        name_width_ = std::max(name_width_, static_cast<int>(names_.back().size()));
-      }
-    }
     std::string_view name = static_cast<size_t>(ai) < names_.size() ? std::string_view(names_[static_cast<size_t>(ai)])
                                                                     : std::string_view(ea.name);
-    append_event_name(out_, name, name_width_);
+    append_event_name(out, name, name_width_);
   }
-  if (options_.fields.print_flags) out_ += "                        ";  // "  %-21s " of no flags
+  if (options_.fields.print_flags) out += "                        ";  // "  %-21s " of no flags
   if ((fields & kFieldTrace) && s.has(kSampleRaw)) {
     if (!trace_) trace_ = std::make_unique<ScriptTraceField>(reader_, machine_, options_.symbolizer);
-    trace_->append(out_, ea.attr.config, start.cpu, s.raw, thread);
+    trace_->append(out, ea.attr.config, start.cpu, s.raw, thread);
   }
 
   ScriptIpOptions ipo;
@@ -1324,44 +1368,44 @@ void ScriptWriter::on_sample(const Record& rec, const analysis::ReadDelivery* re
         ea.attr.type == kTypeSoftware &&
         (ea.attr.config == kSwPageFaults || ea.attr.config == kSwPageFaultsMin || ea.attr.config == kSwPageFaultsMaj);
     if (correlates) {
-      ScriptLocation loc = locate(&thread, cpumode, s.addr, false);
+      ScriptLocation loc = locate(lane, &thread, cpumode, s.addr, false);
       if (!loc.has_map) {
         uint8_t alt = s.addr >= (1ULL << 63) ? kMiscKernel : kMiscUser;
-        if (alt != cpumode) loc = locate(&thread, alt, s.addr, false);
+        if (alt != cpumode) loc = locate(lane, &thread, alt, s.addr, false);
       }
-      append_addr(out_, s.addr, &loc, ipo);
+      append_addr(out, s.addr, &loc, ipo);
     } else {
-      append_addr(out_, s.addr, nullptr, ipo);
+      append_addr(out, s.addr, nullptr, ipo);
     }
   }
-  if (fields & kFieldDataSrc) data_src_column_.append(out_, s.data_src);
+  if (fields & kFieldDataSrc) data_src_column_.append(out, s.data_src);
   // WEIGHT_STRUCT packs weight (low 32 bits) and instruction latency (next 16).
   const bool weight_struct = s.has(kSampleWeightStruct);
   if (fields & kFieldWeight) {
-    util::append_format(out_, "{:16}", weight_struct ? (s.weight & 0xffffffffULL) : s.weight);
+    util::append_format(out, "{:16}", weight_struct ? (s.weight & 0xffffffffULL) : s.weight);
   }
   if (fields & kFieldInsLat) {
-    util::append_format(out_, "{:16}", weight_struct ? (s.weight >> 32) & 0xffff : 0);
+    util::append_format(out, "{:16}", weight_struct ? (s.weight >> 32) & 0xffff : 0);
   }
 
   if (fields & kFieldIp) {
     if (use_callchain_ && has_callchain) {
-      out_ += '\n';
+      out += '\n';
       // One frame, or its inline chain (innermost first) when `expand_inlines` and it has one.
       auto frame = [&](uint8_t mode, uint64_t ip, bool expand_inlines) {
         if (!expand_inlines) {
-          append_callchain_frame(thread, mode, ip, ipo, srcline);  // the cached line
+          append_callchain_frame(lane, thread, mode, ip, ipo, srcline);  // the cached line
           return;
         }
-        ScriptLocation loc = locate(&thread, mode, ip, true, srcline);
+        ScriptLocation loc = locate(lane, &thread, mode, ip, true, srcline);
         bool has_sym = loc.has_sym;
-        if (!needs_symbols_ && last_map_ && options_.symbolizer) {
+        if (!needs_symbols_ && lane.last_map && options_.symbolizer) {
           // perf names every frame it expands (its unwinder does, whatever the fields), so an
           // inline chain shows as addresses marked " (inlined)" without a symbol field too.
-          has_sym = resolver_->resolve(&thread, mode, ip).at.sym != nullptr;
+          has_sym = lane.resolver->resolve(&thread, mode, ip).at.sym != nullptr;
         }
-        if (has_sym && last_map_ && options_.symbolizer) {
-          const session::Map* map = last_map_;
+        if (has_sym && lane.last_map && options_.symbolizer) {
+          const session::Map* map = lane.last_map;
           auto chain =
               options_.symbolizer->inline_frames(*map, map->dso && map->dso->kernel ? -1 : thread.pid(), ip);
           if (!chain.empty()) {
@@ -1375,53 +1419,58 @@ void ScriptWriter::on_sample(const Record& rec, const analysis::ReadDelivery* re
                 il.srcline = f.srcline;
                 il.has_srcline = !f.srcline.empty();
               }
-              append_frame(out_, il, ipo);
+              append_frame(out, il, ipo);
             }
             return;
           }
         }
-        append_frame(out_, loc, ipo);
+        append_frame(out, loc, ipo);
       };
       // The kernel's chain as every command walks it (context markers, --max-stack); a chain
       // with a context perf does not know is dropped, as perf drops it.
       // No thread: no map is looked up for the frames here (most lines come from the frame cache).
-      const bool chain_ok = session::resolve_callchain(machine_, nullptr, s, options_.max_stack, &chain_frames_);
-      for (const session::CallchainFrame& f : chain_frames_) {
+      const bool chain_ok = session::resolve_callchain(machine_, nullptr, s, options_.max_stack, &lane.chain_frames);
+      if (options_.inline_frames) {
         // perf --inline: a frame inside inlined code becomes its inline chain.
-        frame(f.cpumode, f.ip, options_.inline_frames);
+        for (const session::CallchainFrame& f : lane.chain_frames) frame(f.cpumode, f.ip, true);
+      } else {
+        // Most frames of most files: the cached line, without the lambda's frame around it.
+        for (const session::CallchainFrame& f : lane.chain_frames) {
+          append_callchain_frame(lane, thread, f.cpumode, f.ip, ipo, srcline);
+        }
       }
-      if (chain_ok && s.deferred_callchain && chain_frames_.size() < options_.max_stack) {
+      if (chain_ok && s.deferred_callchain && lane.chain_frames.size() < options_.max_stack) {
         // A deferred chain not merged (--no-merge-callchains): its last word is the cookie that
         // names the CALLCHAIN_DEFERRED record, shown as perf 6.19 shows it.
-        ScriptLocation loc = locate(&thread, kMiscUser, s.deferred_cookie, true);
+        ScriptLocation loc = locate(lane, &thread, kMiscUser, s.deferred_cookie, true);
         loc.has_sym = true;
         loc.sym = "(cookie)";
         ScriptIpOptions cookie_ipo = ipo;
         cookie_ipo.symoff = false;
-        append_frame(out_, loc, cookie_ipo);
+        append_frame(out, loc, cookie_ipo);
       }
       // --call-graph dwarf: the user part comes from unwinding the stack copy, after the
       // kernel's frames, with --max-stack frames of its own. perf always expands the inline
       // chains of these frames (its unwinder appends them as it goes).
       if (chain_ok && options_.unwinder && symbols::DwarfUnwinder::wants(ea.attr, s)) {
-        unwound_.clear();
-        options_.unwinder->unwind(thread, s, options_.max_stack, &unwound_);
-        for (const auto& f : unwound_) frame(f.cpumode, f.ip, options_.unwound_inline_frames || options_.inline_frames);
+        lane.unwound.clear();
+        options_.unwinder->unwind(thread, s, options_.max_stack, &lane.unwound);
+        for (const auto& f : lane.unwound) frame(f.cpumode, f.ip, options_.unwound_inline_frames || options_.inline_frames);
       }
     } else {
-      out_ += ' ';
-      ScriptLocation loc = locate(&thread, cpumode, s.ip, false, srcline);
+      out += ' ';
+      ScriptLocation loc = locate(lane, &thread, cpumode, s.ip, false, srcline);
       loc.ip = s.ip;
-      append_ip(out_, loc, ipo);
+      append_ip(out, loc, ipo);
     }
   }
-  if (fields & kFieldIregs) append_regs(out_, s.regs_intr, ea.attr.sample_regs_intr, arch_);
-  if (fields & kFieldUregs) append_regs(out_, s.regs_user, ea.attr.sample_regs_user, arch_);
-  if (fields & (kFieldBrstack | kFieldBrstacksym)) append_branches(s, thread, cpumode, fields);
-  if (fields & kFieldPhysAddr) util::append_format(out_, "{:16x}", s.phys_addr);
-  if (fields & kFieldDataPageSize) append_page_size(out_, s.data_page_size);
-  if (fields & kFieldCodePageSize) append_page_size(out_, s.code_page_size);
-  out_ += '\n';
+  if (fields & kFieldIregs) append_regs(out, s.regs_intr, ea.attr.sample_regs_intr, arch_);
+  if (fields & kFieldUregs) append_regs(out, s.regs_user, ea.attr.sample_regs_user, arch_);
+  if (fields & (kFieldBrstack | kFieldBrstacksym)) append_branches(lane, s, thread, cpumode, fields);
+  if (fields & kFieldPhysAddr) util::append_format(out, "{:16x}", s.phys_addr);
+  if (fields & kFieldDataPageSize) append_page_size(out, s.data_page_size);
+  if (fields & kFieldCodePageSize) append_page_size(out, s.code_page_size);
+  out += '\n';
 }
 
 // perf 6.19's line for a CALLCHAIN_DEFERRED record: the line start of its sample_id, the
@@ -1461,7 +1510,7 @@ void ScriptWriter::on_callchain_deferred(const Record& rec, uint64_t time) {
       unsigned entries = 0;
       for (uint64_t ip : e.ips) {
         if (entries++ >= options_.max_stack) break;
-        append_callchain_frame(*thread, kMiscUser, ip, ipo, false);
+        append_callchain_frame(lane0(), *thread, kMiscUser, ip, ipo, false);
       }
     } else {
       out_ += ' ';
@@ -1476,8 +1525,8 @@ void ScriptWriter::FreeDeleter::operator()(FrameSlot* p) const {
   if (p) ::munmap(p, sizeof(FrameSlot) << kFrameSlotBits);
 }
 
-void ScriptWriter::append_callchain_frame(const session::Thread& thread, uint8_t mode, uint64_t ip,
-                                          const ScriptIpOptions& ipo, bool srcline) {
+void ScriptWriter::append_callchain_frame(Lane& lane, const session::Thread& thread, uint8_t mode, uint64_t ip,
+                                          const ScriptIpOptions& ipo, bool srcline) const {
   // The frame's text depends on the map and the symbols found for ip in the space the mode
   // selects (the same lookups locate() does), and nothing else that changes during a session:
   // a map change renews the space's version, a KSYMBOL record the kernel's (the replay driver).
@@ -1487,11 +1536,28 @@ void ScriptWriter::append_callchain_frame(const session::Thread& thread, uint8_t
   } else if (mode == perfdata::kMiscUser) {
     space = thread.maps();
   }
+  if (space && lane.frame_cache) {
+    // The hit, which most frames are, kept apart from the rest so that it costs no more than
+    // the probe and the copy.
+    const uint64_t version = space->version();
+    const FrameSlot& slot = lane.frame_cache[frame_slot(version, ip)];
+    if (slot.version == version && slot.ip == ip) {
+      lane.out->append(slot.text, slot.len);
+      return;
+    }
+  }
+  append_uncached_frame(lane, thread, space, mode, ip, ipo, srcline);
+}
+
+void ScriptWriter::append_uncached_frame(Lane& lane, const session::Thread& thread,
+                                         const session::AddressSpace* space, uint8_t mode, uint64_t ip,
+                                         const ScriptIpOptions& ipo, bool srcline) const {
+  std::string& out = *lane.out;
   if (!space) {
-    append_frame(out_, locate(&thread, mode, ip, true, srcline), ipo);
+    append_frame(out, locate(lane, &thread, mode, ip, true, srcline), ipo);
     return;
   }
-  if (!frame_cache_) {
+  if (!lane.frame_cache) {
     // Zeroed and populated at once: touched a slot at a time, each page would first map the zero
     // page (the probe reads) and then be copied on the write, a TLB shootdown on every CPU of
     // this multi-threaded process each time.
@@ -1507,26 +1573,218 @@ void ScriptWriter::append_callchain_frame(const session::Thread& thread, uint8_t
     {
       std::memset(p, 0, bytes);  // kernels before 5.14: the write faults them in
     }
-    frame_cache_.reset(static_cast<FrameSlot*>(p));
+    lane.frame_cache.reset(static_cast<FrameSlot*>(p));
   }
-  const uint64_t version = space->version();
-  const uint64_t h = (ip ^ (version << 40) ^ (version >> 24)) * 0x9E3779B97F4A7C15ULL;
-  FrameSlot& slot = frame_cache_[h >> (64 - kFrameSlotBits)];
-  if (slot.version == version && slot.ip == ip) {
-    out_.append(slot.text, slot.len);
-    return;
-  }
-  const size_t begin = out_.size();
-  append_frame(out_, locate(&thread, mode, ip, true, srcline), ipo);
-  const size_t len = out_.size() - begin;
+  const size_t begin = out.size();
+  append_frame(out, locate(lane, &thread, mode, ip, true, srcline), ipo);
+  const size_t len = out.size() - begin;
   // locate() may have changed the space (a kernel map widened from kallsyms): key by what it
   // is now, so the entry is never taken for the space it was before.
+  const uint64_t version = space->version();
+  FrameSlot& slot = lane.frame_cache[frame_slot(version, ip)];
   if (len <= sizeof(slot.text)) {
-    slot.version = space->version();
+    slot.version = version;
     slot.ip = ip;
     slot.len = static_cast<uint32_t>(len);
-    std::memcpy(slot.text, out_.data() + begin, len);
+    std::memcpy(slot.text, out.data() + begin, len);
   }
+}
+
+bool ScriptWriter::formats_anywhere(int ai, uint64_t fields) const {
+  if (jobs_ < 2) return false;
+  const PerfEventAttr& attr = reader_.attrs()[static_cast<size_t>(ai)].attr;
+  if (fields & kFieldDataSrc) return false;  // its width is the widest printed before
+  if ((fields & kFieldTrace) && attr.has(perfdata::kSampleRaw)) return false;  // one trace formatter
+  if (options_.unwinder && symbols::DwarfUnwinder::copies_stacks(attr)) return false;  // one unwinder
+  return true;
+}
+
+void ScriptWriter::hold(const Record& rec, int ai, session::Thread& thread) {
+  if (!filling_) {
+    std::lock_guard lock(batches_mu_);
+    if (spare_batches_.empty()) {
+      filling_ = std::make_unique<Batch>();
+    } else {
+      filling_ = std::move(spare_batches_.back());
+      spare_batches_.pop_back();
+    }
+  }
+  Batch& b = *filling_;
+  // The batch's own copy of the event: a pipe announces events as it goes, and the reader adds
+  // them (moving the ones it has) when it reads their record, while batches are formatted.
+  uint32_t event = 0;
+  while (event < b.events.size() && b.events[event].first != ai) ++event;
+  if (event == b.events.size()) {
+    const EventAttr& a = reader_.attrs()[static_cast<size_t>(ai)];
+    EventAttr copy;
+    copy.attr = a.attr;
+    copy.name = a.name;
+    copy.named = a.named;
+    copy.named_by_position = a.named_by_position;
+    b.events.emplace_back(ai, std::move(copy));
+  }
+  if (rec.stable) {
+    b.held.push_back({perfdata::RecordMeta::of(rec), rec.bytes.data(), 0, event, &thread});
+  } else {
+    const size_t at = b.bytes.size();
+    b.bytes.insert(b.bytes.end(), rec.bytes.begin(), rec.bytes.end());
+    b.held.push_back({perfdata::RecordMeta::of(rec), nullptr, at, event, &thread});
+  }
+  if (b.held.size() >= kBatchSamples || b.bytes.size() >= kBatchBytes) queue_batch();
+}
+
+void ScriptWriter::queue_batch() {
+  if (!filling_) return;
+  if (!formatters_) {
+    formatters_ = std::make_unique<util::WorkQueue>(jobs_, util::WorkQueueOptions{.name = "tperf-fmt"});
+    std::lock_guard lock(batches_mu_);
+    // A lane for each worker and one for this thread when it formats a batch: not lane 0,
+    // which admit() decodes into meanwhile.
+    for (unsigned i = 0; i < formatters_->nr_threads(); ++i) {
+      auto lane = std::make_unique<Lane>();
+      lane->out = &out_;
+      lane->resolver = std::make_unique<symbols::Resolver>(machine_, options_.symbolizer);
+      free_lanes_.push_back(lane.get());
+      lanes_.push_back(std::move(lane));
+    }
+  }
+  bool idle;
+  {
+    std::lock_guard lock(batches_mu_);
+    idle = batches_.empty() && !writing_;
+  }
+  if (idle) {
+    // What this thread wrote since the last batches (side-band lines, samples it formatted
+    // itself) goes out first: the batches are written by the threads that format them.
+    if (async_) {
+      if (!out_.empty()) async_->submit(out_);
+      async_->drain();
+    } else if (!out_.empty()) {
+      std::fwrite(out_.data(), 1, out_.size(), file_);
+    }
+    out_.clear();
+  }
+  {
+    std::lock_guard lock(batches_mu_);
+    filling_->state = Batch::State::kQueued;
+    batches_.push_back(std::move(filling_));
+  }
+  formatters_->queue_work([this] { format_queued_batch(); });
+  // Bounded: while more batches than threads wait, this thread formats one itself (or waits,
+  // when all are being formatted).
+  for (;;) {
+    {
+      std::lock_guard lock(batches_mu_);
+      if (batches_.size() <= jobs_) break;
+    }
+    if (!format_queued_batch()) {
+      std::unique_lock lock(batches_mu_);
+      batch_done_.wait(lock, [&] { return batches_.size() <= jobs_; });
+    }
+  }
+  std::lock_guard lock(batches_mu_);
+  if (batch_error_) std::rethrow_exception(std::exchange(batch_error_, nullptr));
+}
+
+bool ScriptWriter::format_queued_batch() {
+  Batch* b = nullptr;
+  Lane* lane = nullptr;
+  {
+    std::lock_guard lock(batches_mu_);
+    for (auto& q : batches_) {
+      if (q->state == Batch::State::kQueued) {
+        b = q.get();
+        break;
+      }
+    }
+    if (!b) return false;
+    b->state = Batch::State::kFormatting;
+    lane = free_lanes_.back();
+    free_lanes_.pop_back();
+    b->lane = lane;
+    if (!lane->texts.empty()) {
+      b->text = std::move(lane->texts.back());
+      lane->texts.pop_back();
+    }
+  }
+  lane->out = &b->text;
+  try {
+    perfdata::Record rec;
+    for (const Held& h : b->held) {
+      h.meta.fill(rec, h.bytes ? h.bytes : b->bytes.data() + h.at);
+      const auto& [ai, ea] = b->events[h.event];
+      // admit() decoded it once already: this cannot fail.
+      perfdata::decode_sample(rec.body(), reader_.swapped(), rec.offset + 8, ea.attr, lane->sample);
+      format_sample(*lane, rec, nullptr, ai, ea, *h.thread);
+    }
+  } catch (...) {
+    b->error = std::current_exception();
+  }
+  lane->out = &out_;
+  std::unique_lock lock(batches_mu_);
+  free_lanes_.push_back(lane);
+  b->state = Batch::State::kDone;
+  write_done_batches(lock);
+  batch_done_.notify_all();
+  return true;
+}
+
+void ScriptWriter::write_done_batches(std::unique_lock<std::mutex>& lock) {
+  if (writing_) return;
+  writing_ = true;
+  while (!batches_.empty() && batches_.front()->state == Batch::State::kDone) {
+    std::unique_ptr<Batch> b = std::move(batches_.front());
+    batches_.pop_front();
+    lock.unlock();
+    if (!b->error) std::fwrite(b->text.data(), 1, b->text.size(), file_);
+    b->text.clear();
+    b->held.clear();
+    b->bytes.clear();
+    b->events.clear();
+    lock.lock();
+    if (b->error && !batch_error_) batch_error_ = b->error;
+    b->error = nullptr;
+    b->lane->texts.push_back(std::move(b->text));
+    spare_batches_.push_back(std::move(b));
+  }
+  writing_ = false;
+}
+
+void ScriptWriter::format_held() {
+  if (filling_ && !formatters_ && filling_->held.size() < kMinParallel) {
+    // Too few to be worth a worker: straight into out_, as without holding.
+    Batch& b = *filling_;
+    perfdata::Record rec;
+    for (const Held& h : b.held) {
+      h.meta.fill(rec, h.bytes ? h.bytes : b.bytes.data() + h.at);
+      const auto& [ai, ea] = b.events[h.event];
+      perfdata::decode_sample(rec.body(), reader_.swapped(), rec.offset + 8, ea.attr, lane0().sample);
+      format_sample(lane0(), rec, nullptr, ai, ea, *h.thread);
+    }
+    b.held.clear();
+    b.bytes.clear();
+    b.events.clear();
+    std::lock_guard lock(batches_mu_);
+    spare_batches_.push_back(std::move(filling_));
+    return;
+  }
+  queue_batch();
+  for (;;) {
+    {
+      std::lock_guard lock(batches_mu_);
+      if (batches_.empty() && !writing_) break;
+    }
+    if (!format_queued_batch()) {
+      std::unique_lock lock(batches_mu_);
+      batch_done_.wait(lock, [&] {
+        if (batches_.empty() && !writing_) return true;
+        return std::any_of(batches_.begin(), batches_.end(),
+                           [](const auto& q) { return q->state == Batch::State::kQueued; });
+      });
+    }
+  }
+  std::lock_guard lock(batches_mu_);
+  if (batch_error_) std::rethrow_exception(std::exchange(batch_error_, nullptr));
 }
 
 void ScriptWriter::flush_if_full() {
@@ -1538,6 +1796,7 @@ void ScriptWriter::flush_if_full() {
 }
 
 void ScriptWriter::finish() {
+  format_held();
   if (async_) {
     if (!out_.empty()) async_->submit(out_);
     async_->drain();

@@ -9,6 +9,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -23,6 +27,7 @@
 #include "session/callchain.h"
 
 namespace tperf::session {
+class AddressSpace;
 class Machine;
 class Thread;
 struct Map;
@@ -36,6 +41,7 @@ class Resolver;
 
 namespace tperf::util {
 class AsyncWriter;
+class WorkQueue;
 }
 
 namespace tperf::output {
@@ -260,6 +266,9 @@ struct ScriptOptions {
   bool unwound_inline_frames = true;
   // Unwinds the user stacks of --call-graph dwarf samples; nullptr shows only the kernel's frames.
   symbols::DwarfUnwinder* unwinder = nullptr;
+  // Threads that format samples (-j): 0 = one per CPU, 1 = this thread alone. The text is the
+  // same for every count.
+  unsigned jobs = 1;
 };
 
 // Prints the records of one file, delivered in perf's time order (session::OrderedEvents), as
@@ -279,10 +288,16 @@ class ScriptWriter {
   // a sample; a side-band record before the machine applies it (an EXIT is printed while the
   // task is still known) and after (COMM, FORK, MMAP, switch and lost lines, a pipe's ATTR).
   // A record that cannot be decoded throws FormatError.
+  //
+  // With options.jobs above 1, samples are checked, filtered and given their thread here, in
+  // order, and collected in batches; a full batch is formatted on a worker while the next one
+  // fills (this thread formats one too when the workers lag), and the batches' text is written
+  // in order. Before a record that changes what held samples print (one the machine applies, a
+  // side-band line, a thread retired at the end of a round) every batch is formatted first.
   void sample(const perfdata::Record& rec);
   void before_machine(const perfdata::Record& rec, uint64_t time);
   void after_machine(const perfdata::Record& rec, uint64_t time);
-  // Writes out what is buffered.
+  // Writes out what is held and buffered.
   void finish();
 
   // An error that stops the command (a field the events of a pipe cannot fill), or "".
@@ -292,31 +307,11 @@ class ScriptWriter {
   uint64_t samples_printed() const { return samples_printed_; }
 
  private:
-  // `read`: one of the samples perf makes of a SAMPLE_READ record (its event and period).
-  void on_sample(const perfdata::Record& rec, const analysis::ReadDelivery* read = nullptr);
-  void on_callchain_deferred(const perfdata::Record& rec, uint64_t time);
-  void on_attr();
-  // The line start of a side-band record; false when the record is filtered out (--cpu).
-  bool print_sideband(const perfdata::Record& rec, int32_t pid, int32_t tid, uint64_t event_time, bool have_event_time);
-  int sideband_attr(const perfdata::Record& rec, perfdata::Sample& id, bool* have_id) const;
-  bool thread_filtered(const session::Thread& thread) const;
-  ScriptLocation locate(const session::Thread* thread, uint8_t cpumode, uint64_t addr, bool callchain_frame,
-                        bool srcline = false) const;
-  mutable const session::Map* last_map_ = nullptr;  // the map the last locate() found (for --inline)
-  std::unique_ptr<symbols::Resolver> resolver_;     // where locate() looks addresses up
-  // perf's thread__find_map_fb: the sample's cpumode first, then the one the address implies.
-  ScriptLocation locate_fb(const session::Thread* thread, uint8_t cpumode, uint64_t addr) const;
-  void append_branches(const perfdata::Sample& s, const session::Thread& thread, uint8_t cpumode, uint64_t fields);
-  // Appends the line of one callchain frame (see append_frame).
-  void append_callchain_frame(const session::Thread& thread, uint8_t mode, uint64_t ip, const ScriptIpOptions& ipo,
-                              bool srcline);
-  void flush_if_full();
-
   // The formatted lines of callchain frames, keyed by the address space's version and the ip:
   // stacks repeat, so most frames cost a probe and a copy instead of a map lookup, a symbol
   // lookup and the formatting. Direct-mapped with a fixed number of fixed-size slots (a line
   // too long for a slot is not cached), so its memory is bounded: kFrameSlots * sizeof(FrameSlot)
-  // = 8 MiB, mapped populated on the first callchain frame.
+  // = 8 MiB per lane, mapped populated on the lane's first callchain frame.
   struct FrameSlot {
     uint64_t version;  // 0: empty (AddressSpace versions start at 1)
     uint64_t ip;
@@ -327,7 +322,100 @@ class ScriptWriter {
   struct FreeDeleter {
     void operator()(FrameSlot* p) const;
   };
-  std::unique_ptr<FrameSlot[], FreeDeleter> frame_cache_;
+  // What formatting one sample writes to and looks up with. Lane 0 is this thread's; with
+  // options.jobs above 1 there is one per formatting thread. Each on cache lines of its own:
+  // when the lanes' output strings sat side by side (in one vector), every append wrote a line
+  // the other thread was writing too, and two threads took 60% more time than one.
+  struct alignas(64) Lane {
+    std::string* out = nullptr;  // where the lines go: out_, or `text` while held samples are formatted
+    std::string text;
+    perfdata::Sample sample;
+    std::vector<session::CallchainFrame> chain_frames;  // the kernel's chain of the sample printed
+    std::vector<session::CallchainFrame> unwound;
+    std::unique_ptr<symbols::Resolver> resolver;  // where locate() looks addresses up
+    const session::Map* last_map = nullptr;       // the map the last locate() found (for --inline)
+    std::unique_ptr<FrameSlot[], FreeDeleter> frame_cache;
+    // Buffers for the text of the batches this lane formats (batches_mu_). A buffer stays with
+    // its lane: written by one core only, its cache lines are never fetched from another's.
+    std::vector<std::string> texts;
+  };
+  // A sample checked and held for formatting: its record, event and thread. A record that stays
+  // where it is (Record::stable) is held as it is, else its bytes are copied into the batch.
+  struct Held {
+    perfdata::RecordMeta meta;
+    const uint8_t* bytes;  // nullptr: at `at` in the batch's bytes
+    size_t at;
+    uint32_t event;  // in the batch's events
+    session::Thread* thread;
+  };
+  struct Batch {
+    enum class State { kQueued, kFormatting, kDone };
+    std::vector<Held> held;
+    std::vector<uint8_t> bytes;
+    std::vector<std::pair<int, perfdata::EventAttr>> events;  // (attr index, its copy without ids)
+    std::string text;
+    Lane* lane = nullptr;  // the one that formatted it, whose buffer `text` is
+    State state = State::kQueued;
+    std::exception_ptr error;
+  };
+
+  // `read`: one of the samples perf makes of a SAMPLE_READ record (its event and period).
+  void on_sample(const perfdata::Record& rec, const analysis::ReadDelivery* read = nullptr);
+  // Decodes the sample (`parts` of it) into lane 0's, applies the filters and finds its thread:
+  // nullptr when it is not printed. Runs in record order (it may create the thread).
+  session::Thread* admit(const perfdata::Record& rec, int ai, perfdata::SampleParts parts);
+  // The sample's text (decoded in lane.sample), after admit().
+  // `ea`: the event (attr index `ai`) as it was when the sample arrived.
+  void format_sample(Lane& lane, const perfdata::Record& rec, const analysis::ReadDelivery* read, int ai,
+                     const perfdata::EventAttr& ea, const session::Thread& thread);
+  // Whether a sample of event `ai` may be formatted on another thread, out of order.
+  bool formats_anywhere(int ai, uint64_t fields) const;
+  void hold(const perfdata::Record& rec, int ai, session::Thread& thread);
+  // Queues the batch being filled; waits while too many are on their way.
+  void queue_batch();
+  // Formats the oldest queued batch, if any (on a worker, or on this thread); false: none queued.
+  bool format_queued_batch();
+  // Writes the formatted batches at the head of the queue, in order, unless another thread is
+  // writing them (which then writes these too). Called with batches_mu_ held by `lock`.
+  void write_done_batches(std::unique_lock<std::mutex>& lock);
+  // Every held sample formatted and written: before anything that changes what they print.
+  void format_held();
+  void on_callchain_deferred(const perfdata::Record& rec, uint64_t time);
+  void on_attr();
+  // The line start of a side-band record; false when the record is filtered out (--cpu).
+  bool print_sideband(const perfdata::Record& rec, int32_t pid, int32_t tid, uint64_t event_time, bool have_event_time);
+  int sideband_attr(const perfdata::Record& rec, perfdata::Sample& id, bool* have_id) const;
+  bool thread_filtered(const session::Thread& thread) const;
+  ScriptLocation locate(Lane& lane, const session::Thread* thread, uint8_t cpumode, uint64_t addr,
+                        bool callchain_frame, bool srcline = false) const;
+  // perf's thread__find_map_fb: the sample's cpumode first, then the one the address implies.
+  ScriptLocation locate_fb(Lane& lane, const session::Thread* thread, uint8_t cpumode, uint64_t addr) const;
+  void append_branches(Lane& lane, const perfdata::Sample& s, const session::Thread& thread, uint8_t cpumode,
+                       uint64_t fields) const;
+  // Appends the line of one callchain frame (see append_frame): from the lane's frame cache, or
+  // made by append_uncached_frame() and cached (`space`: the one `mode` selects, or nullptr).
+  void append_callchain_frame(Lane& lane, const session::Thread& thread, uint8_t mode, uint64_t ip,
+                              const ScriptIpOptions& ipo, bool srcline) const;
+  [[gnu::noinline]] void append_uncached_frame(Lane& lane, const session::Thread& thread,
+                                               const session::AddressSpace* space, uint8_t mode, uint64_t ip,
+                                               const ScriptIpOptions& ipo, bool srcline) const;
+  static size_t frame_slot(uint64_t version, uint64_t ip) {
+    return static_cast<size_t>(((ip ^ (version << 40) ^ (version >> 24)) * 0x9E3779B97F4A7C15ULL) >>
+                               (64 - kFrameSlotBits));
+  }
+  void flush_if_full();
+  Lane& lane0() { return *lanes_[0]; }
+
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  unsigned jobs_ = 1;  // formatting threads (options.jobs resolved)
+  std::unique_ptr<Batch> filling_;                 // samples held, not yet queued
+  std::mutex batches_mu_;
+  std::deque<std::unique_ptr<Batch>> batches_;     // queued, oldest first (batches_mu_)
+  std::vector<std::unique_ptr<Batch>> spare_batches_;  // (batches_mu_)
+  std::vector<Lane*> free_lanes_;                      // (batches_mu_)
+  bool writing_ = false;             // a thread writes batches (batches_mu_)
+  std::exception_ptr batch_error_;   // the first a batch's formatting threw (batches_mu_)
+  std::condition_variable batch_done_;
   // Writes full buffers while the next one is formatted; made at the first full buffer, so a
   // short output never starts a thread.
   std::unique_ptr<util::AsyncWriter> async_;
@@ -349,11 +437,10 @@ class ScriptWriter {
   bool needs_symbols_ = false;  // some output shows symbols (else no lookups at all)
   bool shows_dso_ = false;      // some output shows DSO names
   uint64_t samples_printed_ = 0;
-  perfdata::Sample sample_;
-  std::vector<session::CallchainFrame> chain_frames_;  // the kernel's chain of the sample printed
-  std::vector<session::CallchainFrame> unwound_;
   ScriptStartStyle style_;
   std::string arch_;
+  // The workers that format batches; declared last so that they stop before what they use goes.
+  std::unique_ptr<util::WorkQueue> formatters_;
 };
 
 }  // namespace tperf::output

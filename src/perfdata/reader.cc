@@ -862,13 +862,13 @@ int Reader::attr_index_of(const Record& rec) const {
   return it == id_map_.end() ? -1 : static_cast<int>(it->second.attr_index);
 }
 
-void Reader::decode_sample(const Record& rec, Sample& out) const {
+void Reader::decode_sample(const Record& rec, Sample& out, SampleParts parts) const {
   int idx = attr_index_of(rec);
   if (idx < 0) {
     throw FormatError(rec.offset, attrs_.empty() ? std::string("sample before any event attr")
                                                  : std::string("sample with an event id no attr has"));
   }
-  perfdata::decode_sample(rec.body(), swap_, rec.offset + 8, attrs_[static_cast<size_t>(idx)].attr, out);
+  perfdata::decode_sample(rec.body(), swap_, rec.offset + 8, attrs_[static_cast<size_t>(idx)].attr, out, parts);
 }
 
 bool Reader::decode_sample_id(const Record& rec, Sample& out) const {

@@ -176,7 +176,7 @@ class Reader {
     return i < 0 ? nullptr : &attrs_[static_cast<size_t>(i)];
   }
   // Decodes a SAMPLE record. Throws FormatError on a short body.
-  void decode_sample(const Record& rec, Sample& out) const;
+  void decode_sample(const Record& rec, Sample& out, SampleParts parts = SampleParts::kAll) const;
   // Decodes the sample_id trailer of a non-sample kernel record; false when the record's
   // event has no sample_id_all or the record type carries none.
   bool decode_sample_id(const Record& rec, Sample& out) const;

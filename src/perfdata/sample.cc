@@ -123,7 +123,7 @@ uint64_t branch_flags_to_foreign(uint64_t flags) {
 }
 
 size_t decode_sample(std::span<const uint8_t> body, bool swap, uint64_t body_offset, const PerfEventAttr& attr,
-                     Sample& s) {
+                     Sample& s, SampleParts parts) {
   // The callchain keeps its length across the clear: resizing it to the next sample's length then
   // writes only the entries it grows by before the copy overwrites them (chains of one thread are
   // of much the same length), where growing from empty wrote every one.
@@ -151,8 +151,15 @@ size_t decode_sample(std::span<const uint8_t> body, bool swap, uint64_t body_off
   if (t & kSampleCallchain) {
     uint64_t nr = r.u64("callchain nr");
     s.callchain = std::move(chain);
-    read_u64_array(r, nr, s.callchain, "callchain");
-    if (attr.flag(kFlagDeferCallchain) && nr >= 2 && s.callchain[nr - 2] == kContextUserDeferred) {
+    if (parts == SampleParts::kWithoutCallchain) {
+      // Checked as read_u64_array checks it; the vector keeps its capacity for the next sample.
+      s.callchain.clear();
+      if (nr > r.remaining() / 8) r.fail("callchain", nr > SIZE_MAX / 8 ? SIZE_MAX : static_cast<size_t>(nr * 8));
+      r.skip(static_cast<size_t>(nr) * 8);
+    } else {
+      read_u64_array(r, nr, s.callchain, "callchain");
+    }
+    if (parts == SampleParts::kAll && attr.flag(kFlagDeferCallchain) && nr >= 2 && s.callchain[nr - 2] == kContextUserDeferred) {
       s.deferred_callchain = true;
       s.deferred_cookie = s.callchain[nr - 1];
     }

@@ -86,11 +86,18 @@ struct Sample {
   bool has(uint64_t bits) const { return (present & bits) != 0; }
 };
 
+// What decode_sample() reads: everything, or everything but the callchain's entries, which are
+// only checked against the record's length (Sample::callchain is left empty, deferred_callchain
+// false). A first pass that needs the other fields and the verdict on the record reads the
+// chain's cache lines not at all.
+enum class SampleParts { kAll, kWithoutCallchain };
+
 // Decodes a SAMPLE body (the bytes after the 8-byte header) for `attr`. The record's file
-// offset is used for errors. Throws FormatError when the body is shorter than its fields say.
+// offset is used for errors. Throws FormatError when the body is shorter than its fields say
+// (whatever `parts` says).
 // Returns the number of body bytes left unconsumed (non-zero means trailing padding/garbage).
 size_t decode_sample(std::span<const uint8_t> body, bool swap, uint64_t body_offset, const PerfEventAttr& attr,
-                     Sample& out);
+                     Sample& out, SampleParts parts = SampleParts::kAll);
 
 // Decodes the sample_id trailer at the end of a non-sample kernel record body. `body` is the
 // whole body; the trailer is its last sample_id_trailer_size(attr) bytes. Throws when the body

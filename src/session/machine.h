@@ -222,6 +222,9 @@ class Machine {
   // delivered in time order) and processes left without threads. With keep_exited only their
   // address spaces go (drop_exited_maps), or nothing.
   void retire_exited(uint64_t time);
+  // Whether some exited thread is still to be released by retire_exited(): until then a Thread
+  // pointer held across a FINISHED_ROUND stays valid.
+  bool exits_pending() const { return !exited_.empty(); }
 
   AddressSpace& kernel_maps() { return kernel_; }
   const AddressSpace& kernel_maps() const { return kernel_; }

@@ -162,6 +162,81 @@ TEST_P(BuilderTest, SampleWithEveryFieldRoundTrips) {
   EXPECT_TRUE(std::equal(aux.begin(), aux.end(), d.aux.begin()));
 }
 
+// SampleParts::kWithoutCallchain (a first pass that reads no chain): every other field as a whole
+// decode gives it, the chain left empty; and on every cut of the record, the same verdict (the
+// same error, at the same offset) as a whole decode.
+TEST_P(BuilderTest, SampleDecodedWithoutItsCallchainHasEverythingElse) {
+  PerfEventAttr attr = rich_attr();
+  RecordBuilder rb(attr, swap());
+  std::vector<uint8_t> raw = {1, 2, 3};
+  std::vector<uint8_t> stack(32, 0x5a);
+  Sample s;
+  s.identifier = s.id = 77;
+  s.ip = 0xffffffff81000010ULL;
+  s.pid = 10;
+  s.tid = 11;
+  s.time = 5000;
+  s.cpu = 1;
+  s.period = 3;
+  s.callchain = {kContextKernel, s.ip, 0xffffffff81000200ULL, kContextUser, 0x401000, 0x402000, 0x403000};
+  s.raw = raw;
+  s.branches = {{0x401000, 0x402000, 0x1}};
+  s.branch_counters = {7};
+  s.regs_user.abi = 2;
+  for (int i = 0; i < 20; ++i) s.regs_user.regs.push_back(0x2000 + i);
+  s.stack_user = stack;
+  s.stack_dyn_size = 16;
+  s.weight = 9;
+  s.regs_intr.abi = 2;
+  s.regs_intr.regs = {0xaa, 0xbb};
+  s.data_page_size = 4096;
+  auto rec = rb.sample(s, kMiscKernel);
+  const std::span<const uint8_t> body = body_of(rec);
+
+  Sample whole, part;
+  part.callchain = {1, 2, 3};  // left from an earlier sample: must not show through
+  ASSERT_EQ(decode_sample(body, swap(), 8, attr, whole), 0u);
+  ASSERT_EQ(decode_sample(body, swap(), 8, attr, part, SampleParts::kWithoutCallchain), 0u);
+  EXPECT_EQ(whole.callchain, s.callchain);
+  EXPECT_TRUE(part.callchain.empty());
+  EXPECT_EQ(part.ip, whole.ip);
+  EXPECT_EQ(part.pid, whole.pid);
+  EXPECT_EQ(part.tid, whole.tid);
+  EXPECT_EQ(part.time, whole.time);
+  EXPECT_EQ(part.cpu, whole.cpu);
+  EXPECT_EQ(part.period, whole.period);
+  EXPECT_EQ(part.read.values.size(), whole.read.values.size());
+  EXPECT_TRUE(std::equal(part.raw.begin(), part.raw.end(), whole.raw.begin(), whole.raw.end()));
+  ASSERT_EQ(part.branches.size(), 1u);
+  EXPECT_EQ(part.branches[0].to, 0x402000u);
+  EXPECT_EQ(part.branch_counters, whole.branch_counters);
+  EXPECT_EQ(part.regs_user.regs, whole.regs_user.regs);
+  EXPECT_EQ(part.stack_user_size, whole.stack_user_size);
+  EXPECT_EQ(part.stack_dyn_size, 16u);
+  EXPECT_EQ(part.weight, 9u);
+  EXPECT_EQ(part.regs_intr.regs, whole.regs_intr.regs);
+  EXPECT_EQ(part.data_page_size, 4096u);
+
+  size_t thrown = 0;
+  for (size_t cut = 0; cut < body.size(); cut += 8) {
+    SCOPED_TRACE(cut);
+    std::string whole_error, part_error;
+    try {
+      decode_sample(body.first(cut), swap(), 8, attr, whole);
+    } catch (const FormatError& e) {
+      whole_error = e.what();
+    }
+    try {
+      decode_sample(body.first(cut), swap(), 8, attr, part, SampleParts::kWithoutCallchain);
+    } catch (const FormatError& e) {
+      part_error = e.what();
+    }
+    EXPECT_EQ(part_error, whole_error);
+    thrown += !whole_error.empty();
+  }
+  EXPECT_EQ(thrown, body.size() / 8) << "every cut record is short of a field";
+}
+
 TEST_P(BuilderTest, SampleOptionalParts) {
   PerfEventAttr attr;
   attr.sample_type = kSampleIp | kSampleRead | kSampleBranchStack | kSampleRegsUser | kSampleStackUser;
