@@ -112,9 +112,10 @@ TEST(JobsE2E, CompressedRecordingPrintsTheSameForEveryJobCount) {
   EXPECT_GT(expect_same_for_every_j(rec.path), 100u);
 }
 
-// Thirty processes one after the other, 60 ms each: their threads exit, and are released a
-// second after their EXIT (at the end of a round) while later samples are formatted. A sample
-// held for formatting must never outlive its thread (the suite runs under AddressSanitizer too).
+// Thirty processes one after the other, 60 ms each, as a real recording has them: threads exit
+// and are released a second after their EXIT while later samples wait to be formatted, and every
+// new process's records end a batch. (SamplesAfterTheirThreadsExit below makes a thread released
+// while its own samples wait.)
 TEST(JobsE2E, ShortLivedProcessesPrintTheSameForEveryJobCount) {
   TPERF_REQUIRE_RECORDING(rec, recording("short", "-g", "sh -c \"for i in \\$(seq 30); do {} 0.06; done\""));
   EXPECT_GT(expect_same_for_every_j(rec.path), 100u);
@@ -267,6 +268,79 @@ TEST(JobsE2E, EventRenamedInTheDataAsPerf) {
       EXPECT_EQ(c.perf_lines, 40000u);
     }
   }
+  EXPECT_GT(expect_same_for_every_j(path), 0u);
+}
+
+// Samples stamped well after their thread's EXIT (as AUX decoding makes them), then the ends of
+// rounds that release the thread: perf 6.1 prints them with the thread's comm, and so must every
+// -j. With -j 2 and more the samples wait in batches to be formatted; a round's end that releases
+// a thread must have them formatted first (under AddressSanitizer a sample formatted after its
+// thread was freed is a use-after-free; without it, a wrong or garbled comm).
+TEST(JobsE2E, SamplesAfterTheirThreadsExitAsPerfForEveryJobCount) {
+  TPERF_REQUIRE_PROGRAM("perf");
+  PerfEventAttr attr = cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleId);
+  RecordBuilder rb(attr);
+  TempDir dir;
+  const std::string path = dir.file("late.data");
+  Writer w;
+  w.open(path);
+  w.add_attr(attr, {7}, "cpu-clock");
+  auto sid_at = [](int32_t tid, uint64_t time) {
+    SampleId sid;
+    sid.pid = sid.tid = tid;
+    sid.time = time;
+    sid.id = 7;
+    return sid;
+  };
+  auto named = [&](int32_t tid, const char* name, uint64_t time) {
+    CommEvent comm;
+    comm.pid = comm.tid = tid;
+    comm.comm = name;
+    w.write_record(rb.comm(comm, sid_at(tid, time)));
+  };
+  auto samples = [&](int32_t tid, uint64_t from, int n) {
+    for (int i = 0; i < n; ++i) {
+      Sample s;
+      s.pid = s.tid = static_cast<uint32_t>(tid);
+      s.time = from + static_cast<uint64_t>(i);
+      s.period = 100;
+      s.id = 7;
+      s.ip = 0xffffffff81000000ULL + 0x10 * static_cast<uint64_t>(i % 64);
+      w.write_record(rb.sample(s, kMiscKernel));
+    }
+  };
+  const uint64_t kSecond = 1000000000;
+  named(50, "leaves-early", 100);
+  named(60, "stays", 200);
+  TaskEvent exit;
+  exit.pid = exit.tid = 50;
+  exit.ppid = exit.ptid = 1;
+  exit.time = 1 * kSecond;
+  w.write_record(rb.exit(exit, sid_at(50, exit.time)));
+  w.write_record(rb.finished_round());
+  // Two rounds of late samples; the end of the second releases thread 50 (its exit is more than
+  // a second older than the first's last sample). Fewer than a batch, then more than one.
+  samples(50, 5 * kSecond / 2, 300);
+  w.write_record(rb.finished_round());
+  samples(50, 3 * kSecond, 1500);
+  w.write_record(rb.finished_round());
+  samples(60, 4 * kSecond, 1500);
+  w.write_record(rb.finished_round());
+  samples(60, 5 * kSecond, 10);
+  w.finish();
+  for (int j : {1, 2, 3}) {
+    SCOPED_TRACE(j);
+    ComparedOutputs c = compare_outputs(fmt::format("perf script -F comm,tid,time,ip -i {}", shell_quote(path)),
+                                        fmt::format("{} script -j {} -F comm,tid,time,ip -i {}", TPERF_BINARY, j,
+                                                    shell_quote(path)),
+                                        path);
+    EXPECT_EQ(c.diff, "");
+    EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+    EXPECT_EQ(c.perf_lines, 3310u);
+  }
+  const CommandResult late =
+      run(fmt::format("{} script -j 2 -F comm -i {} | grep -c leaves-early", TPERF_BINARY, shell_quote(path)));
+  EXPECT_EQ(std::atoi(late.out.c_str()), 1800);
   EXPECT_GT(expect_same_for_every_j(path), 0u);
 }
 
