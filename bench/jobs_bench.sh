@@ -3,8 +3,10 @@
 # default) on the same file, runs alternating so that a slower or faster spell of a shared
 # machine falls on both. Prints, per command, the best and the median wall time of each count,
 # the CPU time of the best run, the ratios (-j 1 / -j N, the speed-up; the issue-11 target is
-# >= 1.6 on the fp recipe), and whether the outputs are byte-identical. Not part of CI; run by
-# hand:
+# >= 1.6 on the fp recipe), and whether the outputs are byte-identical. Also what the machine
+# itself gives: N copies of the -j 1 run at once, as "ceiling" = N x (-j 1 time) / (their time),
+# the speed-up N threads could have at best (on a VM whose cores share a host, well below N).
+# Not part of CI; run by hand:
 #
 #   bash bench/jobs_bench.sh [--runs N] [--jobs N] [--cmd "report --stdio --no-children"] FILE...
 #
@@ -44,6 +46,16 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 results="$out/jobs-results-$(date -u +%Y%m%dT%H%M%SZ).txt"
 
+# copies_run CMD...: wall seconds of $jobs copies of CMD run at once (stdout to /dev/null), as "wall 0".
+copies_run() {
+  local start end k
+  start=$(date +%s.%N)
+  for ((k = 0; k < jobs; k++)); do "$@" >/dev/null 2>&1 & done
+  wait
+  end=$(date +%s.%N)
+  awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f 0\n", e - s }'
+}
+
 # one_run CMD... : wall and CPU seconds of one run (stdout to /dev/null), as "wall cpu".
 one_run() {
   /usr/bin/time -f "%e %U %S" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/stderr" ||
@@ -53,17 +65,18 @@ one_run() {
 
 {
   echo "# jobs_bench $(date -u +%FT%TZ) on $(nproc) CPUs, tperf $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'), runs $runs"
-  echo "| file | command | -j 1 best / median | -j $jobs best / median | CPU -j 1 / -j $jobs | speed-up best / median | output |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| file | command | -j 1 best / median | -j $jobs best / median | CPU -j 1 / -j $jobs | speed-up best / median | ceiling best / median | output |"
+  echo "|---|---|---|---|---|---|---|---|"
 } | tee "$results"
 
 for f in "${files[@]}"; do
   for c in "${cmds[@]}"; do
     read -ra args <<<"$c"
-    one=() other=()
+    one=() other=() copies=()
     for ((i = 0; i < runs; i++)); do
       one+=("$(one_run "$tperf" "${args[@]}" -j 1 -i "$f")")
       other+=("$(one_run "$tperf" "${args[@]}" -j "$jobs" -i "$f")")
+      copies+=("$(copies_run "$tperf" "${args[@]}" -j 1 -i "$f")")
     done
     "$tperf" "${args[@]}" -j 1 -i "$f" >"$tmp/one.txt" 2>/dev/null
     "$tperf" "${args[@]}" -j "$jobs" -i "$f" >"$tmp/other.txt" 2>/dev/null
@@ -71,7 +84,8 @@ for f in "${files[@]}"; do
     cmp -s "$tmp/one.txt" "$tmp/other.txt" || same="DIFFERENT"
     printf '%s\n' "${one[@]}" >"$tmp/one.times"
     printf '%s\n' "${other[@]}" >"$tmp/other.times"
-    python3 - "$tmp/one.times" "$tmp/other.times" "$(basename "$f")" "$c" "$jobs" "$same" <<'EOF' | tee -a "$results"
+    printf '%s\n' "${copies[@]}" >"$tmp/copies.times"
+    python3 - "$tmp/one.times" "$tmp/other.times" "$(basename "$f")" "$c" "$jobs" "$same" "$tmp/copies.times" <<'EOF' | tee -a "$results"
 import statistics, sys
 def load(p):
     rows = [tuple(map(float, l.split())) for l in open(p) if l.strip()]
@@ -79,8 +93,10 @@ def load(p):
     return best[0], statistics.median(r[0] for r in rows), best[1]
 b1, m1, c1 = load(sys.argv[1])
 bn, mn, cn = load(sys.argv[2])
+bc, mc, _ = load(sys.argv[7])
+n = int(sys.argv[5])
 print(f"| {sys.argv[3]} | `{sys.argv[4]}` | {b1:.2f} / {m1:.2f} s | {bn:.2f} / {mn:.2f} s | "
-      f"{c1:.2f} / {cn:.2f} s | {b1 / bn:.2f}x / {m1 / mn:.2f}x | {sys.argv[6]} |")
+      f"{c1:.2f} / {cn:.2f} s | {b1 / bn:.2f}x / {m1 / mn:.2f}x | {n * b1 / bc:.2f}x / {n * m1 / mc:.2f}x | {sys.argv[6]} |")
 EOF
   done
 done

@@ -1751,40 +1751,51 @@ void ScriptWriter::write_done_batches(std::unique_lock<std::mutex>& lock) {
 }
 
 void ScriptWriter::format_held() {
-  if (filling_ && !formatters_ && filling_->held.size() < kMinParallel) {
-    // Too few to be worth a worker: straight into out_, as without holding.
-    Batch& b = *filling_;
-    perfdata::Record rec;
-    for (const Held& h : b.held) {
-      h.meta.fill(rec, h.bytes ? h.bytes : b.bytes.data() + h.at);
-      const auto& [ai, ea] = b.events[h.event];
-      perfdata::decode_sample(rec.body(), reader_.swapped(), rec.offset + 8, ea.attr, lane0().sample);
-      format_sample(lane0(), rec, nullptr, ai, ea, *h.thread);
+  // The batches on their way first (this thread formats those still queued), then what is held:
+  // a few samples here, into out_ (written before the next batch is queued), where handing them to
+  // a worker and waiting for it would cost more than formatting them (on a system-wide recording
+  // every new process and every exit ends a batch).
+  auto wait_for_batches = [&] {
+    for (;;) {
+      {
+        std::lock_guard lock(batches_mu_);
+        if (batches_.empty() && !writing_) break;
+      }
+      if (!format_queued_batch()) {
+        std::unique_lock lock(batches_mu_);
+        batch_done_.wait(lock, [&] {
+          if (batches_.empty() && !writing_) return true;
+          return std::any_of(batches_.begin(), batches_.end(),
+                             [](const auto& q) { return q->state == Batch::State::kQueued; });
+        });
+      }
     }
-    b.held.clear();
-    b.bytes.clear();
-    b.events.clear();
     std::lock_guard lock(batches_mu_);
-    spare_batches_.push_back(std::move(filling_));
+    if (batch_error_) std::rethrow_exception(std::exchange(batch_error_, nullptr));
+  };
+  if (formatters_) wait_for_batches();
+  if (!filling_) return;
+  if (filling_->held.size() >= kMinParallel) {
+    queue_batch();
+    wait_for_batches();
     return;
   }
-  queue_batch();
-  for (;;) {
-    {
-      std::lock_guard lock(batches_mu_);
-      if (batches_.empty() && !writing_) break;
-    }
-    if (!format_queued_batch()) {
-      std::unique_lock lock(batches_mu_);
-      batch_done_.wait(lock, [&] {
-        if (batches_.empty() && !writing_) return true;
-        return std::any_of(batches_.begin(), batches_.end(),
-                           [](const auto& q) { return q->state == Batch::State::kQueued; });
-      });
-    }
+  Batch& b = *filling_;
+  perfdata::Record rec;
+  for (const Held& h : b.held) {
+    h.meta.fill(rec, h.bytes ? h.bytes : b.bytes.data() + h.at);
+    const auto& [ai, ea] = b.events[h.event];
+    perfdata::decode_sample(rec.body(), reader_.swapped(), rec.offset + 8, ea.attr, lane0().sample);
+    format_sample(lane0(), rec, nullptr, ai, ea, *h.thread);
   }
-  std::lock_guard lock(batches_mu_);
-  if (batch_error_) std::rethrow_exception(std::exchange(batch_error_, nullptr));
+  b.held.clear();
+  b.bytes.clear();
+  b.events.clear();
+  {
+    std::lock_guard lock(batches_mu_);
+    spare_batches_.push_back(std::move(filling_));
+  }
+  flush_if_full();
 }
 
 void ScriptWriter::flush_if_full() {
