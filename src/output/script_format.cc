@@ -1709,14 +1709,7 @@ bool ScriptWriter::format_queued_batch() {
   }
   lane->out = &b->text;
   try {
-    perfdata::Record rec;
-    for (const Held& h : b->held) {
-      h.meta.fill(rec, h.bytes ? h.bytes : b->bytes.data() + h.at);
-      const auto& [ai, ea] = b->events[h.event];
-      // admit() decoded it once already: this cannot fail.
-      perfdata::decode_sample(rec.body(), reader_.swapped(), rec.offset + 8, ea.attr, lane->sample);
-      format_sample(*lane, rec, nullptr, ai, ea, *h.thread);
-    }
+    format_batch(*lane, *b);
   } catch (...) {
     b->error = std::current_exception();
   }
@@ -1727,6 +1720,17 @@ bool ScriptWriter::format_queued_batch() {
   write_done_batches(lock);
   batch_done_.notify_all();
   return true;
+}
+
+void ScriptWriter::format_batch(Lane& lane, const Batch& b) {
+  perfdata::Record rec;
+  for (const Held& h : b.held) {
+    h.meta.fill(rec, h.bytes ? h.bytes : b.bytes.data() + h.at);
+    const auto& [ai, ea] = b.events[h.event];
+    // admit() decoded it once already: this cannot fail.
+    perfdata::decode_sample(rec.body(), reader_.swapped(), rec.offset + 8, ea.attr, lane.sample);
+    format_sample(lane, rec, nullptr, ai, ea, *h.thread);
+  }
 }
 
 void ScriptWriter::write_done_batches(std::unique_lock<std::mutex>& lock) {
@@ -1781,13 +1785,7 @@ void ScriptWriter::format_held() {
     return;
   }
   Batch& b = *filling_;
-  perfdata::Record rec;
-  for (const Held& h : b.held) {
-    h.meta.fill(rec, h.bytes ? h.bytes : b.bytes.data() + h.at);
-    const auto& [ai, ea] = b.events[h.event];
-    perfdata::decode_sample(rec.body(), reader_.swapped(), rec.offset + 8, ea.attr, lane0().sample);
-    format_sample(lane0(), rec, nullptr, ai, ea, *h.thread);
-  }
+  format_batch(lane0(), b);
   b.held.clear();
   b.bytes.clear();
   b.events.clear();

@@ -375,6 +375,8 @@ class ScriptWriter {
   void queue_batch();
   // Formats the oldest queued batch, if any (on a worker, or on this thread); false: none queued.
   bool format_queued_batch();
+  // The held samples' text, into lane.out.
+  void format_batch(Lane& lane, const Batch& b);
   // Writes the formatted batches at the head of the queue, in order, unless another thread is
   // writing them (which then writes these too). Called with batches_mu_ held by `lock`.
   void write_done_batches(std::unique_lock<std::mutex>& lock);
