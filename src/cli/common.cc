@@ -32,9 +32,9 @@ std::string InputOption::resolve(const CLI::App& cmd) const {
 
 void JobsOption::add_to(CLI::App& cmd) {
   cmd.add_option("-j,--jobs", jobs,
-                 "threads: 1 reads and applies the records on one thread; 2 or more reads, unpacks and orders "
-                 "them on a thread of its own (the default on two cores or more; a pipe is read on one); the output "
-                 "is the same");
+                 "threads (default: one per core): 1 does everything on one thread; 2 or more reads, unpacks and "
+                 "orders the records on a thread of its own (a pipe is read on one), and script formats its samples "
+                 "on that many; the output is the same");
 }
 
 void SymbolCliOptions::add_to(CLI::App& cmd) {
