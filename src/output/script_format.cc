@@ -1264,7 +1264,7 @@ void ScriptWriter::on_sample(const Record& rec, const analysis::ReadDelivery* re
   // A sample formatted elsewhere is decoded again there: here its chain need not be read.
   const bool anywhere = !read && formats_anywhere(ai, fields);
   session::Thread* thread =
-      admit(rec, ai, anywhere ? perfdata::SampleParts::kWithoutCallchain : perfdata::SampleParts::kAll);
+      admit(rec, fields, anywhere ? perfdata::SampleParts::kWithoutCallchain : perfdata::SampleParts::kAll);
   if (!thread) return;
   if (anywhere) {
     hold(rec, ai, *thread);
@@ -1274,10 +1274,8 @@ void ScriptWriter::on_sample(const Record& rec, const analysis::ReadDelivery* re
   format_sample(lane0(), rec, read, ai, reader_.attrs()[static_cast<size_t>(ai)], *thread);
 }
 
-session::Thread* ScriptWriter::admit(const Record& rec, int ai, perfdata::SampleParts parts) {
+session::Thread* ScriptWriter::admit(const Record& rec, uint64_t fields, perfdata::SampleParts parts) {
   using namespace perfdata;
-  const EventAttr& ea = reader_.attrs()[static_cast<size_t>(ai)];
-  const uint64_t fields = options_.fields.sets[script_output_type(ea.attr.type)].fields;
   if (!fields) return nullptr;
   Sample& s = lane0().sample;
   reader_.decode_sample(rec, s, parts);  // throws FormatError: the replay driver reports it
@@ -1653,37 +1651,44 @@ void ScriptWriter::queue_batch() {
     std::lock_guard lock(batches_mu_);
     idle = batches_.empty() && !writing_;
   }
-  if (idle) {
-    // What this thread wrote since the last batches (side-band lines, samples it formatted
-    // itself) goes out first: the batches are written by the threads that format them.
-    if (async_) {
-      if (!out_.empty()) async_->submit(out_);
-      async_->drain();
-    } else if (!out_.empty()) {
-      std::fwrite(out_.data(), 1, out_.size(), file_);
-    }
-    out_.clear();
-  }
+  // What this thread wrote since the last batches (side-band lines, samples it formatted
+  // itself) goes out first: the batches are written by the threads that format them.
+  if (idle) write_buffered();
   {
     std::lock_guard lock(batches_mu_);
     filling_->state = Batch::State::kQueued;
     batches_.push_back(std::move(filling_));
   }
   formatters_->queue_work([this] { format_queued_batch(); });
-  // Bounded: while more batches than threads wait, this thread formats one itself (or waits,
-  // when all are being formatted).
+  // Bounded: no more batches on their way than threads.
+  wait_for_batches(jobs_);
+}
+
+void ScriptWriter::wait_for_batches(size_t at_most) {
+  // Only this thread queues batches: once none is left queued, none comes before the wait ends.
+  auto done = [&] { return batches_.size() <= at_most && (at_most > 0 || !writing_); };
   for (;;) {
     {
       std::lock_guard lock(batches_mu_);
-      if (batches_.size() <= jobs_) break;
+      if (done()) break;
     }
     if (!format_queued_batch()) {
       std::unique_lock lock(batches_mu_);
-      batch_done_.wait(lock, [&] { return batches_.size() <= jobs_; });
+      batch_done_.wait(lock, done);
     }
   }
   std::lock_guard lock(batches_mu_);
   if (batch_error_) std::rethrow_exception(std::exchange(batch_error_, nullptr));
+}
+
+void ScriptWriter::write_buffered() {
+  if (async_) {
+    if (!out_.empty()) async_->submit(out_);
+    async_->drain();
+  } else if (!out_.empty()) {
+    std::fwrite(out_.data(), 1, out_.size(), file_);
+  }
+  out_.clear();
 }
 
 bool ScriptWriter::format_queued_batch() {
@@ -1759,29 +1764,11 @@ void ScriptWriter::format_held() {
   // a few samples here, into out_ (written before the next batch is queued), where handing them to
   // a worker and waiting for it would cost more than formatting them (on a system-wide recording
   // every new process and every exit ends a batch).
-  auto wait_for_batches = [&] {
-    for (;;) {
-      {
-        std::lock_guard lock(batches_mu_);
-        if (batches_.empty() && !writing_) break;
-      }
-      if (!format_queued_batch()) {
-        std::unique_lock lock(batches_mu_);
-        batch_done_.wait(lock, [&] {
-          if (batches_.empty() && !writing_) return true;
-          return std::any_of(batches_.begin(), batches_.end(),
-                             [](const auto& q) { return q->state == Batch::State::kQueued; });
-        });
-      }
-    }
-    std::lock_guard lock(batches_mu_);
-    if (batch_error_) std::rethrow_exception(std::exchange(batch_error_, nullptr));
-  };
-  if (formatters_) wait_for_batches();
+  if (formatters_) wait_for_batches(0);
   if (!filling_) return;
   if (filling_->held.size() >= kMinParallel) {
     queue_batch();
-    wait_for_batches();
+    wait_for_batches(0);
     return;
   }
   Batch& b = *filling_;
@@ -1806,13 +1793,8 @@ void ScriptWriter::flush_if_full() {
 
 void ScriptWriter::finish() {
   format_held();
-  if (async_) {
-    if (!out_.empty()) async_->submit(out_);
-    async_->drain();
-    async_.reset();
-  }
-  if (!out_.empty()) std::fwrite(out_.data(), 1, out_.size(), file_);
-  out_.clear();
+  write_buffered();
+  async_.reset();
   std::fflush(file_);
 }
 

@@ -327,8 +327,7 @@ class ScriptWriter {
   // when the lanes' output strings sat side by side (in one vector), every append wrote a line
   // the other thread was writing too, and two threads took 60% more time than one.
   struct alignas(64) Lane {
-    std::string* out = nullptr;  // where the lines go: out_, or `text` while held samples are formatted
-    std::string text;
+    std::string* out = nullptr;  // where the lines go: out_, or a batch's text while it is formatted
     perfdata::Sample sample;
     std::vector<session::CallchainFrame> chain_frames;  // the kernel's chain of the sample printed
     std::vector<session::CallchainFrame> unwound;
@@ -362,8 +361,9 @@ class ScriptWriter {
   // `read`: one of the samples perf makes of a SAMPLE_READ record (its event and period).
   void on_sample(const perfdata::Record& rec, const analysis::ReadDelivery* read = nullptr);
   // Decodes the sample (`parts` of it) into lane 0's, applies the filters and finds its thread:
-  // nullptr when it is not printed. Runs in record order (it may create the thread).
-  session::Thread* admit(const perfdata::Record& rec, int ai, perfdata::SampleParts parts);
+  // nullptr when it is not printed (`fields`: its event's, none prints nothing). Runs in record
+  // order (it may create the thread).
+  session::Thread* admit(const perfdata::Record& rec, uint64_t fields, perfdata::SampleParts parts);
   // The sample's text (decoded in lane.sample), after admit().
   // `ea`: the event (attr index `ai`) as it was when the sample arrived.
   void format_sample(Lane& lane, const perfdata::Record& rec, const analysis::ReadDelivery* read, int ai,
@@ -380,6 +380,11 @@ class ScriptWriter {
   // Writes the formatted batches at the head of the queue, in order, unless another thread is
   // writing them (which then writes these too). Called with batches_mu_ held by `lock`.
   void write_done_batches(std::unique_lock<std::mutex>& lock);
+  // Formats queued batches here or waits until at most `at_most` are on their way (0: all of them
+  // written too); then rethrows what a batch's formatting threw.
+  void wait_for_batches(size_t at_most);
+  // What this thread buffered (out_, and the writer thread's buffer) into the file now.
+  void write_buffered();
   // Every held sample formatted and written: before anything that changes what they print.
   void format_held();
   void on_callchain_deferred(const perfdata::Record& rec, uint64_t time);

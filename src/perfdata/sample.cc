@@ -41,11 +41,16 @@ static_assert(sizeof(Sample) == 424, "a field was added to Sample: reset it in S
 
 namespace {
 
+// An array of `n` words where fewer remain in r.
+[[noreturn]] void fail_u64_array(const ByteReader& r, uint64_t n, const char* what) {
+  r.fail(what, n > SIZE_MAX / 8 ? SIZE_MAX : static_cast<size_t>(n * 8));
+}
+
 void read_u64_array(ByteReader& r, uint64_t n, std::vector<uint64_t>& out, const char* what) {
   // Check the length before allocating: a corrupt count must not become a huge allocation.
   if (n > r.remaining() / 8) {
     out.clear();  // it may hold an earlier sample's values (decode_sample reuses them)
-    r.fail(what, n > SIZE_MAX / 8 ? SIZE_MAX : static_cast<size_t>(n * 8));
+    fail_u64_array(r, n, what);
   }
   out.resize(static_cast<size_t>(n));
   if (!r.swapped()) {
@@ -152,14 +157,14 @@ size_t decode_sample(std::span<const uint8_t> body, bool swap, uint64_t body_off
     uint64_t nr = r.u64("callchain nr");
     s.callchain = std::move(chain);
     if (parts == SampleParts::kWithoutCallchain) {
-      // Checked as read_u64_array checks it; the vector keeps its capacity for the next sample.
-      s.callchain.clear();
-      if (nr > r.remaining() / 8) r.fail("callchain", nr > SIZE_MAX / 8 ? SIZE_MAX : static_cast<size_t>(nr * 8));
+      s.callchain.clear();  // keeps its capacity for the next sample
+      if (nr > r.remaining() / 8) fail_u64_array(r, nr, "callchain");
       r.skip(static_cast<size_t>(nr) * 8);
     } else {
       read_u64_array(r, nr, s.callchain, "callchain");
     }
-    if (parts == SampleParts::kAll && attr.flag(kFlagDeferCallchain) && nr >= 2 && s.callchain[nr - 2] == kContextUserDeferred) {
+    if (parts == SampleParts::kAll && attr.flag(kFlagDeferCallchain) && nr >= 2 &&
+        s.callchain[nr - 2] == kContextUserDeferred) {
       s.deferred_callchain = true;
       s.deferred_cookie = s.callchain[nr - 1];
     }

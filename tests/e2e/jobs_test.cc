@@ -220,6 +220,20 @@ TEST(JobsE2E, PipeFileAndStandardInputPrintTheSameForEveryJobCount) {
   }
 }
 
+// `n` kernel samples of event id 7 in thread `tid` (its own process), one a nanosecond from
+// `from` on, each at the next kernel address 16 bytes on.
+void write_kernel_samples(Writer& w, const RecordBuilder& rb, int32_t tid, uint64_t from, int n) {
+  for (int i = 0; i < n; ++i) {
+    Sample s;
+    s.pid = s.tid = static_cast<uint32_t>(tid);
+    s.time = from + static_cast<uint64_t>(i);
+    s.period = 100;
+    s.id = 7;
+    s.ip = 0xffffffff81000000ULL + 0x10 * static_cast<uint64_t>(i);
+    w.write_record(rb.sample(s, kMiscKernel));
+  }
+}
+
 // Samples of one event, an EVENT_UPDATE in the data that renames it, more samples: perf applies
 // the new name when it reads the record, and so must tperf, on either thread count.
 TEST(JobsE2E, EventRenamedInTheDataAsPerf) {
@@ -239,17 +253,7 @@ TEST(JobsE2E, EventRenamedInTheDataAsPerf) {
   sid.time = 1000;
   sid.id = 7;
   w.write_record(rb.comm(comm, sid));
-  auto samples = [&](uint64_t from, int n) {
-    for (int i = 0; i < n; ++i) {
-      Sample s;
-      s.pid = s.tid = 42;
-      s.time = from + static_cast<uint64_t>(i);
-      s.period = 100;
-      s.id = 7;
-      s.ip = 0xffffffff81000000ULL + 0x10 * static_cast<uint64_t>(i);
-      w.write_record(rb.sample(s, kMiscKernel));
-    }
-  };
+  auto samples = [&](uint64_t from, int n) { write_kernel_samples(w, rb, 42, from, n); };
   // Enough samples before the rename that the reading thread has shipped batches of them.
   samples(2000, 20000);
   w.write_record(rb.finished_round());
@@ -298,17 +302,7 @@ TEST(JobsE2E, SamplesAfterTheirThreadsExitAsPerfForEveryJobCount) {
     comm.comm = name;
     w.write_record(rb.comm(comm, sid_at(tid, time)));
   };
-  auto samples = [&](int32_t tid, uint64_t from, int n) {
-    for (int i = 0; i < n; ++i) {
-      Sample s;
-      s.pid = s.tid = static_cast<uint32_t>(tid);
-      s.time = from + static_cast<uint64_t>(i);
-      s.period = 100;
-      s.id = 7;
-      s.ip = 0xffffffff81000000ULL + 0x10 * static_cast<uint64_t>(i % 64);
-      w.write_record(rb.sample(s, kMiscKernel));
-    }
-  };
+  auto samples = [&](int32_t tid, uint64_t from, int n) { write_kernel_samples(w, rb, tid, from, n); };
   const uint64_t kSecond = 1000000000;
   named(50, "leaves-early", 100);
   named(60, "stays", 200);
