@@ -12,6 +12,7 @@
 #include "perfdata/reader.h"
 #include "session/machine.h"
 #include "session/ordered_events.h"
+#include "symbols/debug_cache.h"
 #include "symbols/symbolizer.h"
 
 namespace tperf::cli {
@@ -49,6 +50,7 @@ void SymbolCliOptions::apply_to(symbols::SymbolizerOptions* options) const {
   options->kallsyms = kallsyms;
   options->demangle = !no_demangle;
   options->demangle_kernel = demangle_kernel;
+  options->debug_cache = symbols::default_cache_dir();
 }
 
 void StackTableCliOptions::add_to(CLI::App& cmd) {

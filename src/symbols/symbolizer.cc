@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "symbols/debug_cache.h"
 #include "symbols/debug_lookup.h"
 #include "symbols/demangle.h"
 #include "symbols/dwarf_lines.h"
@@ -548,10 +549,14 @@ std::string Symbolizer::srcline(const session::Map& map, int32_t pid, uint64_t a
   return fmt::format("{}[{:x}]", short_name, objdump);
 }
 
-DwarfLines* Symbolizer::dwarf_of(DsoState& st) {
+DwarfLines* Symbolizer::dwarf_of(DsoState& st) const {
   if (!st.dwarf_tried) {
     st.dwarf_tried = true;
-    st.dwarf = DwarfLines::open(st.dwarf_path);
+    // An uncompressed copy when there is one to be had (see debug_cache.h); the file itself when
+    // not, as before: the copy is a saving, never a condition.
+    const UncompressedCopy copy = uncompressed_copy(st.dwarf_path, options_.debug_cache);
+    st.dwarf = DwarfLines::open(copy.path.empty() ? st.dwarf_path : copy.path);
+    if (!st.dwarf && !copy.path.empty()) st.dwarf = DwarfLines::open(st.dwarf_path);
   }
   return st.dwarf.get();
 }

@@ -60,6 +60,9 @@ struct SymbolizerOptions {
   // Read the vDSO of this process when the recording's [vdso] is not in the build-id cache and
   // this kernel's vDSO has the same build id (or the recording has none).
   bool use_own_vdso = true;
+  // Where uncompressed copies of compressed debug files are kept for source lines and inline
+  // chains (see debug_cache.h); "" = none, the files are inflated in memory every time.
+  std::string debug_cache;
 };
 
 // What an address resolved to.
@@ -156,10 +159,10 @@ class Symbolizer {
   DsoState* state_for_map(const session::Map& map, int32_t pid, uint64_t* addr);
   // The DSO's DWARF reader, opened on first use; nullptr when the file cannot be read. Call with
   // the DSO's dwarf_mu held.
-  static DwarfLines* dwarf_of(DsoState& st);
+  DwarfLines* dwarf_of(DsoState& st) const;
   // The srcline of an ELF DSO's objdump address, cached: "file.c:12", ":0", "" (no line), or
   // "<short_name>[<addr>]" when the file has no readable DWARF (*have_dwarf false then).
-  static std::string cached_srcline(DsoState& st, std::string_view short_name, uint64_t objdump,
+  std::string cached_srcline(DsoState& st, std::string_view short_name, uint64_t objdump,
                                     bool* have_dwarf = nullptr);
   void load(DsoState& state, const session::Dso& dso);
   void load_elf(DsoState& state, const session::Dso& dso);

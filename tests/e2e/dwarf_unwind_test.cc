@@ -5,12 +5,15 @@
 // write(2) into the kernel, memset), libm and the vDSO (clock_gettime).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <regex>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "e2e/recording_util.h"
 #include "test_util.h"
@@ -70,14 +73,16 @@ int main(int argc, char** argv) {
 )";
 
 // Writes `source` to NAME.c, builds it with gcc -O2 -g -fomit-frame-pointer LIBS and records it
-// with --call-graph dwarf for `seconds` (the workload's argument) into NAME.data.
+// with --call-graph dwarf for `seconds` (the workload's argument) into NAME.data. `after_build`:
+// a shell command run on the binary before the recording, "{bin}" standing for its path.
 Recording build_and_record_dwarf(const std::string& name, const char* source, const std::string& libs,
-                                 const char* seconds) {
+                                 const char* seconds, const std::string& after_build = "") {
   std::string dir = test::e2e::scratch_dir();
   std::string src = dir + "/" + name + ".c";
   std::string bin = dir + "/" + name;
   std::ofstream(src) << source;
   CommandResult c = run("gcc -O2 -g -fomit-frame-pointer -o " + shell_quote(bin) + " " + shell_quote(src) + " " + libs);
+  if (c.status == 0 && !after_build.empty()) c = run(fmt::format(fmt::runtime(after_build), fmt::arg("bin", shell_quote(bin))));
   if (c.status != 0) {
     Recording failed;
     failed.error = "cannot build the workload: " + c.err;
@@ -305,6 +310,99 @@ TEST(DwarfUnwindE2E, RelativeSymfsWithoutLibcAsPerf) {
                                     shell_quote(home.path()), TPERF_BINARY, shell_quote(r.path)));
   EXPECT_NE(t.out.find("(inlined)"), std::string::npos) << "no inline frames from the symfs binary's DWARF";
   EXPECT_NE(t.out.find("libc.so.6)"), std::string::npos) << "no frame in libc";
+}
+
+// A program built without unwind tables (-fno-asynchronous-unwind-tables): its functions' CFI is
+// only in .debug_frame, and that only in its separate debug file, found by its .gnu_debuglink
+// beside it. perf 6.1 here unwinds with libunwind, which on x86-64 reads .eh_frame only: the walk
+// ends at the sampled function. tperf's unwinder (libdwfl) went on through the debug file's
+// .debug_frame, three frames more than perf on every sample, until it stopped looking for debug
+// files (which also spares inflating libc's for nothing).
+constexpr const char* kDebugFrameWorkloadSource = R"(
+#include <stdlib.h>
+#include <time.h>
+static volatile unsigned long sink;
+static double now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec + ts.tv_nsec * 1e-9; }
+__attribute__((noinline)) void frame_leaf(unsigned long n) { for (unsigned long i = 0; i < n; i++) sink += i * i; }
+__attribute__((noinline)) void frame_middle(unsigned long n) { frame_leaf(n); sink ^= n; }
+__attribute__((noinline)) void frame_top(unsigned long n) { frame_middle(n + 1); sink += 3; }
+int main(int argc, char** argv) {
+  double end = now() + (argc > 1 ? atof(argv[1]) : 0.5);
+  while (now() < end) frame_top(20000);
+  return 0;
+}
+)";
+
+TEST(DwarfUnwindE2E, DebugFrameOfASeparateDebugFileAsPerf) {
+  static const Recording r = build_and_record_dwarf(
+      "dwarf_debug_frame_workload", kDebugFrameWorkloadSource, "-fno-asynchronous-unwind-tables -fno-unwind-tables",
+      "0.5",
+      "objcopy --only-keep-debug {bin} {bin}.debug && strip --strip-debug {bin} && "
+      "objcopy --add-gnu-debuglink={bin}.debug {bin} && readelf -S -W {bin}.debug | grep -q '\\.debug_frame' && "
+      "! readelf -S -W {bin} | grep -q '\\.debug_frame'");
+  TPERF_REQUIRE_RECORDING(rec, r);
+  for (const char* args : {"", "-F comm,tid,ip,sym,dso"}) expect_same(rec.path, args);
+  // The case is there: samples in frame_leaf, whose caller perf does not name.
+  CommandResult p = run(fmt::format("perf script -i {} -F ip,sym 2>/dev/null", shell_quote(rec.path)));
+  EXPECT_GT(std::count(p.out.begin(), p.out.end(), '\n'), 100) << p.out;
+  EXPECT_NE(p.out.find(" frame_leaf\n"), std::string::npos);
+  EXPECT_EQ(p.out.find(" frame_middle\n"), std::string::npos);
+}
+
+// libc's and the loader's debug files (libc6-dbg) have their DWARF compressed; tperf reads the
+// source lines and inline chains of their frames from uncompressed copies it keeps in its cache
+// directory (symbols/debug_cache.h). The outputs must be perf's whatever the cache holds: off,
+// empty (the copies are made on the way), filled, damaged copies (made again), or a cache
+// directory that cannot be made.
+TEST(DwarfUnwindE2E, CompressedDebugFilesReadFromCopiesGiveWhatPerfGives) {
+  TPERF_REQUIRE_RECORDING(rec, dwarf_recording());
+  const std::string libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+  CommandResult id = run("readelf -n " + libc + " | awk '/Build ID/ {print $3}'");
+  std::string libc_id = id.out.substr(0, id.out.find('\n'));
+  ASSERT_GT(libc_id.size(), 2u) << "set-up failed: no build id on " << libc;
+  const std::string libc_debug = fmt::format("/usr/lib/debug/.build-id/{}/{}.debug", libc_id.substr(0, 2), libc_id.substr(2));
+  ASSERT_EQ(run("test -r " + libc_debug).status, 0) << "set-up failed: no " << libc_debug << " (libc6-dbg)";
+  test::TempDir tmp;
+  const std::string cache = tmp.file("cache");
+  run("touch " + shell_quote(tmp.file("a-file")));
+  struct State {
+    const char* what;
+    std::string env;
+    std::string before;  // shell command run first
+  };
+  const std::vector<State> states = {
+      {"off", "TPERF_CACHE_DIR=", ""},
+      {"empty", "TPERF_CACHE_DIR=" + shell_quote(cache), ""},
+      {"filled", "TPERF_CACHE_DIR=" + shell_quote(cache), ""},
+      {"damaged", "TPERF_CACHE_DIR=" + shell_quote(cache),
+       fmt::format("for f in {}/debug/*.debug; do truncate -s 100000 \"$f\"; done", shell_quote(cache))},
+      {"cannot be made", "TPERF_CACHE_DIR=" + shell_quote(tmp.file("a-file")), ""},
+  };
+  const std::vector<std::string> commands = {"script -F ip,sym,dso,srcline", "report --stdio -q --no-children"};
+  for (const State& state : states) {
+    SCOPED_TRACE(state.what);
+    if (!state.before.empty()) {
+      ASSERT_EQ(run(state.before).status, 0);
+    }
+    for (const std::string& args : commands) {
+      auto c = test::e2e::compare_outputs(fmt::format("perf {} -i {}", args, shell_quote(rec.path)),
+                                          fmt::format("{} {} {} -i {}", state.env, TPERF_BINARY, args, shell_quote(rec.path)),
+                                          rec.path);
+      EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+      EXPECT_GT(c.perf_lines, 20u) << args;
+      EXPECT_EQ(c.diff, "") << "perf " << args;
+    }
+    if (state.what == std::string("empty") || state.what == std::string("damaged")) {
+      // libc's frames (qsort, memset) were looked up in its copy, whole again.
+      struct stat st;
+      const std::string copy = fmt::format("{}/debug/{}.debug", cache, libc_id);
+      ASSERT_EQ(stat(copy.c_str(), &st), 0) << copy;
+      EXPECT_GT(st.st_size, 1000000);
+    }
+  }
+  CommandResult lines = run(fmt::format("perf script -F ip,sym,srcline -i {} 2>/dev/null | grep -c 'qsort\\|msort'",
+                                        shell_quote(rec.path)));
+  EXPECT_NE(lines.out, "0\n") << "no libc frame to look up";
 }
 
 // The comparison above would also pass if neither side had user frames: the workload's own
