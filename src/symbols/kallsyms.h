@@ -32,4 +32,30 @@ std::optional<KernelSymbols> parse_kallsyms(std::string_view text, std::string_v
 std::optional<KernelSymbols> parse_kallsyms(util::FileBuffer text, std::string_view ref_name, uint64_t ref_addr,
                                             std::string* error);
 
+// parse_kallsyms() on text that comes in pieces of whole lines (util::FileBuffer::read_lines):
+// each piece is parsed when it comes, what needs them all (perf's fixups, the split by module)
+// when finish() is called. The table keeps the pieces.
+class KallsymsParser {
+ public:
+  KallsymsParser(std::string_view ref_name, uint64_t ref_addr) : ref_name_(ref_name), ref_addr_(ref_addr) {}
+  void add(util::FileBuffer piece);
+  std::optional<KernelSymbols> finish(std::string* error);
+
+ private:
+  std::string ref_name_;
+  uint64_t ref_addr_;
+  SymbolTable all_;
+  size_t reserved_ = 0;
+  size_t lines_ = 0, nonzero_ = 0;
+  bool have_ref_ = false;
+  uint64_t file_ref_ = 0;
+};
+
+// Reads the kallsyms file at `path` and parses it: the kernel writes /proc/kallsyms as it is read
+// (most of the 50 ms it takes is the kernel's), and the pieces are parsed on the calling thread
+// while a thread of its own reads the next. nullopt with *error when the text has no usable
+// symbols (as parse_kallsyms), or with *read_errno set when the file cannot be read.
+std::optional<KernelSymbols> read_kallsyms(const std::string& path, std::string_view ref_name, uint64_t ref_addr,
+                                           std::string* error, int* read_errno);
+
 }  // namespace tperf::symbols

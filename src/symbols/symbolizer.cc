@@ -258,15 +258,15 @@ void Symbolizer::load_kallsyms_once() {
         }
       }
     }
-    auto text = util::FileBuffer::read(path);
-    if (!text) {
-      warn(fmt::format("kernel symbols unavailable: cannot read {}: {}", path, std::strerror(errno)));
-      return;
-    }
     // The reference symbol: where "_text" was when recording.
     const uint64_t ref_addr = ref.text_addr;
     std::string error;
-    auto parsed = parse_kallsyms(std::move(*text), "_text", ref_addr, &error);
+    int read_errno = 0;
+    auto parsed = read_kallsyms(path, "_text", ref_addr, &error, &read_errno);
+    if (read_errno) {
+      warn(fmt::format("kernel symbols unavailable: cannot read {}: {}", path, std::strerror(read_errno)));
+      return;
+    }
     if (!parsed && error.find("kptr_restrict") != std::string::npos) {
       std::string level;
       if (auto v = read_whole_file("/proc/sys/kernel/kptr_restrict")) level = fmt::format(" (kernel.kptr_restrict = {})", std::string_view(*v).substr(0, v->find('\n')));

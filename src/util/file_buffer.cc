@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -101,6 +102,53 @@ std::optional<FileBuffer> FileBuffer::read(const std::string& path) {
   }
   buf.data_[buf.size_] = '\0';
   return buf;
+}
+
+bool FileBuffer::read_lines(const std::string& path, size_t chunk, const std::function<bool(FileBuffer)>& sink) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return false;
+  chunk = std::max<size_t>(chunk, kPage);
+  FileBuffer buf;
+  for (bool eof = false; !eof;) {
+    if (buf.size_ + 1 >= buf.capacity_ && !buf.grow(std::max(chunk + 1, buf.capacity_ * 2))) {
+      errno = ENOMEM;
+      return false;
+    }
+    // Up to `chunk` bytes in the piece (more only for a line that does not fit).
+    const size_t room = buf.capacity_ - 1 - buf.size_;
+    const size_t want = buf.size_ < chunk ? std::min(room, chunk - buf.size_) : room;
+    ssize_t n = ::read(fd.get(), buf.data_ + buf.size_, want);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    eof = n == 0;
+    buf.size_ += static_cast<size_t>(n);
+    if (!eof && buf.size_ < chunk) continue;
+    // Hand over the whole lines; what follows the last '\n' starts the next piece.
+    size_t keep = buf.size_;
+    if (!eof) {
+      const void* nl = ::memrchr(buf.data_, '\n', buf.size_);
+      if (!nl) continue;  // one line longer than `chunk`: read on
+      keep = static_cast<size_t>(static_cast<const char*>(nl) - buf.data_) + 1;
+    }
+    FileBuffer next;
+    if (keep < buf.size_) {
+      if (!next.grow(std::max(chunk + 1, buf.size_ - keep + 1))) {
+        errno = ENOMEM;
+        return false;
+      }
+      std::memcpy(next.data_, buf.data_ + keep, buf.size_ - keep);
+      next.size_ = buf.size_ - keep;
+    }
+    buf.size_ = keep;
+    if (keep) {
+      buf.data_[keep] = '\0';
+      if (!sink(std::move(buf))) return true;
+    }
+    buf = std::move(next);
+  }
+  return true;
 }
 
 FileBuffer FileBuffer::copy_of(std::string_view text) {

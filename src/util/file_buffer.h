@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,12 @@ class FileBuffer {
   static std::optional<FileBuffer> read(const std::string& path);
   // A copy of `text` (for parsers that work on a FileBuffer given text from elsewhere).
   static FileBuffer copy_of(std::string_view text);
+  // Reads the file at `path` in pieces of about `chunk` bytes, each made of whole lines (the last
+  // one may lack its '\n' at the end of the file; a line longer than `chunk` makes a longer
+  // piece) and followed by a '\0', handed to `sink` as soon as it is read, in order, so that a
+  // consumer can parse one piece while the next is read. `sink` returns false to stop reading.
+  // An empty file gives no piece. false with errno set when the file cannot be opened or read.
+  static bool read_lines(const std::string& path, size_t chunk, const std::function<bool(FileBuffer)>& sink);
 
   char* data() { return data_; }
   const char* data() const { return data_; }

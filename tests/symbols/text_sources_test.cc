@@ -2,8 +2,16 @@
 // perf-PID.map JIT files.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "symbols/jit_map.h"
 #include "symbols/kallsyms.h"
+#include "test_util.h"
+#include "util/file_buffer.h"
 
 namespace tperf::symbols {
 namespace {
@@ -39,6 +47,88 @@ TEST(Kallsyms, HiddenAddressesAreAnError) {
   EXPECT_FALSE(parse_kallsyms("0000000000000000 T _text\n0000000000000000 T foo\n", "_text", 0, &error));
   EXPECT_NE(error.find("kptr_restrict"), std::string::npos);
   EXPECT_FALSE(parse_kallsyms("", "_text", 0, &error));
+}
+
+// A snapshot of this machine's /proc/kallsyms (120,000 lines, modules at the end), read in pieces
+// and parsed as they come (read_kallsyms, and pieces of 4 KiB, which cut lines near every
+// boundary) gives the tables one read parsed whole gives; and every text symbol of the snapshot
+// outside the modules is found at its own address.
+TEST(Kallsyms, PiecesParseAsTheWholeText) {
+  test::TempDir dir;
+  const std::string copy = dir.file("kallsyms");
+  ASSERT_EQ(test::run_command("cat /proc/kallsyms > " + copy + " && echo ok"), "ok\n");
+  auto text = util::FileBuffer::read(copy);
+  ASSERT_TRUE(text);
+  const std::string snapshot(text->view());
+  std::string error;
+  auto whole = parse_kallsyms(std::move(*text), "_text", 0, &error);
+  ASSERT_TRUE(whole) << error;
+  ASSERT_GT(whole->kernel.size(), 10000u);
+
+  auto same_table = [](const SymbolTable& a, const SymbolTable& b) {
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      const Symbol &x = a.symbols()[i], &y = b.symbols()[i];
+      ASSERT_TRUE(x.start == y.start && x.end == y.end && x.name() == y.name() && x.binding == y.binding &&
+                  x.type == y.type)
+          << i << ": " << x.name() << " / " << y.name();
+    }
+  };
+  auto same = [&](const KernelSymbols& k) {
+    EXPECT_EQ(k.delta, whole->delta);
+    same_table(k.kernel, whole->kernel);
+    ASSERT_EQ(k.modules.size(), whole->modules.size());
+    for (const auto& [name, table] : whole->modules) {
+      ASSERT_EQ(k.modules.count(name), 1u) << name;
+      same_table(k.modules.at(name), table);
+    }
+  };
+  KallsymsParser parser("_text", 0);
+  size_t pieces = 0;
+  ASSERT_TRUE(util::FileBuffer::read_lines(copy, 4096, [&](util::FileBuffer b) {
+    parser.add(std::move(b));
+    ++pieces;
+    return true;
+  }));
+  EXPECT_GT(pieces, 1000u);
+  auto small = parser.finish(&error);
+  ASSERT_TRUE(small) << error;
+  same(*small);
+  int read_errno = 0;
+  auto threaded = read_kallsyms(copy, "_text", 0, &error, &read_errno);
+  ASSERT_TRUE(threaded) << error;
+  EXPECT_EQ(read_errno, 0);
+  same(*threaded);
+
+  // The snapshot's own lines: "ADDR T name" outside modules, at an address no other line has.
+  std::map<uint64_t, std::vector<std::string>> text_at;
+  std::map<uint64_t, int> lines_at;
+  std::istringstream in(snapshot);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string addr, type, name;
+    f >> addr >> type >> name;
+    const uint64_t a = std::stoull(addr, nullptr, 16);
+    ++lines_at[a];
+    if ((type == "T" || type == "t") && line.find('\t') == std::string::npos) text_at[a].push_back(name);
+  }
+  size_t checked = 0;
+  for (const auto& [a, names] : text_at) {
+    if (lines_at[a] != 1 || a == 0) continue;
+    const Symbol* s = whole->kernel.find(a);
+    ASSERT_NE(s, nullptr) << names[0];
+    EXPECT_EQ(s->start, a);
+    EXPECT_EQ(s->name(), names[0]);
+    ++checked;
+  }
+  EXPECT_GT(checked, 10000u);
+}
+
+TEST(Kallsyms, MissingFileIsAReadError) {
+  std::string error;
+  int read_errno = 0;
+  EXPECT_FALSE(read_kallsyms("/nonexistent/kallsyms", "_text", 0, &error, &read_errno));
+  EXPECT_EQ(read_errno, ENOENT);
 }
 
 TEST(JitMap, ParsesPerfMapLines) {
