@@ -1428,8 +1428,8 @@ void ScriptWriter::format_sample(Lane& lane, const Record& rec, const analysis::
       // with a context perf does not know is dropped, as perf drops it.
       // No thread: no map is looked up for the frames here (most lines come from the frame cache).
       const bool chain_ok = session::resolve_callchain(machine_, nullptr, s, options_.max_stack, &lane.chain_frames);
-      if (options_.inline_frames) {
-        // perf --inline: a frame inside inlined code becomes its inline chain.
+      if (options_.inline_callchains) {
+        // --inline-callchains: a frame inside inlined code becomes its inline chain.
         for (const session::CallchainFrame& f : lane.chain_frames) frame(f.cpumode, f.ip, true);
       } else {
         // Most frames of most files: the cached line, without the lambda's frame around it.
@@ -1453,7 +1453,7 @@ void ScriptWriter::format_sample(Lane& lane, const Record& rec, const analysis::
       if (chain_ok && options_.unwinder && symbols::DwarfUnwinder::wants(ea.attr, s)) {
         lane.unwound.clear();
         options_.unwinder->unwind(thread, s, options_.max_stack, &lane.unwound);
-        for (const auto& f : lane.unwound) frame(f.cpumode, f.ip, options_.unwound_inline_frames || options_.inline_frames);
+        for (const auto& f : lane.unwound) frame(f.cpumode, f.ip, options_.unwound_inline_frames || options_.inline_callchains);
       }
     } else {
       out += ' ';

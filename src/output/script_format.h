@@ -261,7 +261,9 @@ struct ScriptOptions {
   std::vector<int32_t> tids;
   // Symbol names, srclines and inline frames; nullptr prints "[unknown]" for every symbol.
   symbols::Symbolizer* symbolizer = nullptr;
-  bool inline_frames = false;  // --inline: callchain frames expand into their inline chains
+  // --inline-callchains: the frames of the recorded callchain (frame pointers, the kernel's) expand
+  // into their inline chains too. perf 6.1 expands only frames it unwinds from stack copies.
+  bool inline_callchains = false;
   // perf expands the inline chains of frames unwound from stack copies unless --no-inline.
   bool unwound_inline_frames = true;
   // Unwinds the user stacks of --call-graph dwarf samples; nullptr shows only the kernel's frames.

@@ -256,6 +256,36 @@ TEST(DwarfUnwindE2E, ReportExpandsInlineFramesAsPerfDoes) {
   EXPECT_EQ(n.out.find("(inlined)"), std::string::npos) << "--no-inline still expands";
 }
 
+// perf 6.1 expands inline chains only in frames it unwinds from stack copies: with frame pointers
+// (`-g`) its `script --inline` prints every callchain frame as it is. tperf's --inline expanded
+// them (2,473 "(inlined)" lines against none on this workload); --inline-callchains now does.
+TEST(DwarfUnwindE2E, ScriptInlineOnFramePointerChainsAsPerf) {
+  static const Recording r = [] {
+    const std::string dir = test::e2e::scratch_dir();
+    const std::string src = dir + "/fp_inline_workload.c", bin = dir + "/fp_inline_workload";
+    std::ofstream(src) << kInlineWorkloadSource;
+    CommandResult c = run("gcc -O2 -g -fno-omit-frame-pointer -o " + shell_quote(bin) + " " + shell_quote(src));
+    if (c.status != 0) {
+      Recording failed;
+      failed.error = "cannot build the workload: " + c.err;
+      return failed;
+    }
+    const std::string path = dir + "/fp_inline_workload.data";
+    return test::e2e::record_with_perf(
+        fmt::format("perf record -q -e cpu-clock -g -o {} -- {} 0.5", shell_quote(path), shell_quote(bin)), path);
+  }();
+  TPERF_REQUIRE_RECORDING(rec, r);
+  for (const char* args : {"--inline -F ip,sym", "--inline -F comm,tid,ip,sym,dso,srcline", "--inline"}) {
+    expect_same(rec.path, args);
+  }
+  CommandResult p = run(fmt::format("perf script --inline -F ip,sym -i {} 2>/dev/null", shell_quote(rec.path)));
+  EXPECT_EQ(p.out.find("(inlined)"), std::string::npos);
+  // The frames are inside inlined code: --inline-callchains shows their chains.
+  CommandResult t = run(fmt::format("{} script --inline-callchains -F ip,sym -i {}", TPERF_BINARY, shell_quote(rec.path)));
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find(" sum_range (inlined)"), std::string::npos);
+}
+
 // The header's column widths, which -q leaves out above: perf sizes the Symbol column by the
 // symbols' names, an inlined entry's " (inlined)" printed past it (tperf counted it, 10 wider,
 // on the dwarf recipe where `__libc_start_main_impl (inlined)` was the widest entry).

@@ -41,7 +41,7 @@ const std::vector<std::string>& commands() {
       "script",
       "script -F comm,tid,time,event,ip,sym,dso",
       "script -F comm,pid,tid,cpu,time,period,event,ip,sym,symoff,dso,srcline",
-      "script --inline -F comm,tid,ip,sym,dso",
+      "script --inline-callchains -F comm,tid,ip,sym,dso",
       "script --show-task-events --show-mmap-events",
   };
   return c;

@@ -264,7 +264,7 @@ struct Frame {
   bool inlined = false;
 };
 
-// Parses callchain frames of `tperf script -F ip,sym,dso,srcline [--inline]`.
+// Parses callchain frames of `tperf script -F ip,sym,dso,srcline [--inline-callchains]`.
 std::vector<Frame> parse_frames(const std::string& text) {
   std::vector<Frame> frames;
   std::istringstream in(text);
@@ -305,7 +305,7 @@ TEST(SymbolsE2E, SrclinesAndInlineChainsEqualAddr2line) {
   const Built& b = built();
   REQUIRE_RECORDING(rec, "c_pie", kRecord, b.bin.at("c_pie") + " 60");
   const std::string bin = b.bin.at("c_pie");
-  std::string text = run(fmt::format("{}{} script -i {} -F ip,sym,dso,srcline --inline", env(b), TPERF_BINARY,
+  std::string text = run(fmt::format("{}{} script -i {} -F ip,sym,dso,srcline --inline-callchains", env(b), TPERF_BINARY,
                                      shell_quote(rec.path)))
                          .out;
   std::vector<Frame> frames = parse_frames(text);
