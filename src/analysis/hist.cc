@@ -112,7 +112,7 @@ Hist::Hist(std::vector<SortKey> keys, unsigned members) : keys_(std::move(keys))
   }
   for (SortKey k : keys_) {
     switch (k) {
-      case SortKey::kComm: use_comm_ = true; break;
+      case SortKey::kComm: use_comm_ = collapse_comm_ = true; break;
       case SortKey::kPid: use_pid_ = true; break;
       case SortKey::kTid: use_tid_ = true; break;
       case SortKey::kDso: use_dso_ = true; break;
@@ -863,15 +863,15 @@ void Hist::collapse_once() const {
   if (collapsed_) return;
   collapsed_ = true;
   if (members_ == 1) {
-    key_order_ = use_comm_ ? collapse(input_.in_order()).in_order() : input_.in_order();
+    key_order_ = collapse_comm_ ? collapse(input_.in_order()).in_order() : input_.in_order();
     return;
   }
   // A group: each member's entries are collapsed in their own tree, then paired with the
   // leader's (see member_input_).
-  PerfRbTree tree = use_comm_ ? collapse(input_.in_order()) : input_;
+  PerfRbTree tree = collapse_comm_ ? collapse(input_.in_order()) : input_;
   for (unsigned m = 1; m < members_; ++m) {
     const PerfRbTree& own = member_input_[m - 1];
-    const PerfRbTree member = use_comm_ ? collapse(own.in_order()) : own;
+    const PerfRbTree member = collapse_comm_ ? collapse(own.in_order()) : own;
     std::vector<uint8_t> paired(entries_.size(), 0);
     for (uint32_t l : tree.in_order()) {
       const uint32_t found = member.find([&](uint32_t at) { return compare_keys(entries_[l], entries_[at]); });

@@ -140,6 +140,11 @@ class Hist {
   // Chains' frames are told apart by DSO and address (perf's -g ...,address, which
   // --branch-history sets); before the first chain.
   void use_address_frames();
+  // perf collapses its entries into a second tree (and walks them in that tree's order) when a
+  // key that has a collapse comparison of its own, comm, came in through --sort or the default
+  // sort order; the keys -F adds to the sort keys do not make it collapse. On by default whenever
+  // comm is a key; off for a comm key that only -F gave.
+  void collapse_by_comm(bool on) { collapse_comm_ = on && use_comm_; }
 
   // Whether compare_keys() is an order on the entries seen so far and on those given to
   // anticipate(). While it is, samples alike can be added together (a count); once it is not,
@@ -231,6 +236,7 @@ class Hist {
   bool use_comm_ = false, use_pid_ = false, use_tid_ = false, use_dso_ = false, use_sym_ = false,
        use_symoff_ = false, use_cpu_ = false, use_srcline_ = false, use_parent_ = false,
        use_trace_ = false;
+  bool collapse_comm_ = false;  // see collapse_by_comm()
   // srcline_known(): by entry index, filled on first use.
   mutable std::vector<uint8_t> srcline_known_;
   mutable std::vector<uint8_t> trace_known_;

@@ -98,6 +98,7 @@ struct ReportBuilder::Impl {
 
   Hist make_hist(unsigned members) const {
     Hist h(opt.keys, members);
+    h.collapse_by_comm(opt.comm_sort_key);
     if (opt.branch_history) h.use_address_frames();
     return h;
   }

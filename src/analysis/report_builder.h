@@ -83,6 +83,9 @@ size_t remove_branch_loops(std::vector<perfdata::BranchEntry>& entries, std::vec
 
 struct ReportBuildOptions {
   std::vector<SortKey> keys;  // every key an entry is told apart by (--sort's, -F's, -p's parent)
+  // Whether comm came in as a sort key of its own (--sort, the default order), not only by -F:
+  // perf's entries are collapsed then (Hist::collapse_by_comm).
+  bool comm_sort_key = true;
   // The chain displays that keep a chain per entry (-g graph/fractal, folded, flat); -g's words
   // "caller"/"callee" and -G decide the order chains are walked in.
   bool graph = true;

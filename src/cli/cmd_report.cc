@@ -325,6 +325,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   }
   analysis::ReportBuildOptions bo;
   bo.keys = keys;
+  bo.comm_sort_key = std::find(sort_keys.begin(), sort_keys.end(), analysis::SortKey::kComm) != sort_keys.end();
   bo.graph = graph;
   bo.folded = folded;
   bo.flat = flat;

@@ -248,5 +248,22 @@ TEST(Regress, SymKeyLeavesTheDsoToTheDsoKey) {
   expect_file_report_as_perf(dir, "--no-children -s sym,dso", 40, {});
 }
 
+// perf collapses its entries into a second tree only when a key with a collapse comparison of its
+// own (comm) is a sort key through --sort or the default order; with -F alone its keys are only
+// appended to the sort list and the entries are walked in the input tree's order. Three 0.00%
+// entries without a symbol in `exe` (0x7f712cd96389 in [vdso], 0 and 1 in no map, from one
+// broken frame-pointer walk) tie in the output sort: perf printed the vDSO one first, tperf
+// (which collapsed whenever comm was a key) last. The recording is ReportOptionsE2E's, kept when
+// ReportOptionsE2E.OutputFields failed on 2026-11-27.
+TEST(Regress, FieldsAloneDoNotCollapseByComm) {
+  TPERF_REQUIRE_PERF();
+  const std::string dir = regress_dir("fields-comm-no-collapse");
+  for (const char* args : {"-F overhead,comm,sym -g folded", "-F comm,sym", "-F overhead,comm,sym -g none",
+                           "-F overhead,comm,sym -s sym -g none", "-F overhead,comm,sym -s comm,sym -g none",
+                           "-F overhead,sym,comm -g none"}) {
+    expect_file_report_as_perf(dir, args, 40, {"0x00007f712cd96389"});
+  }
+}
+
 }  // namespace
 }  // namespace tperf
