@@ -43,7 +43,9 @@ struct RegsDump {
 };
 
 // Fields of a sample (or of a sample_id trailer) in host order. Fields absent from
-// sample_type stay zero/empty; `present` says which were there (the sample_type used).
+// sample_type stay zero/empty; `present` says which were there (the sample_type used). Code that
+// sets a field of a Sample it decodes into later sets the field's bit in `present` too: clear()
+// resets the fields of `present`'s bits (and the small ones at the start).
 struct Sample {
   uint64_t present = 0;
   uint64_t identifier = 0;

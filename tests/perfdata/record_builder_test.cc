@@ -162,6 +162,114 @@ TEST_P(BuilderTest, SampleWithEveryFieldRoundTrips) {
   EXPECT_TRUE(std::equal(aux.begin(), aux.end(), d.aux.begin()));
 }
 
+// A Sample decoded into again (as every command does, one Sample for all) holds what a fresh one
+// would: Sample::clear() resets the rarer fields only for the bits the last decode had, so a
+// sample with every field followed by a plain one (and a sample_id trailer, and a sample cut
+// short in its stack copy) must leave nothing behind.
+TEST_P(BuilderTest, SampleDecodedIntoAgainHoldsNothingOfTheLastOne) {
+  PerfEventAttr rich = rich_attr();
+  PerfEventAttr plain;
+  plain.sample_type = kSampleIp | kSampleTid | kSampleTime | kSamplePeriod;
+  RecordBuilder rich_rb(rich, swap()), plain_rb(plain, swap());
+  std::vector<uint8_t> raw = {1, 2, 3};
+  std::vector<uint8_t> stack(32, 7);
+  std::vector<uint8_t> aux = {4, 5};
+  Sample s;
+  s.identifier = s.id = 5;
+  s.ip = 0x401000;
+  s.pid = s.tid = 9;
+  s.time = 100;
+  s.addr = 0x1234;
+  s.stream_id = 6;
+  s.cpu = 1;
+  s.period = 10;
+  s.read.time_enabled = 3;
+  s.read.values = {{.value = 1, .id = 5, .lost = 0}};
+  s.callchain = {kContextUser, 0x401000, 0x402000};
+  s.raw = raw;
+  s.branch_hw_idx = 2;
+  s.branches = {{0x401000, 0x402000, 0x1}};
+  s.branch_counters = {1};
+  s.regs_user.abi = 2;
+  for (int i = 0; i < 20; ++i) s.regs_user.regs.push_back(0x1000 + i);
+  s.stack_user = stack;
+  s.stack_dyn_size = 16;
+  s.weight = s.data_src = s.transaction = 1;
+  s.regs_intr.abi = 2;
+  s.regs_intr.regs = {0xaa, 0xbb};
+  s.phys_addr = s.cgroup = s.data_page_size = s.code_page_size = 4096;
+  s.aux = aux;
+  const std::vector<uint8_t> full = rich_rb.sample(s, kMiscUser);
+  Sample p;
+  p.ip = 0x403000;
+  p.pid = p.tid = 10;
+  p.time = 200;
+  p.period = 20;
+  const std::vector<uint8_t> small = plain_rb.sample(p, kMiscUser);
+
+  auto same = [](const Sample& a, const Sample& b) {
+    EXPECT_EQ(a.present, b.present);
+    EXPECT_EQ(a.identifier, b.identifier);
+    EXPECT_EQ(a.ip, b.ip);
+    EXPECT_EQ(a.pid, b.pid);
+    EXPECT_EQ(a.tid, b.tid);
+    EXPECT_EQ(a.time, b.time);
+    EXPECT_EQ(a.addr, b.addr);
+    EXPECT_EQ(a.id, b.id);
+    EXPECT_EQ(a.stream_id, b.stream_id);
+    EXPECT_EQ(a.cpu, b.cpu);
+    EXPECT_EQ(a.period, b.period);
+    EXPECT_EQ(a.read.time_enabled, b.read.time_enabled);
+    EXPECT_EQ(a.read.values.size(), b.read.values.size());
+    EXPECT_EQ(a.callchain, b.callchain);
+    EXPECT_EQ(a.raw.size(), b.raw.size());
+    EXPECT_EQ(a.branch_hw_idx, b.branch_hw_idx);
+    EXPECT_EQ(a.branch_has_hw_idx, b.branch_has_hw_idx);
+    EXPECT_EQ(a.branches.size(), b.branches.size());
+    EXPECT_EQ(a.branch_counters, b.branch_counters);
+    EXPECT_EQ(a.regs_user.abi, b.regs_user.abi);
+    EXPECT_EQ(a.regs_user.mask, b.regs_user.mask);
+    EXPECT_EQ(a.regs_user.regs, b.regs_user.regs);
+    EXPECT_EQ(a.stack_user.size(), b.stack_user.size());
+    EXPECT_EQ(a.stack_user_size, b.stack_user_size);
+    EXPECT_EQ(a.stack_dyn_size, b.stack_dyn_size);
+    EXPECT_EQ(a.weight, b.weight);
+    EXPECT_EQ(a.data_src, b.data_src);
+    EXPECT_EQ(a.transaction, b.transaction);
+    EXPECT_EQ(a.regs_intr.abi, b.regs_intr.abi);
+    EXPECT_EQ(a.regs_intr.regs, b.regs_intr.regs);
+    EXPECT_EQ(a.phys_addr, b.phys_addr);
+    EXPECT_EQ(a.cgroup, b.cgroup);
+    EXPECT_EQ(a.data_page_size, b.data_page_size);
+    EXPECT_EQ(a.code_page_size, b.code_page_size);
+    EXPECT_EQ(a.aux.size(), b.aux.size());
+    EXPECT_EQ(a.deferred_callchain, b.deferred_callchain);
+    EXPECT_EQ(a.deferred_cookie, b.deferred_cookie);
+  };
+  Sample reused;
+  decode_sample(body_of(full), swap(), 8, rich, reused);
+  ASSERT_FALSE(reused.regs_user.regs.empty());
+  ASSERT_FALSE(reused.aux.empty());
+  decode_sample(body_of(small), swap(), 8, plain, reused);
+  Sample fresh;
+  decode_sample(body_of(small), swap(), 8, plain, fresh);
+  same(reused, fresh);
+  // A sample_id trailer after a rich sample.
+  decode_sample(body_of(full), swap(), 8, rich, reused);
+  const std::vector<uint8_t> comm = rich_rb.comm({.pid = 9, .tid = 9, .comm = "x"}, {.pid = 9, .tid = 9, .time = 5, .id = 5, .stream_id = 6, .cpu = 1});
+  decode_sample_id(body_of(comm), swap(), 8, rich, reused);
+  Sample fresh_id;
+  decode_sample_id(body_of(comm), swap(), 8, rich, fresh_id);
+  same(reused, fresh_id);
+  // A rich sample cut short (in its stack copy): whatever it had set is reset by the next decode.
+  std::vector<uint8_t> cut = full;
+  cut.resize(cut.size() - 40);
+  decode_sample(body_of(full), swap(), 8, rich, reused);
+  EXPECT_THROW(decode_sample(body_of(cut), swap(), 8, rich, reused), FormatError);
+  decode_sample(body_of(small), swap(), 8, plain, reused);
+  same(reused, fresh);
+}
+
 // SampleParts::kWithoutCallchain (a first pass that reads no chain): every other field as a whole
 // decode gives it, the chain left empty; and on every cut of the record, the same verdict (the
 // same error, at the same offset) as a whole decode.
