@@ -12,10 +12,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "util/build_id.h"
 
 namespace tperf::symbols {
 
@@ -46,34 +49,7 @@ std::string build_id_hex(Elf* elf) {
   const void* bits = nullptr;
   const ssize_t n = dwelf_elf_gnu_build_id(elf, &bits);
   if (n <= 1 || !bits) return "";
-  std::string hex;
-  for (ssize_t i = 0; i < n; ++i) hex += fmt::format("{:02x}", static_cast<const uint8_t*>(bits)[i]);
-  return hex;
-}
-
-struct Sections {
-  bool compressed = false;  // a SHF_COMPRESSED section
-  bool gnu_zdebug = false;  // a .zdebug_* section (the older GNU compression)
-  bool altlink = false;     // .gnu_debugaltlink
-  bool readable = false;    // the section headers could all be read
-};
-
-Sections sections_of(Elf* elf) {
-  Sections s;
-  size_t shstrndx = 0;
-  if (elf_getshdrstrndx(elf, &shstrndx) != 0) return s;
-  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
-    GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh)) return s;
-    const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
-    if (!name) return s;
-    const std::string_view n(name);
-    if (sh.sh_flags & SHF_COMPRESSED) s.compressed = true;
-    if (n.starts_with(".zdebug")) s.gnu_zdebug = true;
-    if (n == ".gnu_debugaltlink") s.altlink = true;
-  }
-  s.readable = true;
-  return s;
+  return util::BuildId::from_bytes({static_cast<const uint8_t*>(bits), static_cast<size_t>(n)}).hex();
 }
 
 // What a section of the original is in its copy: name, type and size once inflated.
@@ -84,24 +60,37 @@ struct SectionShape {
   bool operator==(const SectionShape&) const = default;
 };
 
-// The sections of `elf` as its copy must have them; false when a header cannot be read.
-bool shapes_of(Elf* elf, std::vector<SectionShape>* out) {
+// A file's sections, read from their headers once.
+struct Sections {
+  std::vector<SectionShape> shapes;
+  bool compressed = false;  // a SHF_COMPRESSED section
+  bool gnu_zdebug = false;  // a .zdebug_* section (the older GNU compression)
+  bool altlink = false;     // .gnu_debugaltlink
+};
+
+// nullopt when a section header cannot be read.
+std::optional<Sections> sections_of(Elf* elf) {
+  Sections s;
   size_t shstrndx = 0;
-  if (elf_getshdrstrndx(elf, &shstrndx) != 0) return false;
+  if (elf_getshdrstrndx(elf, &shstrndx) != 0) return std::nullopt;
   for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
     GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh)) return false;
+    if (!gelf_getshdr(scn, &sh)) return std::nullopt;
     const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
-    if (!name) return false;
+    if (!name) return std::nullopt;
+    const std::string_view n(name);
     SectionShape shape{name, sh.sh_type, sh.sh_type == SHT_NOBITS ? 0 : sh.sh_size};
     if (sh.sh_flags & SHF_COMPRESSED) {
       GElf_Chdr ch;
-      if (!gelf_getchdr(scn, &ch)) return false;
+      if (!gelf_getchdr(scn, &ch)) return std::nullopt;
       shape.size = ch.ch_size;
+      s.compressed = true;
     }
-    out->push_back(std::move(shape));
+    if (n.starts_with(".zdebug")) s.gnu_zdebug = true;
+    if (n == ".gnu_debugaltlink") s.altlink = true;
+    s.shapes.push_back(std::move(shape));
   }
-  return true;
+  return s;
 }
 
 // Whether the file at `path` is a copy of the original whose build id is `hex` and whose
@@ -112,9 +101,8 @@ bool valid_copy(const std::string& path, const std::string& hex, const std::vect
   ElfIn in(path);
   Elf* elf = in.get();
   if (!elf || build_id_hex(elf) != hex) return false;
-  const Sections s = sections_of(elf);
-  std::vector<SectionShape> have;
-  return s.readable && !s.compressed && !s.gnu_zdebug && shapes_of(elf, &have) && have == want;
+  const std::optional<Sections> s = sections_of(elf);
+  return s && !s->compressed && !s->gnu_zdebug && s->shapes == want;
 }
 
 // Writes `in` with every SHF_COMPRESSED section inflated to the new file `fd`, libelf laying the
@@ -190,12 +178,11 @@ UncompressedCopy uncompressed_copy(const std::string& path, const std::string& c
   ElfIn in(path);
   Elf* elf = in.get();
   if (!elf) return r;
-  const Sections s = sections_of(elf);
-  if (!s.readable || !s.compressed || s.gnu_zdebug || s.altlink) return r;
+  const std::optional<Sections> s = sections_of(elf);
+  if (!s || !s->compressed || s->gnu_zdebug || s->altlink) return r;
   const std::string hex = build_id_hex(elf);
   if (hex.empty()) return r;
-  std::vector<SectionShape> shapes;
-  if (!shapes_of(elf, &shapes)) return r;
+  const std::vector<SectionShape>& shapes = s->shapes;
   const std::string dir = cache_dir + "/debug";
   const std::string target = fmt::format("{}/{}.debug", dir, hex);
   if (valid_copy(target, hex, shapes)) {

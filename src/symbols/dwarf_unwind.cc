@@ -53,8 +53,6 @@ bool is_regular_file(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-char* g_debuginfo_path = nullptr;
-
 // No separate debug file is looked for. perf 6.1 here unwinds with libunwind, which on x86-64
 // steps with .eh_frame only, never a .debug_frame: a pc whose FDE is only in a debug file's
 // .debug_frame (code built without unwind tables, its debug info split off) ends perf's walk
@@ -69,7 +67,7 @@ const Dwfl_Callbacks kOfflineCallbacks = {
     .find_elf = nullptr,
     .find_debuginfo = no_debuginfo,
     .section_address = dwfl_offline_section_address,
-    .debuginfo_path = &g_debuginfo_path,
+    .debuginfo_path = nullptr,  // only the standard finders read it
 };
 
 }  // namespace
