@@ -372,11 +372,23 @@ TEST(DwarfUnwindE2E, DebugFrameOfASeparateDebugFileAsPerf) {
       "! readelf -S -W {bin} | grep -q '\\.debug_frame'");
   TPERF_REQUIRE_RECORDING(rec, r);
   for (const char* args : {"", "-F comm,tid,ip,sym,dso"}) expect_same(rec.path, args);
-  // The case is there: samples in frame_leaf, whose caller perf does not name.
+  // The case is there: samples in frame_leaf whose walk ends there for perf (no caller named),
+  // where the debug file's .debug_frame would have led on to frame_middle. (perf's libunwind
+  // names a caller now and then, through its frame-pointer fallback; the comparison above holds
+  // tperf to the same.)
   CommandResult p = run(fmt::format("perf script -i {} -F ip,sym 2>/dev/null", shell_quote(rec.path)));
-  EXPECT_GT(std::count(p.out.begin(), p.out.end(), '\n'), 100) << p.out;
-  EXPECT_NE(p.out.find(" frame_leaf\n"), std::string::npos);
-  EXPECT_EQ(p.out.find(" frame_middle\n"), std::string::npos);
+  size_t ends_in_leaf = 0;
+  std::istringstream in(p.out);
+  std::vector<std::string> block;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] == '\t') {
+      block.push_back(line);
+      continue;
+    }
+    if (block.size() == 1 && block[0].ends_with(" frame_leaf")) ++ends_in_leaf;
+    block.clear();
+  }
+  EXPECT_GT(ends_in_leaf, 100u) << p.out.substr(0, 2000);
 }
 
 // libc's and the loader's debug files (libc6-dbg) have their DWARF compressed; tperf reads the
