@@ -51,8 +51,7 @@ struct ReportCliOptions {
   bool stdio = false;
   std::string sort;    // -s ("" = perf's default comm,dso,sym, or -F's keys)
   std::string fields;  // -F
-  bool inline_frames = false;     // --inline: the default (perf's too)
-  bool no_inline = false;         // --no-inline: unwound frames stay as their symbols
+  InlineCliOptions inline_frames;
   bool children = false;
   bool no_children = false;
   std::string callchain;  // -g
@@ -337,7 +336,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   bo.children = cli.children;
   bo.no_children = cli.no_children;
   bo.summary = summary;
-  bo.expand_inline = !cli.no_inline;
+  bo.expand_inline = cli.inline_frames.expand();
   bo.parent_regex = &*parent_regex;
   bo.exclude_other = cli.exclude_other;
   bo.no_group = cli.no_group;
@@ -575,10 +574,7 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--no-unwind-summary", opt->no_unwind_summary,
                 "leave out the unwinding quality block (for output equal to perf report's)");
   cmd->add_option("-s,--sort", opt->sort, "sort keys: comm, pid, tid, dso, sym, symoff, cpu, srcline, parent (default comm,dso,sym)");
-  cmd->add_flag("--inline", opt->inline_frames,
-                "show the functions inlined at each frame unwound from a stack copy (--call-graph dwarf), as "
-                "perf 6.1 does; the default");
-  cmd->add_flag("--no-inline", opt->no_inline, "callchains without inline frames");
+  opt->inline_frames.add_to(*cmd);
   cmd->add_option("-F,--fields", opt->fields,
                   "output columns in this order: overhead, overhead_children, sample, period and sort keys "
                   "(the rows sort by --sort, then by these)");

@@ -42,9 +42,8 @@ struct ScriptCliOptions {
   unsigned max_stack = 127;
   bool force = false;
   SymbolCliOptions symbols;
-  bool inline_frames = false;  // --inline: perf 6.1's default, accepted
+  InlineCliOptions inline_frames;
   bool inline_callchains = false;
-  bool no_inline = false;
 };
 
 int fail(const std::string& message) {
@@ -92,7 +91,7 @@ int run_script(const ScriptCliOptions& cli) {
   // into their inline chains; the recorded callchain's frames do not (its `script --inline` prints
   // them as they are).
   opt.inline_callchains = cli.inline_callchains;
-  opt.unwound_inline_frames = !cli.no_inline;
+  opt.unwound_inline_frames = cli.inline_frames.expand();
   symbols::DwarfUnwindOptions unwind_options;
   unwind_options.symfs = sym_options.symfs;
   unwind_options.buildid_dir = sym_options.buildid_dir;
@@ -160,14 +159,10 @@ void add_script_command(CLI::App& app, int& status) {
   cmd->add_flag("--mem-stats", opt->mem_stats, "print what the machine model holds (threads, maps, DSOs) at the end");
   opt->symbols.add_to(*cmd);
   opt->jobs.add_to(*cmd);
-  cmd->add_flag("--inline", opt->inline_frames,
-                "show the functions inlined at each frame unwound from a stack copy (--call-graph dwarf), as perf 6.1 "
-                "does; the default");
+  opt->inline_frames.add_to(*cmd);
   cmd->add_flag("--inline-callchains", opt->inline_callchains,
                 "also show the functions inlined at the frames of recorded callchains (frame pointers, the kernel's), "
                 "which perf 6.1 prints as they are");
-  cmd->add_flag("--no-inline", opt->no_inline,
-                "do not expand the inline chains of frames unwound from --call-graph dwarf stacks (perf expands them by default)");
   cmd->callback([opt, cmd, &status] {
     opt->path = opt->input.resolve(*cmd);
     status = run_guarded("script", opt->path, [&] { return run_script(*opt); });

@@ -86,12 +86,21 @@ struct SymbolCliOptions {
   void apply_to(symbols::SymbolizerOptions* options) const;
 };
 
+// --inline and --no-inline, as report and script (and the stack-table commands, --no-inline alone)
+// take them: perf 6.1 expands the frames unwound from stack copies into their inline chains.
+struct InlineCliOptions {
+  bool inline_frames = false;  // --inline: that default, accepted
+  bool no_inline = false;
+  void add_to(CLI::App& cmd, bool with_inline_flag = true);
+  bool expand() const { return !no_inline; }
+};
+
 // What the commands written from the stack table (flame, collapse, export) share: how its stacks
 // are weighed (--off-cpu, --wall-clock) and resolved (--no-inline, the symbol options).
 struct StackTableCliOptions {
   bool off_cpu = false;
   bool wall_clock = false;
-  bool no_inline = false;
+  InlineCliOptions inline_frames;
   SymbolCliOptions symbols;
   void add_to(CLI::App& cmd);
   void apply_to(analysis::ProfileOptions* options) const;

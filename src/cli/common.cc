@@ -53,19 +53,30 @@ void SymbolCliOptions::apply_to(symbols::SymbolizerOptions* options) const {
   options->debug_cache = symbols::default_cache_dir();
 }
 
+void InlineCliOptions::add_to(CLI::App& cmd, bool with_inline_flag) {
+  if (with_inline_flag) {
+    cmd.add_flag("--inline", inline_frames,
+                 "show the functions inlined at each frame unwound from a stack copy (--call-graph dwarf), as perf 6.1 "
+                 "does; the default");
+  }
+  cmd.add_flag("--no-inline", no_inline,
+               "do not expand the inline chains of frames unwound from --call-graph dwarf stacks (perf expands them by "
+               "default)");
+}
+
 void StackTableCliOptions::add_to(CLI::App& cmd) {
   cmd.add_flag("--off-cpu", off_cpu,
                "the time threads spent switched out (in nanoseconds) instead of samples, as tperf report --off-cpu");
   cmd.add_flag("--wall-clock", wall_clock,
                "on-CPU time (cpu-clock/task-clock periods) and off-CPU time together, as tperf report --wall-clock");
-  cmd.add_flag("--no-inline", no_inline, "do not expand the inline chains of frames unwound from --call-graph dwarf stacks");
+  inline_frames.add_to(cmd, false);
   symbols.add_to(cmd);
 }
 
 void StackTableCliOptions::apply_to(analysis::ProfileOptions* options) const {
   options->off_cpu = off_cpu;
   options->wall_clock = wall_clock;
-  options->inline_frames = !no_inline;
+  options->inline_frames = inline_frames.expand();
   symbols.apply_to(&options->symbols);
 }
 

@@ -136,6 +136,9 @@ const std::vector<std::string>& reading_commands() {
       "stats {}",
       "script {}",
       "script -F comm,pid,tid,cpu,time,event,ip,sym,dso {}",
+      // Inline chains of the recorded callchains' frames too (tperf's own), and none at all.
+      "script --inline-callchains {}",
+      "report {} --stdio --no-inline",
       "report {} --stdio",
       "report {} --stdio --no-children -g folded -s dso,sym",
       "report {} --stdio -s comm,pid,tid -n",
