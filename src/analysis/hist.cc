@@ -480,6 +480,8 @@ class Hist::TreeBuilder {
   }
 
   // Waits until every batch is built and stops the thread.
+  bool building() const { return thread_.joinable(); }
+
   void finish() {
     if (!thread_.joinable()) return;
     {
@@ -643,9 +645,24 @@ void Hist::submit_trees() const {
 
 const CallTree* Hist::tree_of(const HistEntry* e) const {
   if (!trees_) return nullptr;
-  submit_trees();
-  trees_->finish();
+  // Once the trees are built (settle()) nothing is left to hand the builder: reads only.
+  if (!batch_.jobs.empty() || trees_->building()) {
+    submit_trees();
+    trees_->finish();
+  }
   return trees_->tree(static_cast<size_t>(e - entries_.data()));
+}
+
+void Hist::settle() const {
+  collapse_once();
+  if (trees_) {
+    submit_trees();
+    trees_->finish();
+  }
+  if (!entries_.empty()) {
+    srcline_known(entries_.front());
+    trace_known(entries_.front());
+  }
 }
 
 int Hist::compare_keys(const HistEntry& a, const HistEntry& b) const {
@@ -895,10 +912,16 @@ std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees, st
   // thread only): replay_tree() gives the order perf's tree shape gives.
   std::vector<const HistEntry*> in = in_key_order();
 
-  auto depth = [&](const HistEntry* e) {
-    const CallTree* t = tree_of(e);
-    return t ? t->max_depth() : 0;
-  };
+  // The trees' depths, read once per entry rather than through its tree on every comparison.
+  std::vector<size_t> depths;
+  if (by_children && with_trees) {
+    depths.resize(entries_.size());
+    for (const HistEntry* e : in) {
+      const CallTree* t = tree_of(e);
+      depths[static_cast<size_t>(e - entries_.data())] = t ? t->max_depth() : 0;
+    }
+  }
+  auto depth = [&](const HistEntry* e) { return depths[static_cast<size_t>(e - entries_.data())]; };
   // True when `a` goes before (left of) `b`.
   auto before = [&](const HistEntry* a, const HistEntry* b) {
     uint64_t pa = by_children ? a->children_period : a->period;

@@ -166,6 +166,10 @@ class Hist {
   // The callchain tree of an entry of this hist, nullptr when it has none. The trees are built
   // on a second thread while samples come in; the first call waits for it to catch up.
   const CallTree* tree_of(const HistEntry* e) const;
+  // Everything the readers above work out on first use (the trees, the collapse, the srclines and
+  // trace texts perf knows) worked out now: afterwards reading this Hist (tree_of, sorted and the
+  // rest, all const) changes nothing, so threads may format its entries side by side.
+  void settle() const;
 
   // Entries in perf's output order: by (children_period when `by_children`, else period)
   // descending; with `by_children` and callchain trees, an entry of the same thread with the

@@ -471,6 +471,7 @@ int run_hist_report(const ReportCliOptions& cli) {
     if (summary) output::print_unwind_summary(stdout, builder.unwind_stats(), /*dwarf_unwound=*/true);
   }
   columns.quiet = cli.quiet;
+  columns.jobs = cli.jobs.jobs;
   for (size_t i = 0; i < events.size() && i < reader->attrs().size(); ++i) {
     columns.plural_events = group_size[i] > 1;
     columns.member_totals.clear();

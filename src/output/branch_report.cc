@@ -223,11 +223,11 @@ void print_branch_report_section(std::FILE* out, std::string_view event_name, ui
       if (i) row += "  ";
       const bool last = i + 1 == cols.size();
       if (c.right) {
-        util::append_format(row, "{:>{}}", text, c.width);
+        util::append_padded(row, text, c.width, true);
       } else if (last && !c.pad_last) {
         row += text;
       } else {
-        util::append_format(row, "{:<{}}", text, c.width);
+        util::append_padded(row, text, c.width, false);
       }
     }
     row += '\n';

@@ -6,9 +6,11 @@
 // so a column wider than 1023 (a long C++ symbol's) has its name line cut there; the rule of
 // dots is not.
 
+#include <fmt/format.h>
+
 #include <string>
 
-#include <fmt/format.h>
+#include "util/text.h"
 
 namespace tperf::output {
 
@@ -26,7 +28,8 @@ std::string column_header(const Columns& columns) {
       dots += "  ";
     }
     first = false;
-    std::string cell = c.right ? fmt::format("{:>{}}", c.header, c.width) : fmt::format("{:<{}}", c.header, c.width);
+    std::string cell;
+    util::append_padded(cell, c.header, c.width, c.right);
     if (cell.size() > kHeaderCellMax) cell.resize(kHeaderCellMax);
     line += cell;
     dots.append(c.width, '.');

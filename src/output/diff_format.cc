@@ -99,11 +99,11 @@ void print_diff_section(std::FILE* out, const DiffSection& section, const analys
       // The symbol columns are not padded at the end of the line.
       const bool last_sym = i + 1 == cols.size() && (section.keys.back() == SortKey::kSym || section.keys.back() == SortKey::kSymoff);
       if (c.right) {
-        util::append_format(row, "{:>{}}", text, c.width);
+        util::append_padded(row, text, c.width, true);
       } else if (last_sym) {
         row += text;
       } else {
-        util::append_format(row, "{:<{}}", text, c.width);
+        util::append_padded(row, text, c.width, false);
       }
     };
     const int base_w = static_cast<int>(cols[0].width);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "output/callchain_graph.h"
@@ -12,6 +13,7 @@
 #include "session/machine.h"
 #include "symbols/symbol_table.h"
 #include "util/text.h"
+#include "util/workqueue.h"
 
 namespace tperf::output {
 
@@ -214,19 +216,19 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
 
   if (!columns.quiet) fmt::print(out, "{}", column_header(cols));
 
-  std::string row;
-  for (const HistEntry* e : rows) {
-    row.assign("  ");
+  // One row and its graph appended to `row`.
+  auto format_row = [&](std::string& row, const HistEntry* e) {
+    row += "  ";
     auto cell = [&](size_t i, std::string_view text) {
       const Column& c = cols[i];
       if (i) row += "  ";
       bool last = i + 1 == cols.size();
       if (c.right) {
-        util::append_format(row, "{:>{}}", text, c.width);
+        util::append_padded(row, text, c.width, true);
       } else if (last && !c.pad_last) {
         row += text;
       } else {
-        util::append_format(row, "{:<{}}", text, c.width);
+        util::append_padded(row, text, c.width, false);
       }
     };
     const auto& totals = columns.member_totals;
@@ -253,7 +255,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
           cell(i, value_text(0));
         } else {
           std::string text;
-          for (unsigned m = 0; m < members; ++m) util::append_format(text, "{:>{}}", value_text(m), width);
+          for (unsigned m = 0; m < members; ++m) util::append_padded(text, value_text(m), width, true);
           cell(i, text);
         }
         continue;
@@ -308,7 +310,35 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
         }
       }
     }
-    std::fputs(row.c_str(), out);
+  };
+  // Rows are formatted apart from one another: with threads, a window of them is formatted in
+  // chunks side by side (the Hist settled first, so that formatting only reads it) and the
+  // chunks' text written in order.
+  constexpr size_t kChunkRows = 256;
+  std::unique_ptr<util::WorkQueue> pool;
+  if (columns.jobs != 1 && rows.size() >= 4 * kChunkRows) pool = std::make_unique<util::WorkQueue>(columns.jobs);
+  if (!pool || pool->nr_threads() <= 1) {
+    std::string row;
+    for (const HistEntry* e : rows) {
+      row.clear();
+      format_row(row, e);
+      std::fputs(row.c_str(), out);
+    }
+  } else {
+    hist.settle();
+    const size_t chunks_per_window = 4 * size_t{pool->nr_threads()};
+    std::vector<std::string> texts(chunks_per_window);
+    for (size_t at = 0; at < rows.size(); at += chunks_per_window * kChunkRows) {
+      const size_t window_end = std::min(rows.size(), at + chunks_per_window * kChunkRows);
+      const size_t nr_chunks = (window_end - at + kChunkRows - 1) / kChunkRows;
+      pool->parallel_for(0, nr_chunks, [&](size_t c) {
+        std::string& text = texts[c];
+        text.clear();
+        const size_t b = at + c * kChunkRows, e = std::min(window_end, b + kChunkRows);
+        for (size_t i = b; i < e; ++i) format_row(text, rows[i]);
+      });
+      for (size_t c = 0; c < nr_chunks; ++c) std::fwrite(texts[c].data(), 1, texts[c].size(), out);
+    }
   }
   fmt::print(out, "\n\n");
 }

@@ -44,6 +44,8 @@ struct ReportColumns {
   // keys, then the -F fields). Empty: perf's default columns and order.
   std::vector<analysis::ReportField> fields;
   std::vector<analysis::ReportField> order;
+  // Threads that format the rows (-j): 0 = one per CPU. The text is the same for every count.
+  unsigned jobs = 1;
 };
 
 // The current comm of a thread (the Pid:Command column), nullptr when unknown.

@@ -446,24 +446,6 @@ void append_uint_zero_padded(std::string& out, uint64_t v, size_t width) {
   out.append(p, n);
 }
 
-bool is_ascii(std::string_view s) {
-  for (char c : s) {
-    if (static_cast<unsigned char>(c) >= 0x80) return false;
-  }
-  return true;
-}
-
-// fmt's "{:>W}" of a string: fmt pads by display width, which only equals the byte count for
-// ASCII text; anything else goes through fmt.
-void append_right_aligned(std::string& out, std::string_view s, size_t width) {
-  if (!is_ascii(s)) {
-    util::append_format(out, "{:>{}}", s, width);
-    return;
-  }
-  if (s.size() < width) out.append(width - s.size(), ' ');
-  out.append(s);
-}
-
 }  // namespace
 
 void append_time(std::string& out, uint64_t ns, bool nanosecs) {
@@ -557,7 +539,7 @@ void append_line_start(std::string& out, uint64_t fields, const ScriptLineStart&
       out.append(s.comm);
       out += ' ';
     } else {
-      append_right_aligned(out, s.comm, 16);
+      util::append_padded(out, s.comm, 16, true);
       out += ' ';
     }
   }
@@ -598,7 +580,7 @@ void append_period(std::string& out, uint64_t period) {
 }
 
 void append_event_name(std::string& out, std::string_view name, int width) {
-  append_right_aligned(out, name, width > 0 ? static_cast<size_t>(width) : 0);
+  util::append_padded(out, name, width > 0 ? static_cast<size_t>(width) : 0, true);
   out += ": ";
 }
 

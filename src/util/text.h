@@ -48,6 +48,26 @@ void append_format(std::string& out, fmt::format_string<Args...> format, Args&&.
   out.append(buf.data(), buf.size());
 }
 
+// `text` padded with spaces to `width`, right-aligned or left-aligned, as fmt's "{:>W}" and
+// "{:<W}" pad it: by display width, which for ASCII text is the byte count (the fast path, no
+// format string parsed); other text goes through fmt.
+inline void append_padded(std::string& out, std::string_view text, size_t width, bool right_aligned) {
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      if (right_aligned) {
+        append_format(out, "{:>{}}", text, width);
+      } else {
+        append_format(out, "{:<{}}", text, width);
+      }
+      return;
+    }
+  }
+  const size_t pad = text.size() < width ? width - text.size() : 0;
+  if (right_aligned) out.append(pad, ' ');
+  out += text;
+  if (!right_aligned) out.append(pad, ' ');
+}
+
 // "a,b,,c" -> {"a", "b", "c"}: the items of a comma list, empty ones left out.
 inline std::vector<std::string> split_commas(std::string_view s) {
   std::vector<std::string> out;

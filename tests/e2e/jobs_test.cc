@@ -275,6 +275,56 @@ TEST(JobsE2E, EventRenamedInTheDataAsPerf) {
   EXPECT_GT(expect_same_for_every_j(path), 0u);
 }
 
+// report formats its rows on -j threads once there are enough of them (a window of chunks side
+// by side, written in order): 6,000 entries (distinct addresses of two threads), each with a
+// callchain graph, must print as perf 6.1 prints them, in both modes and for every -j.
+TEST(JobsE2E, ManyReportRowsFormattedOnThreadsAsPerf) {
+  TPERF_REQUIRE_PROGRAM("perf");
+  PerfEventAttr attr = cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleId | kSampleCallchain);
+  RecordBuilder rb(attr);
+  TempDir dir;
+  const std::string path = dir.file("rows.data");
+  Writer w;
+  w.open(path);
+  w.add_attr(attr, {7}, "cpu-clock");
+  for (int32_t tid : {42, 43}) {
+    CommEvent comm;
+    comm.pid = comm.tid = tid;
+    comm.comm = tid == 42 ? "first" : "second";
+    SampleId sid;
+    sid.pid = sid.tid = tid;
+    sid.time = 1000;
+    sid.id = 7;
+    w.write_record(rb.comm(comm, sid));
+  }
+  for (int i = 0; i < 6000; ++i) {
+    Sample s;
+    s.pid = s.tid = i % 2 ? 43 : 42;
+    s.time = 2000 + static_cast<uint64_t>(i);
+    s.period = 100 + static_cast<uint64_t>(i % 7);  // ties and differences in the output sort
+    s.id = 7;
+    s.ip = 0x400000 + 0x10 * static_cast<uint64_t>(i);
+    s.callchain = {kContextUser, s.ip, 0x500000 + 0x10 * static_cast<uint64_t>(i % 5),
+                   0x600000 + 0x10 * static_cast<uint64_t>(i % 3)};
+    w.write_record(rb.sample(s, kMiscUser));
+  }
+  w.finish();
+  // Graphs down to 0% (each entry holds 1/6000 of the samples); -q leaves out perf's random tip.
+  for (const char* mode : {"-g graph,0", "--no-children -g graph,0", "--no-children -g caller,0", "-s comm,sym -n"}) {
+    for (int j : {1, 2, 3}) {
+      SCOPED_TRACE(fmt::format("{} -j {}", mode, j));
+      ComparedOutputs c = compare_outputs(fmt::format("perf report --stdio -q {} -i {}", mode, shell_quote(path)),
+                                          fmt::format("{} report --stdio -q --no-unwind-summary -j {} {} -i {}",
+                                                      TPERF_BINARY, j, mode, shell_quote(path)),
+                                          path);
+      EXPECT_EQ(c.diff, "");
+      EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+      // Every address an entry of its own (with its graph): more rows than one window of chunks.
+      EXPECT_GT(c.perf_lines, 6000u);
+    }
+  }
+}
+
 // Samples stamped well after their thread's EXIT (as AUX decoding makes them), then the ends of
 // rounds that release the thread: perf 6.1 prints them with the thread's comm, and so must every
 // -j. With -j 2 and more the samples wait in batches to be formatted; a round's end that releases
