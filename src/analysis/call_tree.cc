@@ -48,54 +48,49 @@ bool CallFrame::same_as(const CallFrame& o) const {
 }
 
 uint32_t CallFrameTable::intern(const CallFrame& f, const std::string* srcline) {
-  if (by_address_) {
-    // perf's address key: the DSO object and the raw address, symbol or not.
-    if (frames_.size() * 2 >= slots_.size()) grow();
-    const size_t mask = slots_.size() - 1;
-    for (size_t i = hash_key(f.ip, f.dso, false) & mask;; i = (i + 1) & mask) {
-      Slot& s = slots_[i];
-      if (s.id == 0) {
-        s = Slot{f.ip, f.dso, static_cast<uint32_t>(frames_.size() + 1), false};
-        if (srcline) {
-          srclines_.resize(frames_.size());
-          srclines_.push_back(srcline);
-        }
-        frames_.push_back(f);
-        return s.id - 1;
-      }
-      if (s.value == f.ip && s.dso == f.dso) return s.id - 1;
-    }
-  }
-  const bool named = f.sym != nullptr;
-  // An inlined function is one frame by its name wherever it was inlined (kInlineKey stands
-  // for the dso then; the name's hash is the value, the name itself compared on a match).
+  // The key: perf's address key (the DSO object and the raw address, symbol or not) in a table by
+  // address; else the symbol's start in its DSO for a named frame, the address for one without,
+  // and for an inlined function its name wherever it was inlined (its hash as the value, the
+  // name itself compared on a match).
   static const char kInlineKey = 0;
+  const bool named = !by_address_ && f.sym != nullptr;
   const bool inlined = named && f.sym->inlined;
   const uint64_t value = inlined ? std::hash<std::string_view>()(f.sym->name()) : named ? f.sym_start : f.ip;
-  const void* dso = inlined ? &kInlineKey : named ? static_cast<const void*>(f.dso) : nullptr;
+  const void* dso = inlined ? &kInlineKey : (named || by_address_) ? static_cast<const void*>(f.dso) : nullptr;
+  const size_t h = hash_key(value, dso, named);
+  auto same = [&](const CallFrame& g) {
+    if (by_address_) return g.ip == f.ip && g.dso == f.dso;
+    if (!named) return !g.sym && g.ip == f.ip;
+    if (!g.sym || g.sym->inlined != inlined) return false;
+    return inlined ? g.sym->name() == f.sym->name() : g.sym_start == f.sym_start && g.dso == f.dso;
+  };
   if (frames_.size() * 2 >= slots_.size()) grow();
   const size_t mask = slots_.size() - 1;
-  for (size_t i = hash_key(value, dso, named) & mask;; i = (i + 1) & mask) {
+  const auto tag = static_cast<uint32_t>(h);
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
     Slot& s = slots_[i];
     if (s.id == 0) {
-      s = Slot{value, dso, static_cast<uint32_t>(frames_.size() + 1), named};
+      s = Slot{static_cast<uint32_t>(frames_.size() + 1), tag};
+      if (srcline) {
+        srclines_.resize(frames_.size());
+        srclines_.push_back(srcline);
+      }
       frames_.push_back(f);
       return s.id - 1;
     }
-    if (s.value == value && s.dso == dso && s.named == named &&
-        (!inlined || frames_[s.id - 1].sym->name() == f.sym->name())) {
-      return s.id - 1;
-    }
+    if (s.tag == tag && same(frames_[s.id - 1])) return s.id - 1;
   }
 }
 
 void CallFrameTable::grow() {
+  // A slot's tag is the low half of its key's hash, which is all the index of a table of up to
+  // 2^32 slots takes.
   std::vector<Slot> old = std::move(slots_);
   slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
   const size_t mask = slots_.size() - 1;
   for (const Slot& s : old) {
     if (s.id == 0) continue;
-    size_t i = hash_key(s.value, s.dso, s.named) & mask;
+    size_t i = s.tag & mask;
     while (slots_[i].id != 0) i = (i + 1) & mask;
     slots_[i] = s;
   }

@@ -78,11 +78,11 @@ class CallFrameTable {
   size_t size() const { return frames_.size(); }
 
  private:
+  // 8 bytes: the key is read from the frame itself when the tags match (a slot that held the
+  // key, 24 bytes, made the table most of the memory of a report of stacks that rarely repeat).
   struct Slot {
-    uint64_t value = 0;
-    const void* dso = nullptr;
-    uint32_t id = 0;  // id + 1; 0 = empty
-    bool named = false;
+    uint32_t id = 0;   // id + 1; 0 = empty
+    uint32_t tag = 0;  // the low 32 bits of the key's hash
   };
   void grow();
   bool by_address_ = false;
