@@ -321,7 +321,9 @@ struct ReportBuilder::Impl {
   util::WordKeyMap combo_index;  // key -> its id
   std::vector<uint32_t> combo_at;  // key id -> the key's first combination in combos
   size_t batch_frames = 0;
-  static constexpr size_t kBatchFrames = size_t{1} << 16;
+  // 16K frames: each holds a HistEntry (~150 bytes) in combo_callers, so 64K made the batch 10 MB
+  // of a sys report's peak; a quarter of that left its time unchanged.
+  static constexpr size_t kBatchFrames = size_t{1} << 14;
 
   SampleReadSplitter read_splitter;
 };
