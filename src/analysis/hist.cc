@@ -204,7 +204,7 @@ uint32_t Hist::findnew(const HistEntry& e, unsigned member) {
     if ((entries_.size() + 1) * 2 > index_.size()) grow_index();
     const size_t mask = index_.size() - 1;
     for (i = h & mask; index_[i].entry != 0; i = (i + 1) & mask) {
-      if (index_[i].hash == h && same_keys(entries_[index_[i].entry - 1], key)) return index_[i].entry - 1;
+      if (index_[i].hash == static_cast<uint32_t>(h) && same_keys(entries_[index_[i].entry - 1], key)) return index_[i].entry - 1;
     }
   } else if (const uint32_t m = walk_memo_find(h, key); m != kNoMemo) {
     return m;
@@ -217,12 +217,12 @@ uint32_t Hist::findnew(const HistEntry& e, unsigned member) {
   }
   ++tree_gen_;  // the tree has another shape: every walk remembered may now end elsewhere
   entries_.push_back(key);
-  if (!walk) index_[i] = Slot{h, idx + 1};
+  if (!walk) index_[i] = Slot{static_cast<uint32_t>(h), idx + 1};
   return idx;
 }
 
 bool Hist::walk_memo_hit(const MemoSlot& s, size_t h, const HistEntry& key) const {
-  if (s.gen != tree_gen_ || s.hash != h) return false;
+  if (s.gen != tree_gen_ || s.hash != static_cast<uint32_t>(h)) return false;
   const HistEntry& e = entries_[s.entry];
   // Every field compare_keys() reads equal (same_keys() leaves an unresolved entry's DSO out
   // without the dso key, where the sym key still compares it): the walk goes the same way.
@@ -257,7 +257,7 @@ void Hist::walk_memo_store(size_t h, const HistEntry& key, uint32_t found) {
       break;
     }
   }
-  walk_memo_[at] = MemoSlot{h, found, tree_gen_};
+  walk_memo_[at] = MemoSlot{static_cast<uint32_t>(h), found, tree_gen_};
 }
 
 bool Hist::may_be_equal(const HistEntry& a, const HistEntry& b) const {

@@ -61,14 +61,19 @@ struct HistEntry {
   int32_t pid = -1;
   int32_t tid = -1;
   int32_t cpu = -1;
-  Location loc;
-  const std::string* srcline = nullptr;  // the srcline key's text (perf's get_srcline), interned
+  // (The flags sit here, in what would be padding: 136 bytes an entry where they made 152.)
   // The address of the sample that made the entry had no symbol (perf widens the dso column for
   // such entries, whichever keys are in use). Not a key.
   bool unresolved = false;
   // The srcline came with the entry (a chain frame's, in chains keyed by address): perf knew it
   // from the start rather than working it out on a comparison (see Hist::srcline_known). Not a key.
   bool srcline_eager = false;
+  // Left out by a filter (--comm, --dso, --pid, --tid, -S): hidden from the output but counted
+  // in the totals. Like perf, an entry keeps the state of the sample that created it: a later
+  // sample that passes the filters adds to a hidden entry and the other way round.
+  bool filtered = false;
+  Location loc;
+  const std::string* srcline = nullptr;  // the srcline key's text (perf's get_srcline), interned
   // The address of the sample that made the entry, in loc.addr's terms (perf's he->ip: where a
   // data-object symbol shows its offset). Not a key.
   uint64_t first_addr = 0;
@@ -81,11 +86,8 @@ struct HistEntry {
   uint64_t samples = 0;
   uint64_t children_period = 0;  // self plus what callees of this entry's samples cost
   uint64_t children_samples = 0;
-  // Left out by a filter (--comm, --dso, --pid, --tid, -S): hidden from the output but counted
-  // in the totals. Like perf, an entry keeps the state of the sample that created it: a later
-  // sample that passes the filters adds to a hidden entry and the other way round.
-  bool filtered = false;
 };
+static_assert(sizeof(HistEntry) <= 136, "HistEntry's flags are meant to fill the padding after cpu");
 
 class Hist {
  public:
@@ -276,9 +278,10 @@ class Hist {
   std::unique_ptr<CallFrameTable> frames_ = std::make_unique<CallFrameTable>();
   std::vector<uint32_t> chain_ids_;  // the current sample's chain, interned
   // hash of the keys -> entry: open addressing, linear probing, power-of-two size; a slot holds
-  // the entry's index + 1 (0 = empty) and its hash.
+  // the entry's index + 1 (0 = empty) and the low half of its hash (all a table of up to 2^32
+  // slots indexes by; 8 bytes a slot where the whole hash made 16).
   struct Slot {
-    size_t hash = 0;
+    uint32_t hash = 0;
     uint32_t entry = 0;
   };
   std::vector<Slot> index_;
@@ -287,7 +290,7 @@ class Hist {
   // no entry has been inserted since (tree_gen_), for the tree's shape decides where a walk ends.
   // A key the memo does not hold (or lost to a later one) is walked again.
   struct MemoSlot {
-    size_t hash = 0;
+    uint32_t hash = 0;  // the low half of the key's hash
     uint32_t entry = 0;
     uint32_t gen = 0;
   };
