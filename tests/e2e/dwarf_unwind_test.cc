@@ -233,6 +233,9 @@ TEST(DwarfUnwindE2E, ReportExpandsInlineFramesAsPerfDoes) {
       auto tperf_rows = rows_by_key(run(fmt::format("{} report -i {} {}", TPERF_BINARY, shell_quote(r.path), args)).out);
       EXPECT_GT(perf_rows.size(), 10u);
       EXPECT_EQ(perf_rows.size(), tperf_rows.size());
+      for (const auto& [key, values] : tperf_rows) {
+        if (!perf_rows.count(key)) ADD_FAILURE() << key << ": tperf has a row perf does not";
+      }
       for (const auto& [key, values] : perf_rows) {
         auto it = tperf_rows.find(key);
         if (it == tperf_rows.end()) {
@@ -243,6 +246,8 @@ TEST(DwarfUnwindE2E, ReportExpandsInlineFramesAsPerfDoes) {
         EXPECT_NEAR(it->second.first, values.first, 0.03) << key;
         EXPECT_NEAR(it->second.second, values.second, 0.03) << key;
       }
+      // A difference seen once is kept for a regression case (the recording is made afresh each run).
+      if (::testing::Test::HasFailure()) ADD_FAILURE() << "recording kept: " << test::e2e::keep_artifacts({r.path});
     }
   }
   // The expansion is there: the inlined helpers have entries of their own.
