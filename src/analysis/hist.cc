@@ -204,7 +204,8 @@ uint32_t Hist::findnew(const HistEntry& e, unsigned member) {
     if ((entries_.size() + 1) * 2 > index_.size()) grow_index();
     const size_t mask = index_.size() - 1;
     for (i = h & mask; index_[i].entry != 0; i = (i + 1) & mask) {
-      if (index_[i].hash == static_cast<uint32_t>(h) && same_keys(entries_[index_[i].entry - 1], key)) return index_[i].entry - 1;
+      const Slot& slot = index_[i];
+      if (slot.hash == static_cast<uint32_t>(h) && same_keys(entries_[slot.entry - 1], key)) return slot.entry - 1;
     }
   } else if (const uint32_t m = walk_memo_find(h, key); m != kNoMemo) {
     return m;

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <memory>
 #include <vector>
 
 #include "output/callchain_graph.h"
@@ -311,34 +310,24 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
       }
     }
   };
-  // Rows are formatted apart from one another: with threads, a window of them is formatted in
-  // chunks side by side (the Hist settled first, so that formatting only reads it) and the
-  // chunks' text written in order.
+  // Rows are formatted apart from one another: a window of them in chunks, side by side on the
+  // -j threads once there are enough rows (the Hist settled first, so that formatting only reads
+  // it; one thread runs the chunks in turn), and the chunks' text written in order.
   constexpr size_t kChunkRows = 256;
-  std::unique_ptr<util::WorkQueue> pool;
-  if (columns.jobs != 1 && rows.size() >= 4 * kChunkRows) pool = std::make_unique<util::WorkQueue>(columns.jobs);
-  if (!pool || pool->nr_threads() <= 1) {
-    std::string row;
-    for (const HistEntry* e : rows) {
-      row.clear();
-      format_row(row, e);
-      std::fputs(row.c_str(), out);
-    }
-  } else {
-    hist.settle();
-    const size_t chunks_per_window = 4 * size_t{pool->nr_threads()};
-    std::vector<std::string> texts(chunks_per_window);
-    for (size_t at = 0; at < rows.size(); at += chunks_per_window * kChunkRows) {
-      const size_t window_end = std::min(rows.size(), at + chunks_per_window * kChunkRows);
-      const size_t nr_chunks = (window_end - at + kChunkRows - 1) / kChunkRows;
-      pool->parallel_for(0, nr_chunks, [&](size_t c) {
-        std::string& text = texts[c];
-        text.clear();
-        const size_t b = at + c * kChunkRows, e = std::min(window_end, b + kChunkRows);
-        for (size_t i = b; i < e; ++i) format_row(text, rows[i]);
-      });
-      for (size_t c = 0; c < nr_chunks; ++c) std::fwrite(texts[c].data(), 1, texts[c].size(), out);
-    }
+  util::WorkQueue pool(columns.jobs != 1 && rows.size() >= 4 * kChunkRows ? columns.jobs : 1);
+  if (pool.nr_threads() > 1) hist.settle();
+  const size_t chunks_per_window = 4 * size_t{pool.nr_threads()};
+  std::vector<std::string> texts(chunks_per_window);
+  for (size_t at = 0; at < rows.size(); at += chunks_per_window * kChunkRows) {
+    const size_t window_end = std::min(rows.size(), at + chunks_per_window * kChunkRows);
+    const size_t nr_chunks = (window_end - at + kChunkRows - 1) / kChunkRows;
+    pool.parallel_for(0, nr_chunks, [&](size_t c) {
+      std::string& text = texts[c];
+      text.clear();
+      const size_t b = at + c * kChunkRows, e = std::min(window_end, b + kChunkRows);
+      for (size_t i = b; i < e; ++i) format_row(text, rows[i]);
+    });
+    for (size_t c = 0; c < nr_chunks; ++c) std::fwrite(texts[c].data(), 1, texts[c].size(), out);
   }
   fmt::print(out, "\n\n");
 }
