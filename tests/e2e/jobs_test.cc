@@ -220,6 +220,20 @@ TEST(JobsE2E, PipeFileAndStandardInputPrintTheSameForEveryJobCount) {
   }
 }
 
+// The sample id fields of a record of thread `tid` (its own process) at `time`, event id 7.
+SampleId sid_at(int32_t tid, uint64_t time) {
+  SampleId sid;
+  sid.pid = sid.tid = static_cast<uint32_t>(tid);
+  sid.time = time;
+  sid.id = 7;
+  return sid;
+}
+
+// A COMM record naming thread `tid` (its own process) at `time`.
+void write_comm(Writer& w, const RecordBuilder& rb, int32_t tid, const char* name, uint64_t time) {
+  w.write_record(rb.comm({.pid = tid, .tid = tid, .comm = name}, sid_at(tid, time)));
+}
+
 // `n` kernel samples of event id 7 in thread `tid` (its own process), one a nanosecond from
 // `from` on, each at the next kernel address 16 bytes on.
 void write_kernel_samples(Writer& w, const RecordBuilder& rb, int32_t tid, uint64_t from, int n) {
@@ -245,14 +259,7 @@ TEST(JobsE2E, EventRenamedInTheDataAsPerf) {
   Writer w;
   w.open(path);
   w.add_attr(attr, {7}, "cpu-clock");
-  CommEvent comm;
-  comm.pid = comm.tid = 42;
-  comm.comm = "renamed";
-  SampleId sid;
-  sid.pid = sid.tid = 42;
-  sid.time = 1000;
-  sid.id = 7;
-  w.write_record(rb.comm(comm, sid));
+  write_comm(w, rb, 42, "renamed", 1000);
   auto samples = [&](uint64_t from, int n) { write_kernel_samples(w, rb, 42, from, n); };
   // Enough samples before the rename that the reading thread has shipped batches of them.
   samples(2000, 20000);
@@ -287,16 +294,8 @@ TEST(JobsE2E, ManyReportRowsFormattedOnThreadsAsPerf) {
   Writer w;
   w.open(path);
   w.add_attr(attr, {7}, "cpu-clock");
-  for (int32_t tid : {42, 43}) {
-    CommEvent comm;
-    comm.pid = comm.tid = tid;
-    comm.comm = tid == 42 ? "first" : "second";
-    SampleId sid;
-    sid.pid = sid.tid = tid;
-    sid.time = 1000;
-    sid.id = 7;
-    w.write_record(rb.comm(comm, sid));
-  }
+  write_comm(w, rb, 42, "first", 1000);
+  write_comm(w, rb, 43, "second", 1000);
   for (int i = 0; i < 6000; ++i) {
     Sample s;
     s.pid = s.tid = i % 2 ? 43 : 42;
@@ -339,23 +338,10 @@ TEST(JobsE2E, SamplesAfterTheirThreadsExitAsPerfForEveryJobCount) {
   Writer w;
   w.open(path);
   w.add_attr(attr, {7}, "cpu-clock");
-  auto sid_at = [](int32_t tid, uint64_t time) {
-    SampleId sid;
-    sid.pid = sid.tid = tid;
-    sid.time = time;
-    sid.id = 7;
-    return sid;
-  };
-  auto named = [&](int32_t tid, const char* name, uint64_t time) {
-    CommEvent comm;
-    comm.pid = comm.tid = tid;
-    comm.comm = name;
-    w.write_record(rb.comm(comm, sid_at(tid, time)));
-  };
   auto samples = [&](int32_t tid, uint64_t from, int n) { write_kernel_samples(w, rb, tid, from, n); };
   const uint64_t kSecond = 1000000000;
-  named(50, "leaves-early", 100);
-  named(60, "stays", 200);
+  write_comm(w, rb, 50, "leaves-early", 100);
+  write_comm(w, rb, 60, "stays", 200);
   TaskEvent exit;
   exit.pid = exit.tid = 50;
   exit.ppid = exit.ptid = 1;
