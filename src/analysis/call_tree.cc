@@ -14,30 +14,68 @@ namespace tperf::analysis {
 
 namespace {
 
-// Children a node has before it gets an index (below, a linear search is as fast).
-constexpr size_t kIndexFrom = 8;
-
 size_t hash_key(uint64_t value, const void* dso, bool named) {
   uint64_t h = (value ^ (reinterpret_cast<uintptr_t>(dso) * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
   h ^= named ? 0xc4ceb9fe1a85ec53ULL : 0;
   return static_cast<size_t>(h ^ (h >> 32));
 }
 
-CallNode* find_child(const CallNode& node, uint32_t id) {
-  if (node.index) {
-    auto it = std::lower_bound(node.index->begin(), node.index->end(), std::pair<uint32_t, CallNode*>{id, nullptr},
-                               [](const auto& a, const auto& b) { return a.first < b.first; });
-    return it != node.index->end() && it->first == id ? it->second : nullptr;
+}  // namespace
+
+CallNode* ChildList::find(uint32_t id) const {
+  const uint32_t* k = ids();
+  if (size_ >= kSortedFrom) {
+    const uint32_t* it = std::lower_bound(k, k + size_, id);
+    return it != k + size_ && *it == id ? nodes()[at()[it - k]] : nullptr;
   }
-  for (size_t i = 0; i < node.child_first.size(); ++i) {
-    if (node.child_first[i] == id) return node.children[i];
+  for (uint32_t i = 0; i < size_; ++i) {
+    if (k[i] == id) return nodes()[i];
   }
   return nullptr;
 }
 
-using ChildIndex = std::pmr::vector<std::pair<uint32_t, CallNode*>>;
+void ChildList::push_back(uint32_t id, CallNode* child, std::pmr::memory_resource* r) {
+  if (size_ == cap_) {
+    ChildList bigger;
+    bigger.cap_ = cap_ ? cap_ * 2 : 2;
+    bigger.data_ = r->allocate(bytes(bigger.cap_), alignof(CallNode*));
+    bigger.size_ = size_;
+    std::copy(nodes(), nodes() + size_, bigger.nodes());
+    std::copy(ids(), ids() + size_, bigger.ids());
+    if (size_ >= kSortedFrom) std::copy(at(), at() + size_, bigger.at());
+    release(r);
+    swap(bigger);
+  }
+  const uint32_t n = size_++;
+  nodes()[n] = child;
+  uint32_t* k = ids();
+  if (size_ < kSortedFrom) {
+    k[n] = id;
+    return;
+  }
+  uint32_t* where = at();
+  if (size_ == kSortedFrom) {
+    // Sort the ids, each with the index of its child.
+    k[n] = id;
+    for (uint32_t i = 0; i < size_; ++i) where[i] = i;
+    std::sort(where, where + size_, [k](uint32_t a, uint32_t b) { return k[a] < k[b]; });
+    uint32_t sorted[kSortedFrom];
+    for (uint32_t i = 0; i < size_; ++i) sorted[i] = k[where[i]];
+    std::copy(sorted, sorted + size_, k);
+    return;
+  }
+  const uint32_t pos = static_cast<uint32_t>(std::upper_bound(k, k + n, id) - k);
+  std::move_backward(k + pos, k + n, k + n + 1);
+  std::move_backward(where + pos, where + n, where + n + 1);
+  k[pos] = id;
+  where[pos] = n;
+}
 
-}  // namespace
+void ChildList::release(std::pmr::memory_resource* r) {
+  if (data_) r->deallocate(data_, bytes(cap_), alignof(CallNode*));
+  data_ = nullptr;
+  size_ = cap_ = 0;
+}
 
 bool CallFrame::same_as(const CallFrame& o) const {
   if (sym && o.sym) {
@@ -96,48 +134,19 @@ void CallFrameTable::grow() {
   }
 }
 
-CallTree::CallTree(const CallFrameTable* frames, std::pmr::memory_resource* arena)
-    : resource_(arena ? arena : std::pmr::get_default_resource()), owns_nodes_(arena == nullptr), root_(resource_) {
+CallTree::CallTree(const CallFrameTable* frames, std::pmr::memory_resource* arena) : resource_(arena) {
   root_.frames.table = frames;
 }
 
-CallTree::~CallTree() {
-  if (!owns_nodes_) return;
-  for (CallNode* c : root_.children) destroy(c);
-  if (root_.index) std::pmr::polymorphic_allocator<ChildIndex>(resource_).delete_object(root_.index);
-}
-
-void CallTree::destroy(CallNode* node) {
-  // Iteratively: a chain of single children is as deep as the deepest stack.
-  std::vector<CallNode*> todo{node};
-  std::pmr::polymorphic_allocator<CallNode> alloc(resource_);
-  while (!todo.empty()) {
-    CallNode* n = todo.back();
-    todo.pop_back();
-    todo.insert(todo.end(), n->children.begin(), n->children.end());
-    if (n->index) std::pmr::polymorphic_allocator<ChildIndex>(resource_).delete_object(n->index);
-    alloc.delete_object(n);
-  }
-}
-
-CallNode* CallTree::make_node() {
-  CallNode* n = std::pmr::polymorphic_allocator<CallNode>(resource_).new_object<CallNode>(resource_);
+CallNode* CallTree::make_node(std::span<const uint32_t> ids) {
+  CallNode* n = std::pmr::polymorphic_allocator<CallNode>(resource_).new_object<CallNode>();
   n->frames.table = root_.frames.table;
+  n->frames.ids.assign(ids, resource_);
   return n;
 }
 
 void CallTree::add_child(CallNode& node, CallNode* child) {
-  if (!node.index && node.children.size() + 1 >= kIndexFrom) {
-    node.index = std::pmr::polymorphic_allocator<ChildIndex>(resource_).new_object<ChildIndex>();
-    for (CallNode* c : node.children) node.index->emplace_back(c->frames.ids[0], c);
-    std::sort(node.index->begin(), node.index->end());
-  }
-  if (node.index) {
-    std::pair<uint32_t, CallNode*> e{child->frames.ids[0], child};
-    node.index->insert(std::upper_bound(node.index->begin(), node.index->end(), e), e);
-  }
-  node.child_first.push_back(child->frames.ids[0]);
-  node.children.push_back(child);
+  node.children.push_back(child->frames.ids[0], child, resource_);
 }
 
 void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::span<const ChainBranch> branches) {
@@ -153,10 +162,9 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::spa
   CallNode* node = &root_;
   size_t pos = 0;
   while (true) {
-    CallNode* next = find_child(*node, chain[pos]);
+    CallNode* next = node->children.find(chain[pos]);
     if (!next) {
-      CallNode* child = make_node();
-      child->frames.ids.assign(chain.begin() + static_cast<ptrdiff_t>(pos), chain.end());
+      CallNode* child = make_node(chain.subspan(pos));
       if (!branches.empty()) {
         std::vector<BranchCounts>& counts = counts_of(*child);
         for (size_t i = 0; i < counts.size(); ++i) counts[i].add(branches[pos + i], true);
@@ -168,7 +176,7 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::spa
     }
     node->children_hit += period;
     // How far the chain follows this child's run of frames.
-    const std::pmr::vector<uint32_t>& run = next->frames.ids;
+    const IdArray& run = next->frames.ids;
     const size_t limit = std::min(run.size(), chain.size() - pos);
     size_t k = 1;
     while (k < limit && run[k] == chain[pos + k]) ++k;
@@ -179,8 +187,8 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::spa
     }
     if (k < run.size()) {
       // Split: the unmatched tail of the run becomes the only child of the matched head.
-      CallNode* tail = make_node();
-      tail->frames.ids.assign(run.begin() + static_cast<ptrdiff_t>(k), run.end());
+      const std::span<const uint32_t> ids = run;
+      CallNode* tail = make_node(ids.subspan(k));
       if (counts_) {
         if (auto it = counts_->find(next); it != counts_->end()) {
           std::vector<BranchCounts> rest(it->second.begin() + static_cast<ptrdiff_t>(k), it->second.end());
@@ -191,13 +199,15 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::spa
       tail->hit = next->hit;
       tail->children_hit = next->children_hit;
       tail->children.swap(next->children);
-      tail->child_first.swap(next->child_first);
-      std::swap(tail->index, next->index);
-      next->frames.ids.resize(k);
-      next->child_first.assign(1, tail->frames.ids[0]);
+      // The head's run in an array of its own size: the pool takes the old one back for the next
+      // run of that size.
+      IdArray head;
+      head.assign(ids.first(k), resource_);
+      next->frames.ids.release(resource_);
+      next->frames.ids = head;
       next->children_hit = tail->cumul();
       next->hit = 0;
-      next->children.push_back(tail);
+      add_child(*next, tail);
     }
     pos += k;
     if (pos == chain.size()) {

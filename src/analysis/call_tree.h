@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <memory>
 #include <memory_resource>
 #include <span>
@@ -91,6 +92,38 @@ class CallFrameTable {
   std::vector<Slot> slots_;  // open addressing, linear probing, power-of-two size
 };
 
+// A node's frame ids, in an array of the tree's memory resource: 16 bytes where a
+// std::pmr::vector takes 32 (each vector keeps its own resource pointer; every node of a tree
+// shares one). The tree hands it the resource; nothing frees it but release() or the resource.
+class IdArray {
+ public:
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const uint32_t* data() const { return data_; }
+  const uint32_t* begin() const { return data_; }
+  const uint32_t* end() const { return data_ + size_; }
+  uint32_t operator[](size_t i) const { return data_[i]; }
+  operator std::span<const uint32_t>() const { return {data_, size_}; }
+
+  // Replaces the contents by `v`, in an array of exactly its size.
+  void assign(std::span<const uint32_t> v, std::pmr::memory_resource* r) {
+    release(r);
+    if (v.empty()) return;
+    data_ = static_cast<uint32_t*>(r->allocate(v.size() * sizeof(uint32_t), alignof(uint32_t)));
+    std::copy(v.begin(), v.end(), data_);
+    size_ = v.size();
+  }
+  void release(std::pmr::memory_resource* r) {
+    if (data_) r->deallocate(data_, size_ * sizeof(uint32_t), alignof(uint32_t));
+    data_ = nullptr;
+    size_ = 0;
+  }
+
+ private:
+  uint32_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 // A node's run of frames: ids, read as CallFrames.
 class FrameRun {
  public:
@@ -108,7 +141,6 @@ class FrameRun {
     const uint32_t* p_;
     const CallFrameTable* t_;
   };
-  explicit FrameRun(std::pmr::memory_resource* r = std::pmr::get_default_resource()) : ids(r) {}
   size_t size() const { return ids.size(); }
   bool empty() const { return ids.empty(); }
   const CallFrame& operator[](size_t i) const { return (*table)[ids[i]]; }
@@ -116,35 +148,70 @@ class FrameRun {
   iterator begin() const { return {ids.data(), table}; }
   iterator end() const { return {ids.data() + ids.size(), table}; }
 
-  std::pmr::vector<uint32_t> ids;
+  IdArray ids;
   const CallFrameTable* table = nullptr;
 };
 
 // Nodes and everything they hold live in the tree's memory resource: a report builds millions
 // of small nodes, and a pool hands them out and takes them back wholesale far cheaper than malloc.
+// A report of stacks that rarely repeat is mostly nodes: one is a cache line (asserted).
+struct CallNode;
+
+// A node's children: in creation order (perf's insertion order, which its output replays), and
+// found by the id of their first frame. One array of the tree's resource holds the nodes, their
+// first ids, and once a node has many children (deep recursive profiles give nodes thousands) the
+// ids sorted with where each child is: 16 bytes a child, 16 a node.
+class ChildList {
+ public:
+  // Children up to which a linear search of the ids is as fast as a sorted one.
+  static constexpr uint32_t kSortedFrom = 8;
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  CallNode* const* begin() const { return nodes(); }
+  CallNode* const* end() const { return nodes() + size_; }
+  CallNode* operator[](size_t i) const { return nodes()[i]; }
+  CallNode* find(uint32_t first_id) const;
+  void push_back(uint32_t first_id, CallNode* child, std::pmr::memory_resource* r);
+  void release(std::pmr::memory_resource* r);
+  void swap(ChildList& o) {
+    std::swap(data_, o.data_);
+    std::swap(size_, o.size_);
+    std::swap(cap_, o.cap_);
+  }
+
+ private:
+  // The block: CallNode* nodes[cap]; uint32_t ids[cap] (the children's first ids, parallel to the
+  // nodes; sorted from kSortedFrom children on); uint32_t at[cap] (for a sorted id, its child).
+  CallNode** nodes() const { return static_cast<CallNode**>(data_); }
+  uint32_t* ids() const { return reinterpret_cast<uint32_t*>(nodes() + cap_); }
+  uint32_t* at() const { return ids() + cap_; }
+  static size_t bytes(uint32_t cap) { return cap * (sizeof(CallNode*) + 2 * sizeof(uint32_t)); }
+  void* data_ = nullptr;
+  uint32_t size_ = 0, cap_ = 0;
+};
+
+// Nodes and everything they hold live in the tree's memory resource: a report builds millions
+// of small nodes, and a pool hands them out and takes them back wholesale far cheaper than malloc.
+// A report of stacks that rarely repeat is mostly nodes: one fits a cache line (asserted).
 struct CallNode {
-  explicit CallNode(std::pmr::memory_resource* r) : frames(r), children(r), child_first(r) {}
+  CallNode() = default;
   CallNode(const CallNode&) = delete;
   CallNode& operator=(const CallNode&) = delete;
 
-  FrameRun frames;                // the run of frames this node stands for
-  uint64_t hit = 0;               // period of chains that end here
-  uint64_t children_hit = 0;      // period of chains that go on below
-  std::pmr::vector<CallNode*> children;  // in creation order; owned by the tree
-  std::pmr::vector<uint32_t> child_first;  // the first frame id of each child (a search without a miss per child)
-  // Children by the id of their first frame, made once a node has many (deep recursive
-  // profiles give nodes thousands of children).
-  std::pmr::vector<std::pair<uint32_t, CallNode*>>* index = nullptr;  // sorted by id; in the tree's resource
+  FrameRun frames;            // the run of frames this node stands for
+  uint64_t hit = 0;           // period of chains that end here
+  uint64_t children_hit = 0;  // period of chains that go on below
+  ChildList children;         // owned by the tree
   uint64_t cumul() const { return hit + children_hit; }
 };
+static_assert(sizeof(CallNode) <= 64);
 
 class CallTree {
  public:
-  // `frames` interns the ids appended; it must outlive the tree. `arena`: where the nodes live;
-  // it must outlive the tree, which then leaves them to it (releasing the arena frees them all
-  // at once). Without one, nodes come from the default resource and the tree destroys them.
-  explicit CallTree(const CallFrameTable* frames, std::pmr::memory_resource* arena = nullptr);
-  ~CallTree();
+  // `frames` interns the ids appended; it must outlive the tree. `arena`: where the nodes and
+  // their arrays live; it must outlive the tree, which leaves them to it (releasing the arena
+  // frees them all at once).
+  CallTree(const CallFrameTable* frames, std::pmr::memory_resource* arena);
   CallTree(const CallTree&) = delete;
   CallTree& operator=(const CallTree&) = delete;
 
@@ -166,12 +233,10 @@ class CallTree {
   bool empty() const { return root_.children.empty(); }
 
  private:
-  CallNode* make_node();
+  CallNode* make_node(std::span<const uint32_t> ids);
   void add_child(CallNode& node, CallNode* child);
-  void destroy(CallNode* node);
 
   std::pmr::memory_resource* resource_;
-  bool owns_nodes_;
   std::unique_ptr<std::unordered_map<const CallNode*, std::vector<BranchCounts>>> counts_;
   CallNode root_;
   size_t max_depth_ = 0;
