@@ -200,10 +200,13 @@ class Window {
   }
 
   static constexpr uint64_t kTendStep = 1 << 20;
-  // What the stages after the reader may still hold: the ordering queue's records of a round,
-  // the batches on their way to the applying thread (2 MiB at most). A record further behind
-  // is read again from the page cache if it is still queued.
-  static constexpr uint64_t kKeepBehind = 8 << 20;
+  // What the stages after the reader may still hold: the batches on their way to the applying
+  // thread, which read records in place (2.5 MiB at most: analysis/sample_path.cc), and the
+  // ordering queue's records of the last rounds (0.8 MB at its peak on the sys, fp and dwarf
+  // recipes). A record further behind is read again from the page cache, and its pages then stay
+  // (slower, never wrong). 8 MiB held 5 MB more than needed on every recipe (a tenth of dwarf's
+  // peak); 2 MiB is less than the batches, and fp100 grew to 96 MB.
+  static constexpr uint64_t kKeepBehind = 4 << 20;
 
   // Maps [off, off + max(kChunk, n)) as far as the file goes. false: the mapping failed (the
   // window reads from then on).
