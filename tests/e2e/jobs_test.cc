@@ -324,6 +324,64 @@ TEST(JobsE2E, ManyReportRowsFormattedOnThreadsAsPerf) {
   }
 }
 
+// A graph node with many children keeps them sorted by their first frame's id; a node split
+// hands them to its tail. Callers A > B with 24 callees, first seen (their frame ids given) in one
+// order and hung under B in another, so that sorted inserts land in the middle; then a chain that
+// ends at A splits the A-B node above its children, and more chains find and add children of the
+// tail. perf 6.1 prints the graphs of every mode, and tperf must print them alike for every -j.
+TEST(JobsE2E, GraphNodesWithManyChildrenAsPerf) {
+  TPERF_REQUIRE_PROGRAM("perf");
+  PerfEventAttr attr = cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleId | kSampleCallchain);
+  RecordBuilder rb(attr);
+  TempDir dir;
+  const std::string path = dir.file("children.data");
+  Writer w;
+  w.open(path);
+  w.add_attr(attr, {7}, "cpu-clock");
+  write_comm(w, rb, 42, "tree", 1000);
+  constexpr uint64_t kA = 0x500000, kB = 0x510000, kD = 0x520000;
+  auto callee = [](unsigned k) { return 0x700000 + 0x40 * static_cast<uint64_t>(k); };
+  uint64_t time = 2000;
+  auto sample = [&](std::vector<uint64_t> chain, uint64_t period) {
+    Sample s;
+    s.pid = s.tid = 42;
+    s.time = time++;
+    s.period = period;
+    s.id = 7;
+    s.ip = chain.front();
+    s.callchain = {kContextUser};
+    s.callchain.insert(s.callchain.end(), chain.begin(), chain.end());
+    w.write_record(rb.sample(s, kMiscUser));
+  };
+  // The callees alone, k = 5, 12, 19, 2, ... (every k once: 7 and 24 have no common divisor).
+  for (unsigned i = 0; i < 24; ++i) sample({callee((5 + 7 * i) % 24)}, 50);
+  // Under A > B in the order k = 23, 22, ..., 0, each with a weight of its own.
+  for (unsigned i = 0; i < 24; ++i) {
+    const unsigned k = 23 - i;
+    sample({callee(k), kB, kA}, 1000 + 37 * k);
+  }
+  // A alone: the node A-B splits into A and B, and B takes the 24 children.
+  sample({kA}, 700);
+  // Found again under the split node, on the way to a deeper frame (a chain seen before would add
+  // to its stack's weight, not go through the tree again), and six new ones (ids above every other).
+  for (unsigned k = 0; k < 24; k += 5) sample({kD, callee(k), kB, kA}, 300 + k);
+  for (unsigned k = 24; k < 30; ++k) sample({callee(k), kB, kA}, 900 + 11 * k);
+  w.finish();
+  for (const char* mode : {"-g graph,0", "-g caller,0", "-g folded,0", "--no-children -g caller,0",
+                           "--no-children -g graph,0"}) {
+    for (int j : {1, 2}) {
+      SCOPED_TRACE(fmt::format("{} -j {}", mode, j));
+      ComparedOutputs c = compare_outputs(fmt::format("perf report --stdio -q {} -i {}", mode, shell_quote(path)),
+                                          fmt::format("{} report --stdio -q --no-unwind-summary -j {} {} -i {}",
+                                                      TPERF_BINARY, j, mode, shell_quote(path)),
+                                          path);
+      EXPECT_EQ(c.diff, "");
+      EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+      EXPECT_GT(c.perf_lines, 30u);
+    }
+  }
+}
+
 // Samples stamped well after their thread's EXIT (as AUX decoding makes them), then the ends of
 // rounds that release the thread: perf 6.1 prints them with the thread's comm, and so must every
 // -j. With -j 2 and more the samples wait in batches to be formatted; a round's end that releases
