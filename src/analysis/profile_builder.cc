@@ -92,7 +92,7 @@ class Builder {
   Builder(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
           symbols::DwarfUnwinder& unwinder, const ProfileOptions& options, Profile& out, const OffCpuTracker* off_cpu)
       : reader_(reader), machine_(machine), symbolizer_(symbolizer), resolver_(machine, &symbolizer),
-        unwinder_(unwinder), options_(options), out_(out), unwind_(symbolizer), off_cpu_(off_cpu),
+        unwinder_(unwinder), options_(options), out_(out), unwind_(resolver_), off_cpu_(off_cpu),
         wall_event_(off_cpu && options.wall_clock ? off_cpu_event(*off_cpu, reader) : -1) {}
 
   // What the replay counted of the LOST and LOST_SAMPLES records.

@@ -87,7 +87,7 @@ struct ReportBuilder::Impl {
   Impl(perfdata::Reader& r, session::Machine& m, symbols::Symbolizer& s, symbols::DwarfUnwinder& u,
        SymbolPreloader& p, ReportBuildOptions o)
       : reader(r), machine(m), symbolizer(s), unwinder(u), preloader(p), opt(std::move(o)), resolver(m, &s),
-        unwind(s), read_splitter(r) {
+        unwind(resolver), read_splitter(r) {
     use_parent = has_key(SortKey::kParent);
     use_srcline = has_key(SortKey::kSrcline);
     use_trace = has_key(SortKey::kTrace) && static_cast<bool>(opt.trace_text);

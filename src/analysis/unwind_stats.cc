@@ -5,6 +5,7 @@
 
 #include "perfdata/abi.h"
 #include "session/machine.h"
+#include "symbols/resolver.h"
 #include "symbols/symbolizer.h"
 
 namespace tperf::analysis {
@@ -34,7 +35,7 @@ bool is_thread_entry_point(std::string_view name) {
 
 UnwindStatsCollector::DsoEntry& UnwindStatsCollector::dso_entry(const session::CallchainFrame& f, int32_t pid) {
   auto [it, fresh] = dsos_.try_emplace(f.map->dso);
-  if (fresh) it->second.why = symbolizer_.symbol_problem(*f.map, pid);
+  if (fresh) it->second.why = resolver_.symbolizer()->symbol_problem(*f.map, pid);
   return it->second;
 }
 
@@ -42,7 +43,7 @@ uint8_t UnwindStatsCollector::lookup(const session::CallchainFrame& f, int32_t p
   uint64_t h = (f.ip ^ reinterpret_cast<uintptr_t>(f.map)) * 0x9e3779b97f4a7c15ULL;
   CacheSlot& slot = cache_[(h >> 40) & (cache_.size() - 1)];
   if (slot.map == f.map && slot.ip == f.ip && slot.dso == f.map->dso) return slot.result;
-  symbols::Resolved r = symbolizer_.resolve(*f.map, f.map->dso->kernel ? -1 : pid, f.ip);
+  symbols::Resolved r = resolver_.symbol_in(*f.map, pid, f.ip);
   uint8_t result = r.sym ? (is_thread_entry_point(r.sym->name()) ? 3 : 1) : 0;
   slot = CacheSlot{f.ip, f.map, f.map->dso, result};
   return result;

@@ -18,6 +18,7 @@
 
 namespace tperf::symbols {
 class Symbolizer;
+class Resolver;
 }
 namespace tperf::session {
 struct Dso;
@@ -80,7 +81,9 @@ class UnwindStatsCollector {
     unsigned limit = 0;
     std::vector<DsoEntry*> dsos;  // each once
   };
-  explicit UnwindStatsCollector(symbols::Symbolizer& symbolizer) : symbolizer_(symbolizer) {}
+  // `resolver`: the one the caller resolves its frames with (it needs a symbolizer); frames
+  // looked up here are then found in its cache, and the other way round.
+  explicit UnwindStatsCollector(symbols::Resolver& resolver) : resolver_(resolver) {}
 
   // One sample. `frames`: its callchain resolved leaf first (session::resolve_callchain) with
   // no frame limit; for a sample without a callchain, its own ip as the one frame (or empty).
@@ -124,7 +127,7 @@ class UnwindStatsCollector {
   };
   std::vector<CacheSlot> cache_ = std::vector<CacheSlot>(1 << 14);
 
-  symbols::Symbolizer& symbolizer_;
+  symbols::Resolver& resolver_;
   UnwindStats stats_;
   std::unordered_map<const session::Dso*, DsoEntry> dsos_;
 };
