@@ -187,8 +187,7 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::spa
     }
     if (k < run.size()) {
       // Split: the unmatched tail of the run becomes the only child of the matched head.
-      const std::span<const uint32_t> ids = run;
-      CallNode* tail = make_node(ids.subspan(k));
+      CallNode* tail = make_node(std::span<const uint32_t>(run).subspan(k));
       if (counts_) {
         if (auto it = counts_->find(next); it != counts_->end()) {
           std::vector<BranchCounts> rest(it->second.begin() + static_cast<ptrdiff_t>(k), it->second.end());
@@ -199,12 +198,7 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::spa
       tail->hit = next->hit;
       tail->children_hit = next->children_hit;
       tail->children.swap(next->children);
-      // The head's run in an array of its own size: the pool takes the old one back for the next
-      // run of that size.
-      IdArray head;
-      head.assign(ids.first(k), resource_);
-      next->frames.ids.release(resource_);
-      next->frames.ids = head;
+      next->frames.ids.keep_first(k, resource_);
       next->children_hit = tail->cumul();
       next->hit = 0;
       add_child(*next, tail);

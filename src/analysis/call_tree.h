@@ -8,8 +8,8 @@
 // comparison is the report's inner loop.
 #pragma once
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <memory_resource>
 #include <span>
@@ -113,6 +113,13 @@ class IdArray {
     std::copy(v.begin(), v.end(), data_);
     size_ = v.size();
   }
+  // Keeps the first `n` ids, in an array of that size (the resource takes the old one back).
+  void keep_first(size_t n, std::pmr::memory_resource* r) {
+    IdArray head;
+    head.assign(std::span<const uint32_t>(*this).first(n), r);
+    release(r);
+    *this = head;
+  }
   void release(std::pmr::memory_resource* r) {
     if (data_) r->deallocate(data_, size_ * sizeof(uint32_t), alignof(uint32_t));
     data_ = nullptr;
@@ -152,9 +159,6 @@ class FrameRun {
   const CallFrameTable* table = nullptr;
 };
 
-// Nodes and everything they hold live in the tree's memory resource: a report builds millions
-// of small nodes, and a pool hands them out and takes them back wholesale far cheaper than malloc.
-// A report of stacks that rarely repeat is mostly nodes: one is a cache line (asserted).
 struct CallNode;
 
 // A node's children: in creation order (perf's insertion order, which its output replays), and

@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "symbols/elf_file.h"
+
 namespace tperf::symbols {
 
 struct DwarfLines::Impl {
@@ -128,22 +130,16 @@ void give_back_unit_pages(Dwfl_Module* module) {
   Dwarf_Addr bias = 0;
   Dwarf* dbg = dwfl_module_getdwarf(module, &bias);
   Elf* elf = dbg ? dwarf_getelf(dbg) : nullptr;
-  size_t shstrndx = 0;
-  if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0) return;
+  GElf_Shdr shdr;
+  Elf_Scn* scn = elf ? find_section(elf, ".debug_info", &shdr) : nullptr;
+  if (!scn || (shdr.sh_flags & SHF_COMPRESSED)) return;
+  Elf_Data* data = elf_getdata(scn, nullptr);
+  if (!data || !data->d_buf) return;
+  // Whole pages inside the section only.
   static const uintptr_t kPage = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
-    GElf_Shdr shdr;
-    if (!gelf_getshdr(scn, &shdr) || (shdr.sh_flags & SHF_COMPRESSED)) continue;
-    const char* name = elf_strptr(elf, shstrndx, shdr.sh_name);
-    if (!name || std::strcmp(name, ".debug_info") != 0) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (!data || !data->d_buf) return;
-    // Whole pages inside the section only.
-    const auto begin = (reinterpret_cast<uintptr_t>(data->d_buf) + kPage - 1) / kPage * kPage;
-    const auto end = (reinterpret_cast<uintptr_t>(data->d_buf) + data->d_size) / kPage * kPage;
-    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
-    return;
-  }
+  const auto begin = (reinterpret_cast<uintptr_t>(data->d_buf) + kPage - 1) / kPage * kPage;
+  const auto end = (reinterpret_cast<uintptr_t>(data->d_buf) + data->d_size) / kPage * kPage;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
 #else
   (void)module;
 #endif

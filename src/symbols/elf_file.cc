@@ -85,14 +85,14 @@ bool ElfFile::init(std::string* error) {
   return true;
 }
 
-Elf_Scn* ElfFile::section(const char* name, GElf_Shdr* shdr, size_t* index) const {
+Elf_Scn* find_section(Elf* elf, const char* name, GElf_Shdr* shdr, size_t* index) {
   size_t shstrndx = 0;
-  if (elf_getshdrstrndx(elf_, &shstrndx) != 0) return nullptr;
+  if (elf_getshdrstrndx(elf, &shstrndx) != 0) return nullptr;
   // A damaged string table: elf_strptr would fail for every name anyway.
-  if (!elf_rawdata(elf_getscn(elf_, shstrndx), nullptr)) return nullptr;
-  for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn; scn = elf_nextscn(elf_, scn)) {
+  if (!elf_rawdata(elf_getscn(elf, shstrndx), nullptr)) return nullptr;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
     if (!gelf_getshdr(scn, shdr)) continue;
-    const char* n = elf_strptr(elf_, shstrndx, shdr->sh_name);
+    const char* n = elf_strptr(elf, shstrndx, shdr->sh_name);
     if (n && std::strcmp(n, name) == 0) {
       if (index) *index = elf_ndxscn(scn);
       return scn;

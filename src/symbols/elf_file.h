@@ -17,6 +17,10 @@
 
 namespace tperf::symbols {
 
+// The section of `elf` with that name (its header in *shdr, its index in *index), or nullptr (none,
+// or a damaged section name table).
+Elf_Scn* find_section(Elf* elf, const char* name, GElf_Shdr* shdr, size_t* index = nullptr);
+
 class ElfFile {
  public:
   // nullptr (with *error saying why: missing, not a regular file, not ELF) when it cannot be used.
@@ -33,8 +37,10 @@ class ElfFile {
   const GElf_Ehdr& ehdr() const { return ehdr_; }
   std::span<const uint8_t> image() const { return {data_, size_}; }
 
-  // The section with that name (its header in *shdr, its index in *index), or nullptr.
-  Elf_Scn* section(const char* name, GElf_Shdr* shdr, size_t* index = nullptr) const;
+  // The section with that name (find_section).
+  Elf_Scn* section(const char* name, GElf_Shdr* shdr, size_t* index = nullptr) const {
+    return find_section(elf_, name, shdr, index);
+  }
   bool has_symtab() const { return symtab_ != nullptr; }
   bool has_dynsym() const { return dynsym_ != nullptr; }
   Elf_Scn* symtab(GElf_Shdr* shdr, size_t* index) const;

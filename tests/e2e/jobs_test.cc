@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
@@ -282,6 +283,24 @@ TEST(JobsE2E, EventRenamedInTheDataAsPerf) {
   EXPECT_GT(expect_same_for_every_j(path), 0u);
 }
 
+// `tperf report --stdio` of `path` in each of `modes`, for each -j of `jobs`, prints what perf 6.1
+// prints (-q: without perf's random tip), and perf prints more than `min_lines` lines.
+void expect_reports_as_perf(const std::string& path, std::initializer_list<const char*> modes,
+                            std::initializer_list<int> jobs, size_t min_lines) {
+  for (const char* mode : modes) {
+    for (int j : jobs) {
+      SCOPED_TRACE(fmt::format("{} -j {}", mode, j));
+      ComparedOutputs c = compare_outputs(fmt::format("perf report --stdio -q {} -i {}", mode, shell_quote(path)),
+                                          fmt::format("{} report --stdio -q --no-unwind-summary -j {} {} -i {}",
+                                                      TPERF_BINARY, j, mode, shell_quote(path)),
+                                          path);
+      EXPECT_EQ(c.diff, "");
+      EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+      EXPECT_GT(c.perf_lines, min_lines);
+    }
+  }
+}
+
 // report formats its rows on -j threads once there are enough of them (a window of chunks side
 // by side, written in order): 6,000 entries (distinct addresses of two threads), each with a
 // callchain graph, must print as perf 6.1 prints them, in both modes and for every -j.
@@ -308,20 +327,10 @@ TEST(JobsE2E, ManyReportRowsFormattedOnThreadsAsPerf) {
     w.write_record(rb.sample(s, kMiscUser));
   }
   w.finish();
-  // Graphs down to 0% (each entry holds 1/6000 of the samples); -q leaves out perf's random tip.
-  for (const char* mode : {"-g graph,0", "--no-children -g graph,0", "--no-children -g caller,0", "-s comm,sym -n"}) {
-    for (int j : {1, 2, 3}) {
-      SCOPED_TRACE(fmt::format("{} -j {}", mode, j));
-      ComparedOutputs c = compare_outputs(fmt::format("perf report --stdio -q {} -i {}", mode, shell_quote(path)),
-                                          fmt::format("{} report --stdio -q --no-unwind-summary -j {} {} -i {}",
-                                                      TPERF_BINARY, j, mode, shell_quote(path)),
-                                          path);
-      EXPECT_EQ(c.diff, "");
-      EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
-      // Every address an entry of its own (with its graph): more rows than one window of chunks.
-      EXPECT_GT(c.perf_lines, 6000u);
-    }
-  }
+  // Graphs down to 0% (each entry holds 1/6000 of the samples). Every address an entry of its
+  // own (with its graph): more rows than one window of chunks.
+  expect_reports_as_perf(path, {"-g graph,0", "--no-children -g graph,0", "--no-children -g caller,0", "-s comm,sym -n"},
+                         {1, 2, 3}, 6000);
 }
 
 // A graph node with many children keeps them sorted by their first frame's id; a node split
@@ -367,19 +376,9 @@ TEST(JobsE2E, GraphNodesWithManyChildrenAsPerf) {
   for (unsigned k = 0; k < 24; k += 5) sample({kD, callee(k), kB, kA}, 300 + k);
   for (unsigned k = 24; k < 30; ++k) sample({callee(k), kB, kA}, 900 + 11 * k);
   w.finish();
-  for (const char* mode : {"-g graph,0", "-g caller,0", "-g folded,0", "--no-children -g caller,0",
-                           "--no-children -g graph,0"}) {
-    for (int j : {1, 2}) {
-      SCOPED_TRACE(fmt::format("{} -j {}", mode, j));
-      ComparedOutputs c = compare_outputs(fmt::format("perf report --stdio -q {} -i {}", mode, shell_quote(path)),
-                                          fmt::format("{} report --stdio -q --no-unwind-summary -j {} {} -i {}",
-                                                      TPERF_BINARY, j, mode, shell_quote(path)),
-                                          path);
-      EXPECT_EQ(c.diff, "");
-      EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
-      EXPECT_GT(c.perf_lines, 30u);
-    }
-  }
+  expect_reports_as_perf(path, {"-g graph,0", "-g caller,0", "-g folded,0", "--no-children -g caller,0",
+                                "--no-children -g graph,0"},
+                         {1, 2}, 30);
 }
 
 // Samples stamped well after their thread's EXIT (as AUX decoding makes them), then the ends of
