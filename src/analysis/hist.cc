@@ -104,12 +104,20 @@ std::string_view dso_column_name(const session::Dso* dso) {
   return dso->short_name();
 }
 
-Hist::Hist(std::vector<SortKey> keys, unsigned members) : keys_(std::move(keys)), members_(std::max(members, 1u)) {
-  member_input_.resize(members_ - 1);
-  for (SortKey k : keys_) {
+OrderRisk::OrderRisk(const std::vector<SortKey>& keys) {
+  for (SortKey k : keys) {
     if (k == SortKey::kSym || k == SortKey::kSymoff) break;
     if (k == SortKey::kDso) dso_before_sym_ = true;
   }
+  for (SortKey k : keys) {
+    if (k == SortKey::kDso) use_dso_ = true;
+    if (k == SortKey::kSym || k == SortKey::kSymoff) keyed_by_sym_ = true;
+  }
+}
+
+Hist::Hist(std::vector<SortKey> keys, unsigned members)
+    : keys_(std::move(keys)), members_(std::max(members, 1u)), risk_(keys_) {
+  member_input_.resize(members_ - 1);
   for (SortKey k : keys_) {
     switch (k) {
       case SortKey::kComm: use_comm_ = collapse_comm_ = true; break;
@@ -184,7 +192,7 @@ bool Hist::same_keys(const HistEntry& a, const HistEntry& b) const {
 
 uint32_t Hist::findnew(const HistEntry& e, unsigned member) {
   HistEntry key = normalized(e);
-  note_order_risk(key);
+  if (risk_.note(key)) index_ = {};  // walked from now on
   if (member > 0) {
     // A member's own tree, walked (groups are small; the hash serves the leader).
     const auto idx = static_cast<uint32_t>(entries_.size());
@@ -275,8 +283,8 @@ bool Hist::may_be_equal(const HistEntry& a, const HistEntry& b) const {
   return true;
 }
 
-void Hist::note_order_risk(const HistEntry& key) {
-  if (walk_always_ || !(use_sym_ || use_symoff_)) return;
+bool OrderRisk::note(const HistEntry& key) {
+  if (walk_always_ || !keyed_by_sym_) return false;
   if (key.loc.sym) {
     seen_named_ = true;
     // An inlined function's symbol compares with the others of its DSO by name, where two
@@ -299,12 +307,14 @@ void Hist::note_order_risk(const HistEntry& key) {
   const bool mixed = !use_dso_ && seen_named_ && seen_unresolved_;
   if (seen_inlined_ || (!dso_before_sym_ && (wrap || mixed))) {
     walk_always_ = true;
-    index_ = {};
-  } else if (wrap) {
+    return true;
+  }
+  if (wrap) {
     // The DSOs order everything else, and each compares as one block with the entries without
     // one: a walk for a key with a DSO still finds its equal entry, which the hash finds too.
     walk_dsoless_ = true;
   }
+  return false;
 }
 
 void Hist::grow_index() {

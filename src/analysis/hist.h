@@ -89,6 +89,32 @@ struct HistEntry {
 };
 static_assert(sizeof(HistEntry) <= 136, "HistEntry's flags are meant to fill the padding after cpu");
 
+// What the keys of the entries seen so far say of perf's comparison of entries (Hist's
+// compare_keys()): whether it is still an order on them. perf walks its tree of entries with that
+// comparison; while it is an order, a walk finds the entry of equal keys (and a hash finds the
+// same one), and samples alike may be added together. Flags only ever go on.
+class OrderRisk {
+ public:
+  explicit OrderRisk(const std::vector<SortKey>& keys = {});
+  // Notes one entry's keys; true when that made the comparison no order at all (walk_always()).
+  bool note(const HistEntry& e);
+  // Entries of any kind may be missed by the walk; or only those without a DSO (garbage
+  // addresses of broken walks, when the dso key comes first).
+  bool walk_always() const { return walk_always_; }
+  bool walk_dsoless() const { return walk_dsoless_; }
+  bool total() const { return !walk_always_ && !walk_dsoless_; }
+  bool total_with_dsos() const { return !walk_always_; }
+
+ private:
+  bool keyed_by_sym_ = false;  // the sym or symoff key (else nothing here applies)
+  bool use_dso_ = false;
+  bool dso_before_sym_ = false;  // the dso key comes before sym/symoff
+  bool walk_always_ = false;
+  bool walk_dsoless_ = false;
+  bool seen_named_ = false, seen_unresolved_ = false, seen_inlined_ = false;
+  uint64_t min_unresolved_ = ~uint64_t{0}, max_unresolved_ = 0;  // of the addresses that may meet
+};
+
 class Hist {
  public:
   // `members`: the events of an event group whose samples this hist holds side by side (perf
@@ -148,16 +174,11 @@ class Hist {
   // comm is a key; off for a comm key that only -F gave.
   void collapse_by_comm(bool on) { collapse_comm_ = on && use_comm_; }
 
-  // Whether compare_keys() is an order on the entries seen so far and on those given to
-  // anticipate(). While it is, samples alike can be added together (a count); once it is not,
-  // perf's walk of its tree may put the next one of them into a new entry, so each must be added
-  // on its own, in order.
-  bool order_is_total() const { return !walk_always_ && !walk_dsoless_; }
-  // The same for entries of samples whose entries all have a DSO: perf's walk may miss an equal
-  // entry only among those without one (garbage addresses of broken walks) while the dso key
-  // comes first.
-  bool order_is_total_with_dsos() const { return !walk_always_; }
-  void anticipate(const HistEntry& e) { note_order_risk(e); }
+  // Whether compare_keys() is an order on the entries made so far (see OrderRisk). A builder
+  // that holds samples back before adding them keeps an OrderRisk of its own (order_risk()
+  // makes one for these keys) and notes their entries as it goes.
+  bool order_is_total() const { return risk_.total(); }
+  OrderRisk order_risk() const { return OrderRisk(keys_); }
 
   // An entry's values for one member of the group (member 0: the entry's own fields).
   unsigned members() const { return members_; }
@@ -309,14 +330,9 @@ class Hist {
   // compare by DSO, two without by address). While the comparator is an order the hash above
   // finds what the walk would.
   PerfRbTree input_;
-  bool walk_always_ = false;
-  bool walk_dsoless_ = false;  // entries without a DSO are looked up by the walk (the dso key first)
+  OrderRisk risk_;
   // Whether `e` is looked up by walking input_ rather than by the hash.
-  bool walks(const HistEntry& e) const { return walk_always_ || (walk_dsoless_ && !e.loc.dso); }
-  bool dso_before_sym_ = false;  // the dso key comes before sym/symoff
-  bool seen_named_ = false, seen_unresolved_ = false, seen_inlined_ = false;
-  uint64_t min_unresolved_ = ~uint64_t{0}, max_unresolved_ = 0;  // of the addresses that may meet
-  void note_order_risk(const HistEntry& key);
+  bool walks(const HistEntry& e) const { return risk_.walk_always() || (risk_.walk_dsoless() && !e.loc.dso); }
   // False when the entries' keys differ for sure (a quick test before compare_keys()).
   bool may_be_equal(const HistEntry& a, const HistEntry& b) const;
   // perf's collapsed tree (with the comm key): the input tree's entries in its order, each merged

@@ -2,8 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
 #include <span>
+#include <thread>
+#include <utility>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -113,7 +121,7 @@ struct ReportBuilder::Impl {
   void setup_events() {
     const size_t nr_attrs = reader.attrs().size();
     if (nr_attrs == groups_known_for && group_slots.size() >= nr_attrs) return;
-    flush_combos();
+    drain_combos();
     groups_known_for = nr_attrs;
     group_slots.clear();
     for (size_t i = 0; i < nr_attrs; ++i) group_slots.push_back({i, 0});
@@ -128,9 +136,13 @@ struct ReportBuilder::Impl {
       const unsigned members = !opt.no_group && group_size[i] ? group_size[i] : 1;
       if (i < events.size()) {
         // Nothing was counted yet for an event whose group only now became known.
-        if (events[i].samples == 0 && events[i].hist.members() != members) events[i] = {make_hist(members), 0, 0};
+        if (events[i].samples == 0 && events[i].hist.members() != members) {
+          events[i] = {make_hist(members), 0, 0};
+          order_risks[i] = events[i].hist.order_risk();
+        }
       } else {
         events.push_back({make_hist(members), 0, 0});
+        order_risks.push_back(events.back().hist.order_risk());
       }
     }
   }
@@ -201,10 +213,15 @@ struct ReportBuilder::Impl {
     return it->second;
   }
 
-  void flush_combos() {
+  struct ComboBatch;
+  // Adds one batch of combinations to the hists, in the order each was first seen. Runs on the
+  // adding thread when there is one, else here; reads the batch, the hists, and nothing the
+  // sample path changes while it runs (setup_events() and KSYMBOL records wait for it).
+  void add_batch(ComboBatch& b) {
     // Where perf's walks may miss (no total order), a repeated combination is added sample by
     // sample in its place; while no entry has been made since its group's last add, the same
     // entries are credited again without a lookup (Hist::add_again).
+    std::vector<Combo>& combos = b.combos;
     repeated.assign(combos.size(), 0);
     for (size_t i = 0; i < combos.size(); ++i) {
       if (combos[i].group != i) repeated[combos[i].group] = 1;
@@ -214,34 +231,50 @@ struct ReportBuilder::Impl {
       Combo& c = combos[i];
       Hist& h = events[c.leader].hist;
       Hist::AddMemo& memo = add_memos[c.group];
-      if (c.group != i && h.add_again(memo, c.period, children, c.member, c.count)) continue;
-      const std::span<const HistEntry> c_callers(combo_callers.data() + c.callers_at, c.callers_size);
+      if (c.group != i && h.add_again(memo, c.period, b.children, c.member, c.count)) continue;
+      const std::span<const HistEntry> c_callers(b.callers.data() + c.callers_at, c.callers_size);
       if (c.with_chain) {
         std::span<const ChainBranch> branches;
-        if (c.with_branches) branches = std::span<const ChainBranch>(combo_branches.data() + c.chain_at, c.chain_size);
+        if (c.with_branches) branches = std::span<const ChainBranch>(b.branches.data() + c.chain_at, c.chain_size);
         std::span<const std::string* const> texts;
-        if (c.chain_at + c.chain_size <= combo_texts.size()) {
-          texts = std::span<const std::string* const>(combo_texts.data() + c.chain_at, c.chain_size);
+        if (c.chain_at + c.chain_size <= b.texts.size()) {
+          texts = std::span<const std::string* const>(b.texts.data() + c.chain_at, c.chain_size);
         }
-        h.add_with_chain(c.self, c.period, children, c_callers,
-                         std::span<const CallFrame>(combo_chains.data() + c.chain_at, c.chain_size), c.member, c.count,
+        h.add_with_chain(c.self, c.period, b.children, c_callers,
+                         std::span<const CallFrame>(b.chains.data() + c.chain_at, c.chain_size), c.member, c.count,
                          branches, texts);
       } else {
-        h.add(c.self, c.period, children, c_callers, c.member, c.count);
+        h.add(c.self, c.period, b.children, c_callers, c.member, c.count);
       }
       if (repeated[c.group]) h.remember_add(&memo);
     }
     for (size_t i = 0; i < combos.size(); ++i) {
       if (repeated[i]) add_memos[i].valid = false;
     }
-    combos.clear();
-    combo_callers.clear();
-    combo_chains.clear();
-    combo_branches.clear();
-    combo_texts.clear();
+    b.clear();
+  }
+
+  // Ends the batch being filled: it is added (on the adding thread, while the next one fills)
+  // and no later sample joins its combinations.
+  void flush_combos() {
     combo_index.clear();
     combo_at.clear();
     batch_frames = 0;
+    if (filling.combos.empty()) return;
+    filling.children = children;
+    if (!adder.threaded()) {
+      add_batch(filling);
+      return;
+    }
+    adder.wait_idle();
+    std::swap(filling, adding);
+    adder.start();
+  }
+  // flush_combos(), then waits until every batch is in the hists: before the events or the
+  // kernel's symbols change, and at the end.
+  void drain_combos() {
+    flush_combos();
+    adder.wait_idle();
   }
 
   // `read`: one of the samples perf makes of a SAMPLE_READ record (its event and period).
@@ -299,7 +332,7 @@ struct ReportBuilder::Impl {
     size_t leader;
     unsigned member;
     bool with_chain;
-    bool with_branches;  // combo_branches holds the chain's branch frames (at chain_at)
+    bool with_branches;  // the batch's branches hold the chain's branch frames (at chain_at)
     HistEntry self;
     // The combination's caller entries and chain frames: ranges of the batch's shared arrays, so
     // that a batch of stacks that rarely repeat (-a, random recursion) allocates nothing per stack.
@@ -311,21 +344,106 @@ struct ReportBuilder::Impl {
     uint64_t count = 0;
     uint32_t group = 0;  // the combination's first in the batch (itself, or the one it repeats)
   };
-  std::vector<Combo> combos;
-  std::vector<Hist::AddMemo> add_memos;  // by group: what the group's last add credited
-  std::vector<uint8_t> repeated;         // by group: a later combination repeats it
-  std::vector<HistEntry> combo_callers;
-  std::vector<CallFrame> combo_chains;
-  std::vector<ChainBranch> combo_branches;  // parallel to combo_chains once a combo has branches
-  std::vector<const std::string*> combo_texts;  // the same for frame srclines (--branch-history)
-  util::WordKeyMap combo_index;  // key -> its id
-  std::vector<uint32_t> combo_at;  // key id -> the key's first combination in combos
-  size_t batch_frames = 0;
-  // 16K frames: each holds a HistEntry (~150 bytes) in combo_callers, so 64K made the batch 10 MB
-  // of a sys report's peak; a quarter of that left its time unchanged.
-  static constexpr size_t kBatchFrames = size_t{1} << 14;
+  // The combinations of a batch, with their caller entries and chain frames in shared arrays.
+  struct ComboBatch {
+    std::vector<Combo> combos;
+    std::vector<HistEntry> callers;
+    std::vector<CallFrame> chains;
+    std::vector<ChainBranch> branches;  // parallel to chains once a combo has branches
+    std::vector<const std::string*> texts;  // the same for frame srclines (--branch-history)
+    bool children = false;  // cumulate (the mode decided before the first sample)
+    void clear() {
+      combos.clear();
+      callers.clear();
+      chains.clear();
+      branches.clear();
+      texts.clear();
+    }
+  };
+  ComboBatch filling;  // the samples coming in
+  ComboBatch adding;   // the batch the adding thread is adding
+  // The adding thread's: what the last add of each group credited, and which groups repeat.
+  std::vector<Hist::AddMemo> add_memos;
+  std::vector<uint8_t> repeated;
+  util::WordKeyMap combo_index;  // key -> its id (of the batch being filled)
+  std::vector<uint32_t> combo_at;  // key id -> the key's first combination in filling.combos
+  // By event (as `events`): what the entries of every combination made so far say of the order
+  // of each hist's keys. The hists know it for the entries already added; the combinations
+  // still held are noted here as they are made.
+  std::vector<OrderRisk> order_risks;
+  size_t batch_frames = 0;  // in `filling`
+  // 8K frames: each holds a HistEntry (~136 bytes) in the batch's callers, so 64K made the batch
+  // 10 MB of a sys report's peak. Two batches are alive with the adding thread (one filling, one
+  // being added); at 8K they take what one of 16K took, and sys and fp reports ran no slower.
+  static constexpr size_t kBatchFrames = size_t{1} << 13;
 
   SampleReadSplitter read_splitter;
+
+  // The thread that adds batches to the hists while the next one fills (-j above 1); declared
+  // last, so that it stops before anything it uses goes.
+  class Adder {
+   public:
+    Adder(unsigned jobs, std::function<void()> add)
+        : threaded_(jobs > 1 || (jobs == 0 && std::thread::hardware_concurrency() >= 2)), add_(std::move(add)) {}
+    ~Adder() { stop(); }
+    bool threaded() const { return threaded_; }
+    // Waits until the batch started last is added; rethrows what adding it threw.
+    void wait_idle() {
+      std::unique_lock lock(mu_);
+      idle_cv_.wait(lock, [&] { return !busy_; });
+      if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    }
+    // Adds the batch (after wait_idle()).
+    void start() {
+      std::lock_guard lock(mu_);
+      if (!thread_.joinable()) {
+        thread_ = std::thread([this] {
+          pthread_setname_np(pthread_self(), "tperf-add");  // cosmetic: names it in profiles
+          work();
+        });
+      }
+      busy_ = true;
+      work_cv_.notify_one();
+    }
+    void stop() {
+      {
+        std::lock_guard lock(mu_);
+        if (!thread_.joinable()) return;
+        stopping_ = true;
+      }
+      work_cv_.notify_one();
+      thread_.join();
+    }
+
+   private:
+    void work() {
+      std::unique_lock lock(mu_);
+      for (;;) {
+        work_cv_.wait(lock, [&] { return busy_ || stopping_; });
+        if (!busy_) return;
+        lock.unlock();
+        std::exception_ptr error;
+        try {
+          add_();
+        } catch (...) {
+          error = std::current_exception();
+        }
+        lock.lock();
+        error_ = error;
+        busy_ = false;
+        idle_cv_.notify_all();
+      }
+    }
+
+    const bool threaded_;
+    std::function<void()> add_;
+    std::mutex mu_;
+    std::condition_variable work_cv_, idle_cv_;
+    bool busy_ = false, stopping_ = false;
+    std::exception_ptr error_;
+    std::thread thread_;
+  };
+  Adder adder{opt.jobs, [this] { add_batch(adding); }};
 };
 
 void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadDelivery* read) {
@@ -418,9 +536,9 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       has_chain ? std::span<const uint64_t>(sample.callchain) : std::span<const uint64_t>();
   const uint64_t key_hash = util::WordKeyMap::hash(key, raw_chain);
   if (const uint32_t id = combo_index.find(key, raw_chain, key_hash); id != util::WordKeyMap::kAbsent) {
-    Combo& c = combos[combo_at[id]];
-    const Hist& hist = events[c.leader].hist;
-    if (hist.order_is_total() || (!c.dsoless && hist.order_is_total_with_dsos())) {
+    Combo& c = filling.combos[combo_at[id]];
+    const OrderRisk& risk = order_risks[c.leader];
+    if (risk.total() || (!c.dsoless && risk.total_with_dsos())) {
       ++c.count;
       c.period += period;
     } else {
@@ -436,7 +554,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
         unwind.add_stack_copy(sample, attr.sample_stack_user);
         unwind.add(c.verdict);
       }
-      combos.push_back(std::move(again));
+      filling.combos.push_back(std::move(again));
       return;
     }
     if (summary) {
@@ -641,36 +759,37 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   }
   const bool with_chain = (graph || folded || flat) && !chain.empty();
   const bool with_branches = with_chain && chain_branches.size() == chain.size();
-  Hist& hist = events[slot.leader].hist;
-  if (hist.order_is_total()) {
-    hist.anticipate(self);
-    for (const HistEntry& c : callers) hist.anticipate(c);
-  }
+  // Every entry the combination will make is noted before it is held, so that later samples
+  // alike join it only while perf's walk would find its entries.
+  OrderRisk& risk = order_risks[slot.leader];
+  risk.note(self);
+  for (const HistEntry& c : callers) risk.note(c);
   if (batch_frames + callers.size() + stats_frames.size() > kBatchFrames) flush_combos();
   batch_frames += callers.size() + stats_frames.size() + 1;
   combo_index.insert(key, raw_chain, key_hash);
-  combo_at.push_back(static_cast<uint32_t>(combos.size()));
-  const auto callers_at = static_cast<uint32_t>(combo_callers.size());
-  const auto chain_at = static_cast<uint32_t>(combo_chains.size());
-  combo_callers.insert(combo_callers.end(), callers.begin(), callers.end());
-  if (with_chain) combo_chains.insert(combo_chains.end(), chain.begin(), chain.end());
-  if (with_branches || !combo_branches.empty()) combo_branches.resize(chain_at);
-  if (with_branches) combo_branches.insert(combo_branches.end(), chain_branches.begin(), chain_branches.end());
+  ComboBatch& b = filling;
+  combo_at.push_back(static_cast<uint32_t>(b.combos.size()));
+  const auto callers_at = static_cast<uint32_t>(b.callers.size());
+  const auto chain_at = static_cast<uint32_t>(b.chains.size());
+  b.callers.insert(b.callers.end(), callers.begin(), callers.end());
+  if (with_chain) b.chains.insert(b.chains.end(), chain.begin(), chain.end());
+  if (with_branches || !b.branches.empty()) b.branches.resize(chain_at);
+  if (with_branches) b.branches.insert(b.branches.end(), chain_branches.begin(), chain_branches.end());
   const bool with_texts = with_chain && chain_texts.size() == chain.size();
-  if (with_texts || !combo_texts.empty()) combo_texts.resize(chain_at);
-  if (with_texts) combo_texts.insert(combo_texts.end(), chain_texts.begin(), chain_texts.end());
+  if (with_texts || !b.texts.empty()) b.texts.resize(chain_at);
+  if (with_texts) b.texts.insert(b.texts.end(), chain_texts.begin(), chain_texts.end());
   const bool dsoless = !self.loc.dso || std::any_of(callers.begin(), callers.end(), [](const HistEntry& c) { return !c.loc.dso; });
-  combos.push_back({slot.leader, slot.member, with_chain, with_branches, self, callers_at, static_cast<uint32_t>(callers.size()),
+  b.combos.push_back({slot.leader, slot.member, with_chain, with_branches, self, callers_at, static_cast<uint32_t>(callers.size()),
                     chain_at, with_chain ? static_cast<uint32_t>(chain.size()) : 0u, dsoless,
                     summary ? std::move(verdict) : UnwindStatsCollector::StackVerdict{}, period, 1,
-                    static_cast<uint32_t>(combos.size())});
+                    static_cast<uint32_t>(b.combos.size())});
 }
 
 void ReportBuilder::Impl::run(const std::function<void(uint64_t)>& on_progress) {
   ReplayHandlers handlers;
   handlers.on_other = [&](const perfdata::Record& rec, uint64_t) {
     // A BPF program's symbol may land in the kernel image's table without a map change.
-    if (rec.type == perfdata::kRecordKsymbol) flush_combos();
+    if (rec.type == perfdata::kRecordKsymbol) drain_combos();
     if (rec.type == perfdata::kRecordRead && opt.on_read) opt.on_read(rec);
   };
   handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
@@ -690,7 +809,8 @@ void ReportBuilder::Impl::run(const std::function<void(uint64_t)>& on_progress) 
   deferred = replayed.deferred;
   lost_samples = replayed.lost_samples;
   unwind.add_lost(replayed.lost_records, replayed.lost_events, replayed.lost_samples);
-  flush_combos();
+  drain_combos();
+  adder.stop();
 }
 
 ReportBuilder::ReportBuilder(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
