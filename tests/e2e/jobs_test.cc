@@ -385,9 +385,10 @@ TEST(JobsE2E, GraphNodesWithManyChildrenAsPerf) {
 // report adds its batches of distinct stacks to the hists on a thread of its own while the next
 // batch fills (-j 2 and more), and decides, as the samples come in, whether samples alike may be
 // added together: only while perf's comparison of entries is an order. 6,000 samples of 3,000
-// program stacks (more than one batch), each stack twice, 100 samples apart; then 6,000 random
-// walks through garbage addresses on both sides of 2^63, where perf's comparison is no order
-// (report_garbage_frames_test.cc: there perf's walk misses equal entries).
+// program stacks, each stack twice, 100 samples apart; then 6,000 random walks through garbage
+// addresses on both sides of 2^63, where perf's comparison is no order (report_garbage_frames_test.cc:
+// there perf's walk misses equal entries). A batch holds 16K frames: with chains, the file makes
+// two or three.
 TEST(JobsE2E, StacksAddedWhileTheNextBatchFillsAsPerf) {
   TPERF_REQUIRE_PROGRAM("perf");
   PerfEventAttr attr = cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleId | kSampleCallchain);
