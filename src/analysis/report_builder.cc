@@ -338,7 +338,7 @@ struct ReportBuilder::Impl {
     // that a batch of stacks that rarely repeat (-a, random recursion) allocates nothing per stack.
     uint32_t callers_at, callers_size;
     uint32_t chain_at, chain_size;
-    bool dsoless;  // some entry has no DSO (see Hist::order_is_total_with_dsos)
+    bool dsoless;  // some entry has no DSO (see OrderRisk::total_with_dsos)
     UnwindStatsCollector::StackVerdict verdict;
     uint64_t period = 0;
     uint64_t count = 0;
