@@ -36,7 +36,9 @@ std::string sym_text(const HistEntry& e) {
   return address_text(e.loc.level, e.loc.addr);
 }
 
-size_t sym_column_width(const HistEntry& e) { return e.loc.sym ? 4 + e.loc.sym->name().size() : sym_text(e).size(); }
+// perf sizes the column for an entry without a symbol as for a 16-digit address ("[.] 0x" and
+// the digits), also when the address is 0 and prints without the "0x".
+size_t sym_column_width(const HistEntry& e) { return e.loc.sym ? 4 + e.loc.sym->name().size() : kUnresolvedWidth + 6; }
 
 std::string symoff_text(const HistEntry& e) {
   if (e.loc.sym) {

@@ -265,5 +265,18 @@ TEST(Regress, FieldsAloneDoNotCollapseByComm) {
   }
 }
 
+// perf sizes the Symbol column for an entry without a symbol as for a 16-digit address, 22
+// characters; an address of 0 prints without its "0x" ("[.] 0000000000000000", 20), and tperf
+// sized the column by that text. With `--dso libc.so.6` that entry (a garbage frame of a broken
+// frame-pointer walk) is the widest shown. The recording is ReportOptionsE2E's, kept when
+// ReportOptionsE2E.SymbolFilterAndPercentage failed in a fresh-clone run on 2026-11-27.
+TEST(Regress, ZeroAddressSizesTheSymbolColumnAsAnyAddress) {
+  TPERF_REQUIRE_PERF();
+  const std::string dir = regress_dir("zero-address-width");
+  for (const char* args : {"--dso libc.so.6 -g graph,2", "--dso libc.so.6 -g none", "-s sym,dso -g none"}) {
+    expect_file_report_as_perf(dir, args, 8, {"] 0000000000000000"});
+  }
+}
+
 }  // namespace
 }  // namespace tperf
