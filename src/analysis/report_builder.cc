@@ -27,6 +27,7 @@
 #include "symbols/resolver.h"
 #include "symbols/symbolizer.h"
 #include "util/word_key_map.h"
+#include "util/workqueue.h"
 
 namespace tperf::analysis {
 
@@ -385,7 +386,7 @@ struct ReportBuilder::Impl {
   class Adder {
    public:
     Adder(unsigned jobs, std::function<void()> add)
-        : threaded_(jobs > 1 || (jobs == 0 && std::thread::hardware_concurrency() >= 2)), add_(std::move(add)) {}
+        : threaded_(util::job_count(jobs) > 1), add_(std::move(add)) {}
     ~Adder() { stop(); }
     bool threaded() const { return threaded_; }
     // Waits until the batch started last is added; rethrows what adding it threw.

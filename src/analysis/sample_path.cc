@@ -221,8 +221,7 @@ bool replay_pipelined(const perfdata::Reader& reader, unsigned jobs) {
   // reading thread wrote for every record shared cache lines with what the applying thread wrote
   // (see ReadingSide in replay()). Without that, report --no-children on the 1 GB fp recipe takes
   // 0.59 s on two threads and 0.87 s on one (bench/README.md).
-  if (jobs == 0) return std::thread::hardware_concurrency() >= 2;
-  return jobs >= 2;
+  return util::job_count(jobs) >= 2;
 }
 
 void register_idle_task(session::Machine& machine) {

@@ -836,7 +836,7 @@ std::string parse_cpu_list(std::string_view text, std::vector<bool>* cpus) {
 
 ScriptWriter::ScriptWriter(const perfdata::Reader& reader, session::Machine& machine, ScriptOptions options, FILE* out)
     : reader_(reader), machine_(machine), options_(std::move(options)), file_(out) {
-  jobs_ = options_.jobs ? options_.jobs : std::max(1u, std::thread::hardware_concurrency());
+  jobs_ = util::job_count(options_.jobs);
   lanes_.push_back(std::make_unique<Lane>());
   lane0().out = &out_;
   lane0().resolver = std::make_unique<symbols::Resolver>(machine_, options_.symbolizer);

@@ -2,6 +2,7 @@
 // also runs on the calling thread. Errors thrown by work are carried back to the caller, never std::terminate.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -17,6 +18,9 @@
 #include <vector>
 
 namespace tperf::util {
+
+// The threads a `-j N` option asks for: N, or one per core for 0 (at least one).
+inline unsigned job_count(unsigned jobs) { return jobs ? jobs : std::max(1u, std::thread::hardware_concurrency()); }
 
 struct WorkQueueOptions {
   // Pin worker i to cpus[i % cpus.size()]; a worker whose pinning fails (offline CPU) runs unpinned.
