@@ -288,6 +288,18 @@ TEST(JobsE2E, EventRenamedInTheDataAsPerf) {
   EXPECT_GT(expect_same_for_every_j(path), 0u);
 }
 
+// A file made with our writer at `path`: cpu-clock samples of event id 7 with callchains (ip,
+// tid, time, period, id), for the tests below to fill and finish().
+struct ChainFile {
+  explicit ChainFile(const std::string& path) {
+    w.open(path);
+    w.add_attr(attr, {7}, "cpu-clock");
+  }
+  PerfEventAttr attr = cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleId | kSampleCallchain);
+  RecordBuilder rb{attr};
+  Writer w;
+};
+
 // `tperf report --stdio` of `path` in each of `modes`, for each -j of `jobs`, prints what perf 6.1
 // prints (-q: without perf's random tip), and perf prints more than `min_lines` lines.
 void expect_reports_as_perf(const std::string& path, std::initializer_list<const char*> modes,
@@ -311,13 +323,11 @@ void expect_reports_as_perf(const std::string& path, std::initializer_list<const
 // callchain graph, must print as perf 6.1 prints them, in both modes and for every -j.
 TEST(JobsE2E, ManyReportRowsFormattedOnThreadsAsPerf) {
   TPERF_REQUIRE_PROGRAM("perf");
-  PerfEventAttr attr = cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleId | kSampleCallchain);
-  RecordBuilder rb(attr);
   TempDir dir;
   const std::string path = dir.file("rows.data");
-  Writer w;
-  w.open(path);
-  w.add_attr(attr, {7}, "cpu-clock");
+  ChainFile file(path);
+  Writer& w = file.w;
+  const RecordBuilder& rb = file.rb;
   write_comm(w, rb, 42, "first", 1000);
   write_comm(w, rb, 43, "second", 1000);
   for (int i = 0; i < 6000; ++i) {
@@ -345,13 +355,11 @@ TEST(JobsE2E, ManyReportRowsFormattedOnThreadsAsPerf) {
 // tail. perf 6.1 prints the graphs of every mode, and tperf must print them alike for every -j.
 TEST(JobsE2E, GraphNodesWithManyChildrenAsPerf) {
   TPERF_REQUIRE_PROGRAM("perf");
-  PerfEventAttr attr = cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleId | kSampleCallchain);
-  RecordBuilder rb(attr);
   TempDir dir;
   const std::string path = dir.file("children.data");
-  Writer w;
-  w.open(path);
-  w.add_attr(attr, {7}, "cpu-clock");
+  ChainFile file(path);
+  Writer& w = file.w;
+  const RecordBuilder& rb = file.rb;
   write_comm(w, rb, 42, "tree", 1000);
   constexpr uint64_t kA = 0x500000, kB = 0x510000, kD = 0x520000;
   auto callee = [](unsigned k) { return 0x700000 + 0x40 * static_cast<uint64_t>(k); };
@@ -395,13 +403,11 @@ TEST(JobsE2E, GraphNodesWithManyChildrenAsPerf) {
 // two or three.
 TEST(JobsE2E, StacksAddedWhileTheNextBatchFillsAsPerf) {
   TPERF_REQUIRE_PROGRAM("perf");
-  PerfEventAttr attr = cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleId | kSampleCallchain);
-  RecordBuilder rb(attr);
   TempDir dir;
   const std::string path = dir.file("batches.data");
-  Writer w;
-  w.open(path);
-  w.add_attr(attr, {7}, "cpu-clock");
+  ChainFile file(path);
+  Writer& w = file.w;
+  const RecordBuilder& rb = file.rb;
   write_comm(w, rb, 42, "adder", 1000);
   // Garbage addresses of broken walks, about half of them above 2^63 (raw mt19937 output, the
   // same everywhere), and four of the program's.
