@@ -890,16 +890,21 @@ void Hist::collapse_once() const {
   // order and where an entry the walk finds equal takes the new one in.
   if (collapsed_) return;
   collapsed_ = true;
+  // Where the key comparison is an order (risk_.total()), the input tree's walk is sorted with
+  // no two entries equal, so a collapsed tree would hold the same entries in the same order and
+  // merge none: it is made only where the comparison is no order (unresolved addresses that
+  // meet symbols) and perf's walks may have missed equal entries.
+  const bool collapse_keys = collapse_comm_ && !risk_.total();
   if (members_ == 1) {
-    key_order_ = collapse_comm_ ? collapse(input_.in_order()).in_order() : input_.in_order();
+    key_order_ = collapse_keys ? collapse(input_.in_order()).in_order() : input_.in_order();
     return;
   }
   // A group: each member's entries are collapsed in their own tree, then paired with the
   // leader's (see member_input_).
-  PerfRbTree tree = collapse_comm_ ? collapse(input_.in_order()) : input_;
+  PerfRbTree tree = collapse_keys ? collapse(input_.in_order()) : input_;
   for (unsigned m = 1; m < members_; ++m) {
     const PerfRbTree& own = member_input_[m - 1];
-    const PerfRbTree member = collapse_comm_ ? collapse(own.in_order()) : own;
+    const PerfRbTree member = collapse_keys ? collapse(own.in_order()) : own;
     std::vector<uint8_t> paired(entries_.size(), 0);
     for (uint32_t l : tree.in_order()) {
       const uint32_t found = member.find([&](uint32_t at) { return compare_keys(entries_[l], entries_[at]); });
