@@ -307,6 +307,8 @@ struct ReportBuilder::Impl {
   // Scratch of one sample, kept for their capacity.
   perfdata::Sample sample;
   std::vector<session::CallchainFrame> all_frames, stats_frames, user_frames, frames;
+  std::vector<symbols::ResolvedFrame> stats_at, frames_at;  // parallel to stats_frames, frames
+  std::vector<const symbols::Symbol*> stats_syms;           // parallel to stats_frames
   std::vector<HistEntry> callers;
   std::vector<CallFrame> chain;
   UnwindStatsCollector::StackVerdict verdict;
@@ -575,19 +577,32 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   if (summary) {
     // The quality block covers every sample of the file, the filtered-out ones too, and
     // whole chains whatever --max-stack says.
+    // Each frame is resolved once, here: the block reads its symbol, and the walk below its
+    // map and symbol (stats_at, parallel to stats_frames).
+    stats_at.clear();
     if (has_chain) {
       all_frames_ok = session::resolve_callchain(machine, &thread, sample, ~0u, &all_frames);
       // The histogram below needs the machine's maps as they are; here kernel frames past
-      // the recorded kernel map count as the kernel's too.
+      // the recorded kernel map count as the kernel's too (the resolver's map of a frame
+      // without one, which the walk looks up alike).
       stats_frames = all_frames;
       for (auto& f : stats_frames) {
-        if (!f.map) f.map = find_map(&thread, f.cpumode, f.ip);
+        stats_at.push_back(resolver.resolve(&thread, f.cpumode, f.ip, f.map));
+        if (!f.map) f.map = stats_at.back().map;
       }
-      if (all_frames_ok) stats_frames.insert(stats_frames.end(), user_frames.begin(), user_frames.end());
+      if (all_frames_ok) {
+        for (const session::CallchainFrame& f : user_frames) {
+          stats_frames.push_back(f);
+          stats_at.push_back(resolver.resolve(&thread, f.cpumode, f.ip, f.map));
+        }
+      }
     } else {
       stats_frames.assign(1, {sample.ip, cpumode, sample_map});
+      stats_at.assign(1, sample_at);
     }
-    verdict = unwind.classify(sample.callchain, has_chain, thread.pid(), attr.sample_max_stack, stats_frames);
+    stats_syms.clear();
+    for (const symbols::ResolvedFrame& r : stats_at) stats_syms.push_back(r.at.sym);
+    verdict = unwind.classify(sample.callchain, has_chain, thread.pid(), attr.sample_max_stack, stats_frames, stats_syms);
     unwind.add_stack_copy(sample, attr.sample_stack_user);
     unwind.add(verdict);
   }
@@ -655,6 +670,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   size_t unwound = 0;  // frames at the chain's end (before the caller-order reversal) from the stack copy
   bool have_frames = false;
   frames.clear();
+  frames_at.clear();  // when not empty: each frame of `frames` as resolved above (stats_at)
   if (want_chain && has_chain) {
     if (branch_nodes) {
       have_frames = session::resolve_callchain_range(machine, &thread, sample, chain_begin, chain_end, caller_order,
@@ -662,6 +678,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
     } else if (all_frames_ok) {
       // The whole chain was resolved for the quality block.
       frames = all_frames;
+      frames_at.assign(stats_at.begin(), stats_at.begin() + static_cast<ptrdiff_t>(all_frames.size()));
       have_frames = true;
     } else {
       // perf walks the chain in the display order and stops after --max-stack frames: the
@@ -671,13 +688,20 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
     if (frames.size() > opt.max_stack) {
       if (caller_order) {
         frames.erase(frames.begin(), frames.end() - opt.max_stack);
+        if (!frames_at.empty()) frames_at.erase(frames_at.begin(), frames_at.end() - opt.max_stack);
       } else {
         frames.resize(opt.max_stack);
+        if (!frames_at.empty()) frames_at.resize(opt.max_stack);
       }
     }
     if (have_frames) {
       unwound = std::min<size_t>(opt.max_stack, user_frames.size());
       frames.insert(frames.end(), user_frames.begin(), user_frames.begin() + static_cast<ptrdiff_t>(unwound));
+      if (!frames_at.empty()) {
+        // The unwound frames follow the chain's in stats_at (the chain was whole).
+        const auto user_at = stats_at.begin() + static_cast<ptrdiff_t>(all_frames.size());
+        frames_at.insert(frames_at.end(), user_at, user_at + static_cast<ptrdiff_t>(unwound));
+      }
     } else {
       // perf drops a chain with a context it does not know, branches and all.
       kept_branches = 0;
@@ -688,7 +712,10 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   // The cursor in perf's walk: from the root for caller graphs (the default). perf takes a
   // frame's level from the space its map is in; a frame without a map keeps the level of the
   // frame walked before it (the sample's for the first).
-  if (caller_order) std::reverse(frames.begin(), frames.end());
+  if (caller_order) {
+    std::reverse(frames.begin(), frames.end());
+    std::reverse(frames_at.begin(), frames_at.end());
+  }
   char level = self.loc.level;
   auto push_entry = [&](HistEntry& c, const session::Map* fmap, uint64_t ip, const symbols::Symbol* sym,
                         const ChainBranch* cb) {
@@ -712,7 +739,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   };
   auto walk_frame = [&](size_t i) {
     const session::CallchainFrame& f = frames[i];
-    const symbols::ResolvedFrame at = resolver.resolve(&thread, f.cpumode, f.ip, f.map);
+    const symbols::ResolvedFrame at = frames_at.empty() ? resolver.resolve(&thread, f.cpumode, f.ip, f.map) : frames_at[i];
     const session::Map* fmap = at.map;
     HistEntry c = node_entry(at, f.cpumode, f.ip, f.map != nullptr);
     // perf 6.1 expands the frames it unwound from the stack copy (not the kernel's

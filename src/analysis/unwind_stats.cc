@@ -43,10 +43,13 @@ uint8_t UnwindStatsCollector::lookup(const session::CallchainFrame& f, int32_t p
   uint64_t h = (f.ip ^ reinterpret_cast<uintptr_t>(f.map)) * 0x9e3779b97f4a7c15ULL;
   CacheSlot& slot = cache_[(h >> 40) & (cache_.size() - 1)];
   if (slot.map == f.map && slot.ip == f.ip && slot.dso == f.map->dso) return slot.result;
-  symbols::Resolved r = resolver_.symbol_in(*f.map, pid, f.ip);
-  uint8_t result = r.sym ? (is_thread_entry_point(r.sym->name()) ? 3 : 1) : 0;
+  const uint8_t result = verdict_of(resolver_.symbol_in(*f.map, pid, f.ip).sym);
   slot = CacheSlot{f.ip, f.map, f.map->dso, result};
   return result;
+}
+
+uint8_t UnwindStatsCollector::verdict_of(const symbols::Symbol* sym) {
+  return sym ? (is_thread_entry_point(sym->name()) ? 3 : 1) : 0;
 }
 
 void UnwindStatsCollector::add_stack_copy(const perfdata::Sample& sample, uint64_t stack_size) {
@@ -62,21 +65,23 @@ void UnwindStatsCollector::add_stack_copy(const perfdata::Sample& sample, uint64
 UnwindStatsCollector::StackVerdict UnwindStatsCollector::classify(std::span<const uint64_t> callchain,
                                                                   bool has_callchain, int32_t pid,
                                                                   unsigned sample_max_stack,
-                                                                  std::span<const session::CallchainFrame> frames) {
+                                                                  std::span<const session::CallchainFrame> frames,
+                                                                  std::span<const symbols::Symbol* const> symbols) {
   StackVerdict v;
   v.has_callchain = has_callchain;
   // DSOs without symbols for the frames that landed in them.
   const session::CallchainFrame* last_user = nullptr;
   bool last_user_named = false;
   bool entry_reached = false;
-  for (const auto& f : frames) {
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const session::CallchainFrame& f = frames[i];
     // Past an entry point the walk reads whatever the start code left where a frame pointer
     // would be: those frames say nothing about the stack.
     if (entry_reached) break;
     const bool user = is_user(f.cpumode);
     bool named = false;
     if (f.map && f.map->dso) {
-      const uint8_t found = lookup(f, pid);
+      const uint8_t found = symbols.empty() ? lookup(f, pid) : verdict_of(symbols[i]);
       if (found) {
         named = true;
         if (user) entry_reached = found == 3;

@@ -19,6 +19,7 @@
 namespace tperf::symbols {
 class Symbolizer;
 class Resolver;
+struct Symbol;
 }
 namespace tperf::session {
 struct Dso;
@@ -95,9 +96,12 @@ class UnwindStatsCollector {
     add(classify(sample.callchain, has_callchain, pid, sample_max_stack, frames));
   }
   // The same in two steps: the stack's verdict (from its raw callchain and resolved frames), then
-  // per sample its stack copy and the verdict.
+  // per sample its stack copy and the verdict. `symbols`: when not empty, the symbol of each frame
+  // as the caller's resolver found it in that frame's map (parallel to `frames`), so that a caller
+  // that resolves the frames anyway does not have them looked up twice.
   StackVerdict classify(std::span<const uint64_t> callchain, bool has_callchain, int32_t pid, unsigned sample_max_stack,
-                        std::span<const session::CallchainFrame> frames);
+                        std::span<const session::CallchainFrame> frames,
+                        std::span<const symbols::Symbol* const> symbols = {});
   void add(const StackVerdict& verdict, uint64_t samples = 1);
   void add_stack_copy(const perfdata::Sample& sample, uint64_t stack_size);
   // What the replay counted of the file's LOST and LOST_SAMPLES records (ReplayResult).
@@ -116,8 +120,9 @@ class UnwindStatsCollector {
     uint64_t samples = 0;
   };
   DsoEntry& dso_entry(const session::CallchainFrame& f, int32_t pid);
-  // Whether the frame has a symbol (1) that is a thread entry point (2); cached by address.
+  // Whether the frame has a symbol (1) that is a thread entry point (3); cached by address.
   uint8_t lookup(const session::CallchainFrame& f, int32_t pid);
+  static uint8_t verdict_of(const symbols::Symbol* sym);
 
   struct CacheSlot {
     uint64_t ip = 0;
