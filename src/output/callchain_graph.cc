@@ -23,11 +23,25 @@ std::vector<const CallNode*> in_tree_order(const CallNode& node) { return analys
 
 // The children drawn: heavy enough, heaviest first (ties in the tree's order).
 std::vector<const CallNode*> drawn_children(const CallNode& node, uint64_t min_hit) {
+  // The children that weigh min_hit or more, heaviest first. perf's tree order only decides
+  // between drawn children of one weight, and working it out replays the insertion of every
+  // child (most weigh too little to be drawn): it is worked out only for such a tie.
   std::vector<const CallNode*> out;
+  for (const CallNode* c : node.children) {
+    if (c->cumul() >= min_hit) out.push_back(c);
+  }
+  auto heavier = [](const CallNode* a, const CallNode* b) { return a->cumul() > b->cumul(); };
+  std::sort(out.begin(), out.end(), heavier);
+  if (std::adjacent_find(out.begin(), out.end(), [](const CallNode* a, const CallNode* b) {
+        return a->cumul() == b->cumul();
+      }) == out.end()) {
+    return out;
+  }
+  out.clear();
   for (const CallNode* c : in_tree_order(node)) {
     if (c->cumul() >= min_hit) out.push_back(c);
   }
-  std::stable_sort(out.begin(), out.end(), [&](const CallNode* a, const CallNode* b) { return a->cumul() > b->cumul(); });
+  std::stable_sort(out.begin(), out.end(), heavier);
   return out;
 }
 
