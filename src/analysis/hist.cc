@@ -875,10 +875,106 @@ void Hist::add_member_values(uint32_t into, uint32_t from, unsigned m) const {
   member_values_[at_into].children_period += member_values_[at_from].children_period;
 }
 
+namespace {
+
+// Dense numbers for the values `id(i)` of n entries: `cmp` compares two ids' values (<0, 0, >0),
+// ids that are equal have equal values (pointers to interned texts, say), ids that differ may
+// too. Equal values get one number, and the numbers are in the values' order.
+template <class Id, class IdOf, class Cmp>
+std::vector<uint32_t> dense_ranks(size_t n, IdOf id, Cmp cmp) {
+  // The entries by id; each run of one id is one distinct value-holder.
+  std::vector<std::pair<Id, uint32_t>> by_id(n);
+  for (size_t i = 0; i < n; ++i) by_id[i] = {id(i), static_cast<uint32_t>(i)};
+  std::sort(by_id.begin(), by_id.end());
+  std::vector<uint32_t> run_of(n);  // by place in by_id: its run
+  std::vector<Id> distinct;
+  for (size_t j = 0; j < n; ++j) {
+    if (j == 0 || by_id[j].first != by_id[j - 1].first) distinct.push_back(by_id[j].first);
+    run_of[j] = static_cast<uint32_t>(distinct.size() - 1);
+  }
+  // The runs in the values' order; equal values share a number.
+  std::vector<uint32_t> runs(distinct.size());
+  for (uint32_t r = 0; r < runs.size(); ++r) runs[r] = r;
+  std::sort(runs.begin(), runs.end(), [&](uint32_t a, uint32_t b) { return cmp(distinct[a], distinct[b]) < 0; });
+  std::vector<uint32_t> rank_of_run(runs.size());
+  uint32_t rank = 0;
+  for (size_t j = 0; j < runs.size(); ++j) {
+    if (j > 0 && cmp(distinct[runs[j - 1]], distinct[runs[j]]) != 0) ++rank;
+    rank_of_run[runs[j]] = rank;
+  }
+  std::vector<uint32_t> out(n);
+  for (size_t j = 0; j < n; ++j) out[by_id[j].second] = rank_of_run[run_of[j]];
+  return out;
+}
+
+}  // namespace
+
+const std::vector<uint32_t>& Hist::key_ranks(SortKey key, bool by_name) const {
+  // The symbol key alone depends on by_name.
+  if (key != SortKey::kSym && key != SortKey::kSymoff) by_name = false;
+  for (const KeyRanks& k : key_ranks_) {
+    if (k.key == key && k.by_name == by_name && k.entries == entries_.size()) return k.ranks;
+  }
+  key_ranks_.push_back({key, by_name, entries_.size(), rank_values(key, by_name)});
+  return key_ranks_.back().ranks;
+}
+
+std::vector<uint32_t> Hist::rank_values(SortKey key, bool by_name) const {
+  const size_t n = entries_.size();
+  auto text = [](const std::string* t, std::string_view none) { return t ? std::string_view(*t) : none; };
+  switch (key) {
+    case SortKey::kComm:
+      return dense_ranks<const std::string*>(
+          n, [&](size_t i) { return entries_[i].comm; },
+          [&](const std::string* a, const std::string* b) { return a == b ? 0 : cmp_str(text(a, ""), text(b, "")); });
+    case SortKey::kSrcline:
+      return dense_ranks<const std::string*>(
+          n, [&](size_t i) { return entries_[i].srcline; },
+          [&](const std::string* a, const std::string* b) { return a == b ? 0 : cmp_str(text(a, ""), text(b, "")); });
+    case SortKey::kTrace:
+      return dense_ranks<const std::string*>(
+          n, [&](size_t i) { return entries_[i].trace; },
+          [&](const std::string* a, const std::string* b) { return cmp_str(text(a, "N/A"), text(b, "N/A")); });
+    case SortKey::kDso:
+      // Entries without a DSO after the named ones.
+      return dense_ranks<const session::Dso*>(
+          n, [&](size_t i) { return entries_[i].loc.dso; },
+          [&](const session::Dso* a, const session::Dso* b) {
+            if (a == b) return 0;
+            if (a && b) return cmp_str(dso_column_name(a), dso_column_name(b));
+            return a ? -1 : 1;
+          });
+    case SortKey::kSym:
+    case SortKey::kSymoff:
+      if (!by_name) return {};  // by address it is no order (see OrderRisk)
+      // By name, unresolved entries equal and after the named ones.
+      return dense_ranks<const symbols::Symbol*>(
+          n, [&](size_t i) { return entries_[i].loc.sym; },
+          [&](const symbols::Symbol* a, const symbols::Symbol* b) {
+            if (a && b) return cmp_str(a->name(), b->name());
+            if (a || b) return a ? -1 : 1;
+            return 0;
+          });
+    default:
+      return {};
+  }
+}
+
 PerfRbTree Hist::collapse(const std::vector<uint32_t>& order) const {
+  // compare_keys() with the numbers of the keys that have them (key_ranks()).
+  std::vector<const std::vector<uint32_t>*> ranks;
+  for (SortKey k : keys_) ranks.push_back(&key_ranks(k, false));
+  auto compare = [&](uint32_t a, uint32_t b) {
+    for (size_t k = 0; k < keys_.size(); ++k) {
+      const std::vector<uint32_t>& r = *ranks[k];
+      const int c = r.empty() ? compare_key(keys_[k], entries_[a], entries_[b], true) : cmp_num(r[a], r[b]);
+      if (c) return c;
+    }
+    return 0;
+  };
   PerfRbTree collapsed;
   for (uint32_t i : order) {
-    const uint32_t into = collapsed.find_or_insert(i, [&](uint32_t at) { return compare_keys(entries_[i], entries_[at]); });
+    const uint32_t into = collapsed.find_or_insert(i, [&](uint32_t at) { return compare(i, at); });
     if (into != i) merge_into(into, i);
   }
   return collapsed;
@@ -928,37 +1024,109 @@ std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees, st
   // thread only): replay_tree() gives the order perf's tree shape gives.
   std::vector<const HistEntry*> in = in_key_order();
 
-  // The trees' depths, read once per entry rather than through its tree on every comparison.
-  std::vector<size_t> depths;
-  if (by_children && with_trees) {
-    depths.resize(entries_.size());
-    for (const HistEntry* e : in) {
-      const CallTree* t = tree_of(e);
-      depths[static_cast<size_t>(e - entries_.data())] = t ? t->max_depth() : 0;
+  // The sort keys' comparison, from their numbers (key_ranks()): one number per entry for all of
+  // them when every key shown has numbers (digits of a mixed-radix number, or their places in
+  // order when that does not fit 64 bits), else a key without goes through compare_key().
+  std::vector<SortKey> shown;
+  for (SortKey k : keys_) {
+    if (std::find(elided.begin(), elided.end(), k) == elided.end()) shown.push_back(k);
+  }
+  std::vector<const std::vector<uint32_t>*> ranks;
+  bool all_ranked = true;
+  for (SortKey k : shown) {
+    ranks.push_back(&key_ranks(k, true));
+    all_ranked = all_ranked && !ranks.back()->empty();
+  }
+  std::vector<uint64_t> key_rank;  // with all_ranked: a number per entry, in the keys' order
+  if (all_ranked) {
+    key_rank.assign(entries_.size(), 0);
+    uint64_t scale = 1;
+    bool fits = true;
+    for (size_t k = ranks.size(); k-- > 0 && fits;) {
+      const std::vector<uint32_t>& r = *ranks[k];
+      const uint64_t radix = r.empty() ? 1 : uint64_t{*std::max_element(r.begin(), r.end())} + 1;
+      for (size_t i = 0; i < r.size() && fits; ++i) {
+        uint64_t digit = 0;
+        fits = !__builtin_mul_overflow(uint64_t{r[i]}, scale, &digit) && !__builtin_add_overflow(key_rank[i], digit, &key_rank[i]);
+      }
+      fits = fits && (k == 0 || !__builtin_mul_overflow(scale, radix, &scale));
+    }
+    if (!fits) {
+      std::vector<uint32_t> order(entries_.size());
+      for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+      auto tuple_cmp = [&](uint32_t a, uint32_t b) {
+        for (const std::vector<uint32_t>* r : ranks) {
+          if ((*r)[a] != (*r)[b]) return (*r)[a] < (*r)[b] ? -1 : 1;
+        }
+        return 0;
+      };
+      std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return tuple_cmp(a, b) < 0; });
+      uint64_t r = 0;
+      for (size_t j = 0; j < order.size(); ++j) {
+        if (j > 0 && tuple_cmp(order[j - 1], order[j]) != 0) ++r;
+        key_rank[order[j]] = r;
+      }
     }
   }
-  auto depth = [&](const HistEntry* e) { return depths[static_cast<size_t>(e - entries_.data())]; };
-  // True when `a` goes before (left of) `b`.
-  auto before = [&](const HistEntry* a, const HistEntry* b) {
-    uint64_t pa = by_children ? a->children_period : a->period;
-    uint64_t pb = by_children ? b->children_period : b->period;
-    if (pa != pb) return pa > pb;
+
+  // What the comparison reads of each entry, side by side in the order of `in` (the entries are
+  // wide and the tree's walk visits them out of order).
+  struct View {
+    uint64_t primary;  // children_period when by_children, else period
+    uint64_t period;
+    uint64_t key;      // key_rank, with all_ranked
+    int32_t tid;
+    uint32_t depth;    // of the entry's callchain tree (by_children with trees)
+  };
+  std::vector<View> views(in.size());
+  for (size_t j = 0; j < in.size(); ++j) {
+    const HistEntry& e = *in[j];
+    const auto i = static_cast<size_t>(&e - entries_.data());
+    uint32_t depth = 0;
+    if (by_children && with_trees) {
+      const CallTree* t = tree_of(&e);
+      depth = t ? static_cast<uint32_t>(std::min<size_t>(t->max_depth(), UINT32_MAX)) : 0;
+    }
+    views[j] = View{by_children ? e.children_period : e.period, e.period, all_ranked ? key_rank[i] : 0, e.tid, depth};
+  }
+  key_rank = {};
+  auto compare_shown = [&](uint32_t a, uint32_t b) {
+    if (all_ranked) return cmp_num(views[a].key, views[b].key);
+    const HistEntry& ea = *in[a];
+    const HistEntry& eb = *in[b];
+    const auto ia = static_cast<size_t>(&ea - entries_.data()), ib = static_cast<size_t>(&eb - entries_.data());
+    for (size_t k = 0; k < shown.size(); ++k) {
+      const std::vector<uint32_t>& r = *ranks[k];
+      const int c = r.empty() ? compare_key(shown[k], ea, eb) : cmp_num(r[ia], r[ib]);
+      if (c) return c;
+    }
+    return 0;
+  };
+  // True when `a` goes before (left of) `b` (places in `in`).
+  auto before = [&](uint32_t a, uint32_t b) {
+    const View& va = views[a];
+    const View& vb = views[b];
+    if (va.primary != vb.primary) return va.primary > vb.primary;
     if (by_children) {
       // perf 6.1 compares the accumulated column by the leader's value alone (the other members
       // of a group do not take part), then puts a caller (the deeper tree) above its callee when
       // both are of one thread, then goes on to the self column, members included.
-      if (with_trees && a->tid == b->tid && depth(a) != depth(b)) return (depth(a) > depth(b)) != callee_order;
-      if (a->period != b->period) return a->period > b->period;
+      if (with_trees && va.tid == vb.tid && va.depth != vb.depth) return (va.depth > vb.depth) != callee_order;
+      if (va.period != vb.period) return va.period > vb.period;
     }
     // In a group, the other members' values decide next.
-    if (int c = compare_members(*a, *b)) return c < 0;
-    for (SortKey k : keys_) {
-      if (std::find(elided.begin(), elided.end(), k) != elided.end()) continue;
-      if (int c = compare_key(k, *a, *b)) return c < 0;
+    if (members_ > 1) {
+      if (int c = compare_members(*in[a], *in[b])) return c < 0;
     }
-    return false;
+    return compare_shown(a, b) < 0;
   };
-  return replay_tree(in, before);
+  std::vector<uint32_t> places(in.size());
+  for (uint32_t j = 0; j < places.size(); ++j) places[j] = j;
+  std::vector<const HistEntry*> out;
+  out.reserve(in.size());
+  for (uint32_t j : replay_tree(places, before)) out.push_back(in[j]);
+  key_ranks_.clear();
+  return out;
 }
 
 }  // namespace tperf::analysis

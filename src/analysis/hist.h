@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -343,6 +344,25 @@ class Hist {
   // collapse_once()'s steps: a tree of the entries `order` lists, equal ones merged; one entry's
   // values (all members', and its callchain tree) added into another's; member `m`'s values.
   PerfRbTree collapse(const std::vector<uint32_t>& order) const;
+  // Per entry (by index), a number for its value of one key whose comparison is an order of its
+  // own: entries whose values compare equal get one number, and the numbers compare as the
+  // values do (compare_key()'s sign). The collapse and the output sort compare entries millions
+  // of times on a system-wide report, each comparison chasing names (comm, DSO, symbol) through
+  // the entries; a key's numbers sit side by side instead. `by_name`: the symbol key as the
+  // output sort compares it (by name, unresolved entries equal, after the named); the other
+  // keys do not depend on it. Empty for a key that has no such numbers here (its entries are
+  // then compared by compare_key()).
+  const std::vector<uint32_t>& key_ranks(SortKey key, bool by_name) const;
+  struct KeyRanks {
+    SortKey key;
+    bool by_name;
+    size_t entries;  // how many entries there were (keys of entries never change)
+    std::vector<uint32_t> ranks;
+  };
+  // Worked out so far (a deque: key_ranks() hands out references that later ones must not move);
+  // the output sort drops them when done.
+  mutable std::deque<KeyRanks> key_ranks_;
+  std::vector<uint32_t> rank_values(SortKey key, bool by_name) const;
   void merge_into(uint32_t into, uint32_t from) const;
   void add_member_values(uint32_t into, uint32_t from, unsigned m) const;
   mutable std::vector<uint32_t> key_order_;
