@@ -877,29 +877,29 @@ void Hist::add_member_values(uint32_t into, uint32_t from, unsigned m) const {
 
 namespace {
 
-// Dense numbers for the values `id(i)` of n entries: `cmp` compares two ids' values (<0, 0, >0),
-// ids that are equal have equal values (pointers to interned texts, say), ids that differ may
-// too. Equal values get one number, and the numbers are in the values' order.
-template <class Id, class IdOf, class Cmp>
+// Dense numbers for n entries by their values of one key: `id(i)` names entry i's value (entries
+// of one id have equal values: one interned text, one DSO), `cmp(i, j)` compares the values of
+// entries i and j (<0, 0, >0). Equal values get one number, and the numbers are in their order.
+template <class IdOf, class Cmp>
 std::vector<uint32_t> dense_ranks(size_t n, IdOf id, Cmp cmp) {
-  // The entries by id; each run of one id is one distinct value-holder.
-  std::vector<std::pair<Id, uint32_t>> by_id(n);
+  // The entries by id; each run of one id is one value, its first entry standing for it.
+  std::vector<std::pair<uintptr_t, uint32_t>> by_id(n);
   for (size_t i = 0; i < n; ++i) by_id[i] = {id(i), static_cast<uint32_t>(i)};
   std::sort(by_id.begin(), by_id.end());
   std::vector<uint32_t> run_of(n);  // by place in by_id: its run
-  std::vector<Id> distinct;
+  std::vector<uint32_t> first;      // by run: its first entry
   for (size_t j = 0; j < n; ++j) {
-    if (j == 0 || by_id[j].first != by_id[j - 1].first) distinct.push_back(by_id[j].first);
-    run_of[j] = static_cast<uint32_t>(distinct.size() - 1);
+    if (j == 0 || by_id[j].first != by_id[j - 1].first) first.push_back(by_id[j].second);
+    run_of[j] = static_cast<uint32_t>(first.size() - 1);
   }
   // The runs in the values' order; equal values share a number.
-  std::vector<uint32_t> runs(distinct.size());
+  std::vector<uint32_t> runs(first.size());
   for (uint32_t r = 0; r < runs.size(); ++r) runs[r] = r;
-  std::sort(runs.begin(), runs.end(), [&](uint32_t a, uint32_t b) { return cmp(distinct[a], distinct[b]) < 0; });
+  std::sort(runs.begin(), runs.end(), [&](uint32_t a, uint32_t b) { return cmp(first[a], first[b]) < 0; });
   std::vector<uint32_t> rank_of_run(runs.size());
   uint32_t rank = 0;
   for (size_t j = 0; j < runs.size(); ++j) {
-    if (j > 0 && cmp(distinct[runs[j - 1]], distinct[runs[j]]) != 0) ++rank;
+    if (j > 0 && cmp(first[runs[j - 1]], first[runs[j]]) != 0) ++rank;
     rank_of_run[runs[j]] = rank;
   }
   std::vector<uint32_t> out(n);
@@ -920,44 +920,25 @@ const std::vector<uint32_t>& Hist::key_ranks(SortKey key, bool by_name) const {
 }
 
 std::vector<uint32_t> Hist::rank_values(SortKey key, bool by_name) const {
-  const size_t n = entries_.size();
-  auto text = [](const std::string* t, std::string_view none) { return t ? std::string_view(*t) : none; };
+  // The field whose identity implies equal values, for the keys whose comparison (compare_key(),
+  // by name) is an order; the values themselves are compared by compare_key().
+  uintptr_t (*id)(const HistEntry&) = nullptr;
   switch (key) {
-    case SortKey::kComm:
-      return dense_ranks<const std::string*>(
-          n, [&](size_t i) { return entries_[i].comm; },
-          [&](const std::string* a, const std::string* b) { return a == b ? 0 : cmp_str(text(a, ""), text(b, "")); });
-    case SortKey::kSrcline:
-      return dense_ranks<const std::string*>(
-          n, [&](size_t i) { return entries_[i].srcline; },
-          [&](const std::string* a, const std::string* b) { return a == b ? 0 : cmp_str(text(a, ""), text(b, "")); });
-    case SortKey::kTrace:
-      return dense_ranks<const std::string*>(
-          n, [&](size_t i) { return entries_[i].trace; },
-          [&](const std::string* a, const std::string* b) { return cmp_str(text(a, "N/A"), text(b, "N/A")); });
-    case SortKey::kDso:
-      // Entries without a DSO after the named ones.
-      return dense_ranks<const session::Dso*>(
-          n, [&](size_t i) { return entries_[i].loc.dso; },
-          [&](const session::Dso* a, const session::Dso* b) {
-            if (a == b) return 0;
-            if (a && b) return cmp_str(dso_column_name(a), dso_column_name(b));
-            return a ? -1 : 1;
-          });
+    case SortKey::kComm: id = [](const HistEntry& e) { return reinterpret_cast<uintptr_t>(e.comm); }; break;
+    case SortKey::kSrcline: id = [](const HistEntry& e) { return reinterpret_cast<uintptr_t>(e.srcline); }; break;
+    case SortKey::kTrace: id = [](const HistEntry& e) { return reinterpret_cast<uintptr_t>(e.trace); }; break;
+    case SortKey::kDso: id = [](const HistEntry& e) { return reinterpret_cast<uintptr_t>(e.loc.dso); }; break;
     case SortKey::kSym:
     case SortKey::kSymoff:
       if (!by_name) return {};  // by address it is no order (see OrderRisk)
-      // By name, unresolved entries equal and after the named ones.
-      return dense_ranks<const symbols::Symbol*>(
-          n, [&](size_t i) { return entries_[i].loc.sym; },
-          [&](const symbols::Symbol* a, const symbols::Symbol* b) {
-            if (a && b) return cmp_str(a->name(), b->name());
-            if (a || b) return a ? -1 : 1;
-            return 0;
-          });
+      id = [](const HistEntry& e) { return reinterpret_cast<uintptr_t>(e.loc.sym); };
+      break;
     default:
       return {};
   }
+  return dense_ranks(
+      entries_.size(), [&](size_t i) { return id(entries_[i]); },
+      [&](uint32_t a, uint32_t b) { return compare_key(key, entries_[a], entries_[b], false); });
 }
 
 PerfRbTree Hist::collapse(const std::vector<uint32_t>& order) const {

@@ -308,7 +308,6 @@ struct ReportBuilder::Impl {
   perfdata::Sample sample;
   std::vector<session::CallchainFrame> all_frames, stats_frames, user_frames, frames;
   std::vector<symbols::ResolvedFrame> stats_at, frames_at;  // parallel to stats_frames, frames
-  std::vector<const symbols::Symbol*> stats_syms;           // parallel to stats_frames
   std::vector<HistEntry> callers;
   std::vector<CallFrame> chain;
   UnwindStatsCollector::StackVerdict verdict;
@@ -600,9 +599,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       stats_frames.assign(1, {sample.ip, cpumode, sample_map});
       stats_at.assign(1, sample_at);
     }
-    stats_syms.clear();
-    for (const symbols::ResolvedFrame& r : stats_at) stats_syms.push_back(r.at.sym);
-    verdict = unwind.classify(sample.callchain, has_chain, thread.pid(), attr.sample_max_stack, stats_frames, stats_syms);
+    verdict = unwind.classify(sample.callchain, has_chain, thread.pid(), attr.sample_max_stack, stats_frames, stats_at);
     unwind.add_stack_copy(sample, attr.sample_stack_user);
     unwind.add(verdict);
   }

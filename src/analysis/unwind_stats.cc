@@ -66,7 +66,7 @@ UnwindStatsCollector::StackVerdict UnwindStatsCollector::classify(std::span<cons
                                                                   bool has_callchain, int32_t pid,
                                                                   unsigned sample_max_stack,
                                                                   std::span<const session::CallchainFrame> frames,
-                                                                  std::span<const symbols::Symbol* const> symbols) {
+                                                                  std::span<const symbols::ResolvedFrame> resolved) {
   StackVerdict v;
   v.has_callchain = has_callchain;
   // DSOs without symbols for the frames that landed in them.
@@ -81,7 +81,7 @@ UnwindStatsCollector::StackVerdict UnwindStatsCollector::classify(std::span<cons
     const bool user = is_user(f.cpumode);
     bool named = false;
     if (f.map && f.map->dso) {
-      const uint8_t found = symbols.empty() ? lookup(f, pid) : verdict_of(symbols[i]);
+      const uint8_t found = resolved.empty() ? lookup(f, pid) : verdict_of(resolved[i].at.sym);
       if (found) {
         named = true;
         if (user) entry_reached = found == 3;

@@ -19,6 +19,7 @@
 namespace tperf::symbols {
 class Symbolizer;
 class Resolver;
+struct ResolvedFrame;
 struct Symbol;
 }
 namespace tperf::session {
@@ -96,12 +97,12 @@ class UnwindStatsCollector {
     add(classify(sample.callchain, has_callchain, pid, sample_max_stack, frames));
   }
   // The same in two steps: the stack's verdict (from its raw callchain and resolved frames), then
-  // per sample its stack copy and the verdict. `symbols`: when not empty, the symbol of each frame
-  // as the caller's resolver found it in that frame's map (parallel to `frames`), so that a caller
-  // that resolves the frames anyway does not have them looked up twice.
+  // per sample its stack copy and the verdict. `resolved`: when not empty, each frame as the
+  // caller's resolver found it (parallel to `frames`, its symbol in the frame's map), so that a
+  // caller that resolves the frames anyway does not have them looked up twice.
   StackVerdict classify(std::span<const uint64_t> callchain, bool has_callchain, int32_t pid, unsigned sample_max_stack,
                         std::span<const session::CallchainFrame> frames,
-                        std::span<const symbols::Symbol* const> symbols = {});
+                        std::span<const symbols::ResolvedFrame> resolved = {});
   void add(const StackVerdict& verdict, uint64_t samples = 1);
   void add_stack_copy(const perfdata::Sample& sample, uint64_t stack_size);
   // What the replay counted of the file's LOST and LOST_SAMPLES records (ReplayResult).
