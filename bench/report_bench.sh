@@ -5,7 +5,10 @@
 # faster on the fp and sys recipes, >= 4x on the dwarf one, whose file name must contain "dwarf";
 # peak RSS <= 1/10 of perf's). tperf's default (with its unwinding quality block) is timed too. Not part of CI; run by hand:
 #
-#   bash bench/report_bench.sh [--runs N] [--args "REPORT ARGS"] [FILE...]
+#   bash bench/report_bench.sh [--runs N] [--args "REPORT ARGS"] [--settle] [FILE...]
+#
+# --settle drops each file's cached pages and reads it again before timing it (see warm_cache in
+# bench/lib.sh): the times then do not depend on whether the file was just written.
 #
 # Without FILE it uses bench/out/callgraph.data (bench/make_recordings.sh makes it; perf report
 # needs about 45 MB of RAM per MB of such a file). --args adds report options to both sides
@@ -16,12 +19,14 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 out="$here/out"
 runs=1
+settle=0
 args=""
 files=()
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --runs) runs="$2"; shift ;;
+    --settle) settle=1 ;;
     --args) args="$2"; shift ;;
     -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     -*) echo "report_bench.sh: unknown option $1" >&2; exit 1 ;;
@@ -50,7 +55,7 @@ exec > >(tee "$report") 2>&1
 echo "# report_bench $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "# machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM; kernel $(uname -r)"
 echo "# $(perf --version); tperf at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') (Release)"
-echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg); best of $runs run(s); report args: '${args}'"
+echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg); best of $runs run(s); report args: '${args}'; page cache: $([[ $settle == 1 ]] && echo settled || echo as found)"
 
 # perf's report without its tip block ("#", "# (Tip: ...)", "#" at the end).
 strip_tip() {
@@ -60,7 +65,7 @@ strip_tip() {
 for f in "${files[@]}"; do
   [[ -e $f ]] || { echo "report_bench.sh: no such file $f" >&2; exit 1; }
   mb=$(awk -v b="$(du -sb "$f" | cut -f1)" 'BEGIN { printf "%.1f", b / 1048576 }')
-  cat "$f" >/dev/null
+  warm_cache "$f" "$settle"
   echo
   echo "## $(basename "$f"): $mb MiB"
   # shellcheck disable=SC2086

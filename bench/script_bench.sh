@@ -4,7 +4,7 @@
 # targets of issue 3 (>= 10x on a ~500 MB -g recording, >= 5x on a system-wide fork-heavy one).
 # Not part of CI (perf script takes minutes on these files); run by hand:
 #
-#   bash bench/script_bench.sh [--runs N] [--fields LIST] [--time-to-files] [FILE...]
+#   bash bench/script_bench.sh [--runs N] [--fields LIST] [--time-to-files] [--settle] [FILE...]
 #
 # Without FILE arguments it uses bench/out/callgraph.data (bench/make_recordings.sh makes it) and
 # bench/out/forkheavy.data (made here: perf record -a -g while 2,000 short processes come and go).
@@ -13,13 +13,15 @@
 # The timed runs write to /dev/null (as `perf script > /dev/null` is timed: what the tools cost,
 # not what the kernel costs to take the text into a file, the same for both); one more run of each
 # into a file checks that the outputs are identical. --time-to-files times those runs instead.
-# Results also go to bench/out/script-results-*.txt.
+# --settle drops each file's cached pages and reads it again before timing it (warm_cache in
+# bench/lib.sh). Results also go to bench/out/script-results-*.txt.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 out="$here/out"
 runs=1
+settle=0
 field_sets=("" "comm,pid,tid,time,event,ip")
 files=()
 time_to_files=0
@@ -27,6 +29,7 @@ time_to_files=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --runs) runs="$2"; shift ;;
+    --settle) settle=1 ;;
     --fields) field_sets=("$2"); shift ;;
     --time-to-files) time_to_files=1 ;;
     -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
@@ -63,7 +66,7 @@ echo "# script_bench $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "# machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM; kernel $(uname -r)"
 echo "# $(perf --version); tperf at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') (Release)"
 if ((time_to_files)); then sink="files on $tmp"; else sink="/dev/null (then one run each into files for the comparison)"; fi
-echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg); best of $runs run(s), timed with output to $sink"
+echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg); best of $runs run(s), timed with output to $sink; page cache: $([[ $settle == 1 ]] && echo settled || echo as found)"
 
 summary=()
 for f in "${files[@]}"; do
@@ -71,7 +74,7 @@ for f in "${files[@]}"; do
   mb=$(awk -v b="$(du -sb "$f" | cut -f1)" 'BEGIN { printf "%.1f", b / 1048576 }')
   target=10
   [[ $(basename "$f") == forkheavy* ]] && target=5
-  cat "$f" >/dev/null
+  warm_cache "$f" "$settle"
   echo
   echo "## $(basename "$f"): $mb MiB"
   for fields in "${field_sets[@]}"; do
