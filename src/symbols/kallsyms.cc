@@ -120,6 +120,8 @@ std::optional<KernelSymbols> KallsymsParser::finish(std::string* error) {
   all.retain_and_shift([](const Symbol& s) { return s.name().find('\t') == std::string_view::npos; }, out.delta);
   out.kernel = std::move(all);
   out.kernel.finish(SymbolTable::Fixups::kNone);
+  // The kernel's names out of the text, which then goes.
+  out.kernel.compact();
   for (auto& [name, table] : out.modules) table.finish(SymbolTable::Fixups::kNone);
   return out;
 }

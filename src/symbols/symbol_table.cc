@@ -75,6 +75,31 @@ void SymbolTable::add_in_place(uint64_t start, uint64_t size, uint8_t binding, u
   push(start, size, binding, type, name.data(), name.size());
 }
 
+void SymbolTable::compact() {
+  if (!inserted_.empty() || tree_ || !tree_names_.empty() || late_begin_ != SIZE_MAX) return;
+  size_t total = 0;
+  for (const Symbol& s : symbols_) total += s.name_len + 1;
+  std::unique_ptr<char[]> names;
+  if (total) {
+    names = std::make_unique_for_overwrite<char[]>(total);
+    char* p = names.get();
+    for (Symbol& s : symbols_) {
+      std::memcpy(p, s.name_ptr, s.name_len);
+      p[s.name_len] = '\0';
+      s.name_ptr = p;
+      p += s.name_len + 1;
+    }
+  }
+  adopted_.clear();
+  adopted_.shrink_to_fit();
+  blocks_.clear();
+  if (names) blocks_.push_back(std::move(names));
+  blocks_.shrink_to_fit();
+  // The block is full: a later store() starts a new one.
+  block_size_ = block_used_ = arena_bytes_ = total;
+  symbols_.shrink_to_fit();
+}
+
 void SymbolTable::retain_and_shift(const std::function<bool(const Symbol&)>& keep, uint64_t minus) {
   size_t out = 0;
   for (const Symbol& s : symbols_) {

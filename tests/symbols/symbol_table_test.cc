@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "symbols/elf_file.h"
 #include "symbols/elf_symbols.h"
@@ -36,6 +38,37 @@ TEST(SymbolTable, AliasesKeepTheSizedThenGlobalThenFewerUnderscoresThenLonger) {
   EXPECT_EQ(t.find(0x400)->name(), "_one");
   EXPECT_EQ(t.find(0x500)->name(), "longer");
   EXPECT_EQ(t.find(0x600)->name(), "first");  // a tie keeps the first one read
+}
+
+// compact() moves the names into one block and drops what they were in; the table answers as
+// before, and takes names added after it (PLT entries) as before.
+TEST(SymbolTable, CompactKeepsNamesAndLookups) {
+  SymbolTable t;
+  std::vector<std::string> names;
+  for (int i = 0; i < 5000; ++i) {
+    names.push_back("function_number_" + std::to_string(i));
+    t.add(0x1000 + 0x40 * static_cast<uint64_t>(i), 0x20, kBindGlobal, kTypeFunc, names.back());
+  }
+  t.finish(SymbolTable::Fixups::kNone);
+  const size_t before = t.memory_bytes();
+  t.compact();
+  size_t name_bytes = 0;
+  for (const std::string& n : names) name_bytes += n.size() + 1;
+  EXPECT_EQ(t.memory_bytes(), t.size() * sizeof(Symbol) + name_bytes + sizeof(void*));
+  EXPECT_LT(t.memory_bytes(), before);
+  ASSERT_EQ(t.size(), names.size());
+  for (int i = 0; i < 5000; i += 7) {
+    const Symbol* s = t.find(0x1000 + 0x40 * static_cast<uint64_t>(i) + 0x1f);
+    ASSERT_NE(s, nullptr) << i;
+    EXPECT_EQ(s->name(), names[static_cast<size_t>(i)]);
+    EXPECT_EQ(s->name_ptr[s->name_len], '\0');
+  }
+  EXPECT_EQ(t.find(0x1000 + 0x20), nullptr);  // between two symbols
+  t.add_after_finish(0x1020, 0x10, kBindGlobal, kTypeFunc, "late@plt");
+  t.merge_late_adds();
+  ASSERT_NE(t.find(0x1025), nullptr);
+  EXPECT_EQ(t.find(0x1025)->name(), "late@plt");
+  EXPECT_EQ(t.find(0x1005)->name(), "function_number_0");
 }
 
 TEST(SymbolTable, ZeroSizesExtendToTheNextSymbolAndTheLastToTheNextPage) {
