@@ -77,7 +77,7 @@ void expect_same_frames(const std::string& path, size_t min_unwound, size_t min_
     EXPECT_EQ(differ, 0u);
     EXPECT_EQ(libdwfl.stats.slow_walks, 0u) << "libdwfl's walk was asked for";
     // The cached rules must do the walking: only stacks with a rule they do not follow go to
-    // libdwfl (none in these files but a handful of start-up frames).
+    // libdwfl (none in these files but a handful of frames near the start).
     EXPECT_LE(cached.stats.slow_walks * 20, cached.stats.samples)
         << cached.stats.slow_walks << " of " << cached.stats.samples << " walks handed to libdwfl";
   }
@@ -91,9 +91,12 @@ TEST(DwarfRules, CachedRulesGiveLibdwflsFramesOnDeepRecursionWithoutFramePointer
                                           shell_quote(bin), TPERF_SOURCE_DIR));
   ASSERT_EQ(c.status, 0) << "set-up failed: compiling deep_nofp.c: " << c.err;
   const std::string path = dir + "/deep_nofp.data";
+  // -D 10: the samples of the exec and the dynamic loader's start-up (user pc at ld.so's _start,
+  // which has no FDE and goes to libdwfl) are left out. Where page faults are slow (a VM) they
+  // were 32 of 274 samples, past the 5% the check below allows.
   const Recording rec = record_with_perf(
-      fmt::format("perf record -q -e cpu-clock -c 100000 --call-graph dwarf,16384 -o {} -- {} 0.5", shell_quote(path),
-                  shell_quote(bin)),
+      fmt::format("perf record -q -e cpu-clock -c 100000 -D 10 --call-graph dwarf,16384 -o {} -- {} 1.0",
+                  shell_quote(path), shell_quote(bin)),
       path);
   ASSERT_TRUE(rec.error.empty()) << "set-up failed: " << rec.error;
   expect_same_frames(rec.path, 200, 15);

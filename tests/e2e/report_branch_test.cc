@@ -477,7 +477,7 @@ std::string write_loop_file(const TempDir& dir, const std::string& binary, const
 // whose first branches are the chain's return addresses; kernel ones whose kernel frames that
 // walk from the leaf takes for user addresses (the kernel marker is stepped over); a chain
 // shorter than the branches; a loop; an empty branch stack; 130 branches, which perf skips as
-// corrupted.
+// corrupted (four such samples).
 std::string write_chain_branch_file(const TempDir& dir, const std::string& binary,
                                     const std::map<std::string, uint64_t>& syms, bool pipe = false) {
   PerfEventAttr attr = test::cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleCpu |
@@ -515,7 +515,11 @@ std::string write_chain_branch_file(const TempDir& dir, const std::string& binar
   r.sample(kPid + 1, main1, {}, {user, main1, kLib + 0x100, kLib + 0x200});
   std::vector<BranchEntry> many;
   for (int i = 0; i < 130; ++i) many.push_back({main1 + (i % 2) * 4, burn1, flags(false, true, false, false, 1, 1)});
-  r.sample(kPid, burn1, many, {user, burn1, main_ret, kLib + 0x300});
+  // Four times, so that no two sibling chains weigh the same: perf orders tied siblings of two
+  // DSOs by the addresses of its DSO objects, which its heap decides. With one such sample (tied
+  // with the one above) or two (tied with the pair of kPid + 1 samples), the environment the
+  // test ran in swapped perf's order of the tied chains.
+  for (int i = 0; i < 4; ++i) r.sample(kPid, burn1, many, {user, burn1, main_ret, kLib + 0x300});
   return r.write(dir.file(pipe ? "chain-branch-pipe.data" : "chain-branch.data"), pipe);
 }
 
