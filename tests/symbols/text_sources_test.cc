@@ -123,9 +123,9 @@ TEST(Kallsyms, PiecesParseAsTheWholeText) {
   }
   EXPECT_GT(checked, 10000u);
 
-  // The kernel's table keeps its names, not the text they came in (two-thirds of it addresses,
-  // types and module names): its memory is its symbols and their names, for the whole text and
-  // for the one that came in pieces alike.
+  // The kernel's table keeps its names, not the text they came in (whose lines also hold the
+  // addresses, types and module names): its memory is its symbols and their names, for the whole
+  // text and for the one that came in pieces alike.
   for (const KernelSymbols* k : {&*whole, &*small, &*threaded}) {
     size_t names = 0;
     for (const Symbol& s : k->kernel.symbols()) names += s.name().size() + 1;
