@@ -50,7 +50,7 @@ constexpr unsigned kAheadMaxStack = 4096;
 // passes through here: an item keeps only the fields of its Record (not its spans). A record
 // that lies in the reader's mapping of the file (meta.stable) is kept where it is; the others
 // are copied into the byte buffer, which grows without clearing what the copy overwrites anyway.
-struct RecordBatch {
+struct alignas(64) RecordBatch {  // filled on one thread, applied on another: lines of its own
   struct Item {
     uint64_t time;
     perfdata::RecordMeta meta;
@@ -121,7 +121,7 @@ struct RecordBatch {
 
 // The hand-over between the two stages: at most `depth` batches wait, emptied ones come back
 // for reuse, and close() (the applying side leaves early) makes every later put() fail.
-class BatchChannel {
+class alignas(64) BatchChannel {  // both threads lock it: lines of its own, apart from their locals
  public:
   explicit BatchChannel(size_t depth) : depth_(depth) {}
 

@@ -839,6 +839,12 @@ ScriptWriter::ScriptWriter(const perfdata::Reader& reader, session::Machine& mac
   jobs_ = util::job_count(options_.jobs);
   lanes_.push_back(std::make_unique<Lane>());
   lane0().out = &out_;
+  // admit() decodes every sample into lane 0 on this thread while workers format others. The
+  // callchain buffer, rewritten for every sample, is made here, before the machine's threads and
+  // comms that the workers read are allocated: grown at the first sample instead, it lay next to
+  // a thread's comm list, and that cache line went from core to core for every sample (half of
+  // format_sample()'s time on the fp recipe at -j 2). 64 KiB: a longer chain grows it elsewhere.
+  lane0().sample.callchain.reserve(8192);
   lane0().resolver = std::make_unique<symbols::Resolver>(machine_, options_.symbolizer);
   style_.nanosecs = options_.nanosecs;
   use_callchain_ = !options_.hide_callchain;

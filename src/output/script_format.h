@@ -276,7 +276,9 @@ struct ScriptOptions {
 // Prints the records of one file, delivered in perf's time order (session::OrderedEvents), as
 // `perf script` does. The Machine is fed the side-band records here; it comes set up for the
 // file by analysis::make_replay_machine() (idle task, recorded build ids).
-class ScriptWriter {
+// alignas(64): with -j above 1 its members are read and written by several threads, grouped
+// below by who writes them; aligned, no neighbour on the stack shares a cache line with them.
+class alignas(64) ScriptWriter {
  public:
   ScriptWriter(const perfdata::Reader& reader, session::Machine& machine, ScriptOptions options, FILE* out);
   ~ScriptWriter();
@@ -349,7 +351,7 @@ class ScriptWriter {
     uint32_t event;  // in the batch's events
     session::Thread* thread;
   };
-  struct Batch {
+  struct alignas(64) Batch {  // filled by this thread, formatted by a worker: lines of its own
     enum class State { kQueued, kFormatting, kDone };
     std::vector<Held> held;
     std::vector<uint8_t> bytes;
@@ -415,26 +417,41 @@ class ScriptWriter {
   void flush_if_full();
   Lane& lane0() { return *lanes_[0]; }
 
-  std::vector<std::unique_ptr<Lane>> lanes_;
-  unsigned jobs_ = 1;  // formatting threads (options.jobs resolved)
-  std::unique_ptr<Batch> filling_;                 // samples held, not yet queued
-  std::mutex batches_mu_;
+  // The members are grouped by the threads that write them while samples are formatted on
+  // workers (-j above 1). Each group written during the replay starts a cache line of its own:
+  // when this thread's count of printed samples shared a line with the line-start style that
+  // every formatting thread reads, each sample moved that line from core to core, and the
+  // increment and the read were the two slowest instructions of admit() and format_sample().
+
+  // Written by this thread for every sample (admit, hold).
+  alignas(64) std::unique_ptr<Batch> filling_;  // samples held, not yet queued
+  uint64_t samples_printed_ = 0;
+
+  // The hand-over of batches: any thread, once per batch, under batches_mu_.
+  alignas(64) std::mutex batches_mu_;
   std::deque<std::unique_ptr<Batch>> batches_;     // queued, oldest first (batches_mu_)
   std::vector<std::unique_ptr<Batch>> spare_batches_;  // (batches_mu_)
   std::vector<Lane*> free_lanes_;                      // (batches_mu_)
   bool writing_ = false;             // a thread writes batches (batches_mu_)
   std::exception_ptr batch_error_;   // the first a batch's formatting threw (batches_mu_)
   std::condition_variable batch_done_;
+
+  // The output: written by the thread that writes the batches' text (writing_), one at a time.
+  alignas(64) std::string out_;
   // Writes full buffers while the next one is formatted; made at the first full buffer, so a
   // short output never starts a thread.
   std::unique_ptr<util::AsyncWriter> async_;
+
+  // Read by every formatting thread; written only while no batch is on its way (format_held()
+  // comes first), or before the first sample.
+  alignas(64) std::vector<std::unique_ptr<Lane>> lanes_;
+  unsigned jobs_ = 1;  // formatting threads (options.jobs resolved)
   std::unique_ptr<ScriptTraceField> trace_;  // the `trace` field, made at the first sample with raw data
 
   const perfdata::Reader& reader_;
   session::Machine& machine_;
   ScriptOptions options_;
   FILE* file_;
-  std::string out_;
   DataSrcColumn data_src_column_;  // -F data_src: padded to the widest decoding so far
   std::unique_ptr<analysis::SampleReadSplitter> read_splitter_;  // SAMPLE_READ records
   std::string fatal_;
@@ -445,7 +462,6 @@ class ScriptWriter {
   bool use_callchain_ = true;
   bool needs_symbols_ = false;  // some output shows symbols (else no lookups at all)
   bool shows_dso_ = false;      // some output shows DSO names
-  uint64_t samples_printed_ = 0;
   ScriptStartStyle style_;
   std::string arch_;
   // The workers that format batches; declared last so that they stop before what they use goes.

@@ -16,7 +16,9 @@
 
 namespace tperf::session {
 
-class OrderedEvents {
+// alignas(64): the replay driver runs it on its reading thread while another thread applies what
+// it delivered; aligned, it shares no cache line with what that thread writes.
+class alignas(64) OrderedEvents {
  public:
   struct Options {
     // Queued bytes above which the older half is delivered early (perf's default is 100 MB).
