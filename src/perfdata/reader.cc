@@ -105,17 +105,22 @@ MapSlot* claim_map_slot(const std::string& name) {
 }
 
 // A sliding window over a file or a pipe. For a seekable file any offset can be asked for; for a
-// pipe offsets must not go backwards past the start of the window. A regular file is mapped
-// window by window (no copy out of the page cache, which cost as much as the rest of reading);
-// other files, and files that cannot be mapped, are read into a buffer.
+// pipe offsets must not go backwards past the start of the window. By default every file is read
+// into a buffer that is reused (pread for a seekable one); with Reader::Options::map a regular
+// file is mapped whole (or window by window where that fails) and its records are stable.
+// Reading was chosen as the default by measurement: on the VMs this project runs on, each page
+// of a fresh mapping costs a trap to the hypervisor, and the reading thread spent more time on
+// the first touch of each record than the copies of records that stages keep now cost
+// (bench/README.md, "Reading the file").
 class Window {
  public:
   // `start`: for a pipe, the stream offset of the next byte read() returns.
-  Window(int fd, bool seekable, std::string name, uint64_t start)
+  // `map`: a regular file is mapped (Reader::Options::map); else it is read into the buffer.
+  Window(int fd, bool seekable, std::string name, uint64_t start, bool map)
       : fd_(fd), seekable_(seekable), name_(std::move(name)), buf_off_(seekable ? 0 : start) {
     struct stat st {};
     if (seekable_ && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) file_size_ = static_cast<uint64_t>(st.st_size);
-    if (file_size_ > 0) {
+    if (file_size_ > 0 && map) {
       slot_ = claim_map_slot(name_);
       if (slot_) install_sigbus_handler();
     }
@@ -346,8 +351,9 @@ uint64_t load_u64(const uint8_t* p, bool swap) { return load<uint64_t>(p, swap);
 
 // One sequence of records: the data section of the main file, or one data.N file of a directory.
 struct Stream {
-  Stream(int fd_in, bool own_fd, bool seekable, std::string name_in, uint64_t start, uint64_t end_in, uint32_t index)
-      : fd(fd_in), owns_fd(own_fd), name(std::move(name_in)), win(fd_in, seekable, name, start), pos(start), end(end_in),
+  Stream(int fd_in, bool own_fd, bool seekable, std::string name_in, uint64_t start, uint64_t end_in, uint32_t index,
+         bool map)
+      : fd(fd_in), owns_fd(own_fd), name(std::move(name_in)), win(fd_in, seekable, name, start, map), pos(start), end(end_in),
         file_index(index) {}
   ~Stream() {
     if (owns_fd && fd >= 0) ::close(fd);
@@ -572,7 +578,8 @@ std::unique_ptr<Reader> Reader::open(const std::string& path, Options options) {
       int pfd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
       if (pfd < 0) throw IoError(fmt::format("{}: {}", file, errno_text(errno)));
       r->impl_->streams.push_back(
-          std::make_unique<Stream>(pfd, true, true, file, 0, kNoEnd, static_cast<uint32_t>(idx + 1)));
+          std::make_unique<Stream>(pfd, true, true, file, 0, kNoEnd, static_cast<uint32_t>(idx + 1),
+                                   r->impl_->options.map));
     }
     r->impl_->merging = r->impl_->streams.size() > 1;
     return r;
@@ -639,7 +646,7 @@ std::unique_ptr<Reader> Reader::from_fd(int fd, const std::string& name, Options
   if (r->header_.size == kPipeHeaderSize) {
     r->pipe_ = true;
     // A pipe-mode file read from disk is still a stream: records run to the end of the file.
-    im.streams.push_back(std::make_unique<Stream>(fd, false, im.seekable, name, kPipeHeaderSize, kNoEnd, 0));
+    im.streams.push_back(std::make_unique<Stream>(fd, false, im.seekable, name, kPipeHeaderSize, kNoEnd, 0, im.options.map));
     return r;
   }
   if (!im.seekable) {
@@ -764,7 +771,7 @@ std::unique_ptr<Reader> Reader::from_fd(int fd, const std::string& name, Options
     }
   }
   r->finish_attrs();
-  im.streams.push_back(std::make_unique<Stream>(fd, false, true, name, hdr.data.offset, data_end, 0));
+  im.streams.push_back(std::make_unique<Stream>(fd, false, true, name, hdr.data.offset, data_end, 0, im.options.map));
   return r;
 }
 

@@ -123,6 +123,12 @@ class Reader {
  public:
   struct Options {
     bool decompress = true;  // unpack COMPRESSED(2) records into the records they hold
+    // Map a regular file whole and hand its records out as spans into the mapping (`stable`),
+    // instead of reading it with pread() into a window that is reused. Off by default: on this
+    // project's 2-CPU VM, touching each page of a fresh mapping cost more than copying the
+    // records where the stages keep them (report --no-children on the 1 GB fp recipe: 3.0 s of
+    // CPU mapped, 2.3 s read; bench/README.md, "Reading the file").
+    bool map = false;
   };
 
   // Opens a file, a `perf record --threads` directory, or "-" for standard input (pipe mode).

@@ -21,8 +21,8 @@ struct Chunk {
 
 // A queued record: its fields and where its bytes are. Records with a payload after them
 // (AUXTRACE, a pipe's tracing data) are not timestamped and never wait here.
-// A record whose bytes stay where the reader has them (meta.stable: the file is mapped whole)
-// is not copied: `bytes` points there, and it takes no room in a chunk (chunk is kNoChunk).
+// A record whose bytes stay where the reader has them (meta.stable: the file is mapped whole,
+// Reader::Options::map) is not copied: `bytes` points there, and it takes no room in a chunk (chunk is kNoChunk).
 struct Entry {
   uint64_t time;
   uint64_t seq;

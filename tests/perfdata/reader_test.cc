@@ -460,7 +460,7 @@ TEST(ReaderTest, EveryTruncationIsReported) {
   }
 }
 
-// A regular file is mapped window by window. When another process cuts it short while tperf
+// A regular file mapped (Reader::Options::map): when another process cuts it short while tperf
 // reads it, the pages past the new end fault (SIGBUS): the process ends with status 2 and a
 // line naming the file, as for any unreadable input, not killed by the signal.
 TEST(ReaderDeathTest, FileCutShortWhileReadEndsWithAnError) {
@@ -473,7 +473,7 @@ TEST(ReaderDeathTest, FileCutShortWhileReadEndsWithAnError) {
   ASSERT_GT(st.st_size, 8 << 20) << "set-up: the file is smaller than planned";
   EXPECT_EXIT(
       {
-        auto r = Reader::open(path);
+        auto r = Reader::open(path, Reader::Options{.map = true});
         Record rec;
         size_t n = 0;
         while (r->next(rec)) {
@@ -495,7 +495,74 @@ long rss_file_kb() {
   return -1;
 }
 
-// A regular file is mapped whole: its records come back as spans into the mapping (`stable`),
+// By default a regular file is read with pread() into a window that is reused, not mapped: the
+// records are not stable (each stage that keeps one copies it), each holds the file's bytes at
+// its offset while it is the current one, and none of the file's pages become resident in this
+// process (RssFile stays where it was).
+TEST(ReaderTest, ReadRecordsHoldTheFileBytesAndMapNothing) {
+  TempDir dir;
+  const std::string path = dir.file("big.data");
+  write_chain_samples(path, 200000, 24, 0);
+  const std::vector<uint8_t> file = read_file(path);
+  ASSERT_GT(file.size(), 40u << 20) << "set-up: the file is smaller than planned";
+  const long before = rss_file_kb();
+  ASSERT_GE(before, 0) << "no RssFile in /proc/self/status";
+  auto r = Reader::open(path);
+  Record rec;
+  size_t n = 0, stable = 0, samples = 0;
+  long peak = 0;
+  while (r->next(rec)) {
+    if (rec.stable) ++stable;
+    if (rec.type == kRecordSample) ++samples;
+    ASSERT_LE(rec.offset + rec.bytes.size(), file.size());
+    ASSERT_TRUE(std::equal(rec.bytes.begin(), rec.bytes.end(), file.begin() + static_cast<ptrdiff_t>(rec.offset)))
+        << "the record at " << rec.offset << " is not the file's bytes";
+    if (++n % 4096 == 0) peak = std::max(peak, rss_file_kb() - before);
+  }
+  EXPECT_TRUE(r->errors().empty());
+  EXPECT_EQ(samples, 200000u);
+  EXPECT_EQ(stable, 0u) << "records of a file read with pread() said to be stable";
+  EXPECT_LT(peak, 2 << 10) << "KiB of file pages became resident while reading without a mapping";
+}
+
+// Read with pread() (the default), a file cut short by another process while tperf reads it ends
+// the records early with an error that says where the data stopped: no signal, and the records
+// read before are kept.
+TEST(ReaderTest, FileCutShortWhileReadStopsWithAnErrorNamingIt) {
+  TempDir dir;
+  const std::string path = dir.file("shrinks.data");
+  write_chain_samples(path, 60000, 20, 0);
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  ASSERT_GT(st.st_size, 8 << 20) << "set-up: the file is smaller than planned";
+  auto r = Reader::open(path);
+  Record rec;
+  size_t n = 0;
+  std::string error;
+  try {
+    while (r->next(rec)) {
+      if (++n == 100) {
+        ASSERT_EQ(::truncate(path.c_str(), 1 << 20), 0);
+      }
+    }
+  } catch (const FormatError& e) {
+    error = e.what();
+  }
+  if (error.empty()) {
+    ASSERT_FALSE(r->errors().empty()) << "the records ended early without a word";
+    error = r->errors().front().what();
+  }
+  EXPECT_GT(n, 100u);
+  EXPECT_LT(n, 60000u) << "every record came back from a file cut to 1 MiB";
+  // The offset where the data stopped (the command line adds the file's name), past the cut:
+  // what the window had read before it is kept.
+  EXPECT_NE(error.find("offset 0x"), std::string::npos) << error;
+  EXPECT_NE(error.find("ends"), std::string::npos) << error;
+  EXPECT_GE(std::stoull(error.substr(error.find("0x")), nullptr, 16), 1u << 20) << error;
+}
+
+// A regular file mapped whole (Reader::Options::map): its records come back as spans into the
+// mapping (`stable`),
 // which the ordering queue and the thread hand-over keep instead of copies. They must hold the
 // file's bytes after the reader has moved on and given the pages behind it back, and the pages
 // given back must leave the resident set: reading a 48 MB file keeps far less of it mapped.
@@ -511,7 +578,7 @@ TEST(ReaderTest, MappedRecordsStayValidAndThePagesBehindAreGivenBack) {
   const long before = rss_file_kb();
   ASSERT_GE(before, 0) << "no RssFile in /proc/self/status";
   {
-    auto r = Reader::open(path);
+    auto r = Reader::open(path, Reader::Options{.map = true});
     Record rec;
     std::vector<std::pair<uint64_t, std::span<const uint8_t>>> kept;
     size_t n = 0, unstable = 0;

@@ -137,8 +137,8 @@ TEST(OrderedEvents, QueueStaysUnderItsMemoryLimit) {
   EXPECT_LE(d.stats.peak_queued_bytes, opt.max_queued_bytes + 64);
 }
 
-// Records of a mapped file are queued as they lie in the mapping, not copied: each one is
-// delivered with the very bytes the reader handed over.
+// Records of a mapped file (Reader::Options::map) are queued as they lie in the mapping, not
+// copied: each one is delivered with the very bytes the reader handed over.
 TEST(OrderedEvents, RecordsOfAMappedFileAreDeliveredWithoutACopy) {
   TempDir dir;
   std::vector<Item> items;
@@ -146,7 +146,7 @@ TEST(OrderedEvents, RecordsOfAMappedFileAreDeliveredWithoutACopy) {
     items.push_back({(t * 7919) % 3001});  // out of order
     if (t % 100 == 0) items.push_back({0, true});
   }
-  auto reader = Reader::open(write(dir, items));
+  auto reader = Reader::open(write(dir, items), Reader::Options{.map = true});
   std::map<uint64_t, const uint8_t*> pushed;  // offset -> where the reader had the bytes
   size_t delivered = 0, same = 0;
   OrderedEvents oe(*reader, [&](const Record& rec, uint64_t) {
