@@ -23,7 +23,7 @@ namespace tperf::perfdata {
 
 namespace {
 
-constexpr size_t kChunk = 2 << 20;                   // bytes read from the file at a time
+constexpr size_t kChunk = 1 << 20;                   // bytes read from the file at a time (was 2 MiB)
 constexpr uint64_t kMaxPayloadInMemory = 64 << 20;   // larger AUX/tracing payloads are skipped, not held
 constexpr uint64_t kMaxFeatureSize = 256 << 20;
 constexpr size_t kMaxDecompressedChunk = 256 << 20;  // guards against a zstd bomb in one record
@@ -206,7 +206,7 @@ class Window {
 
   static constexpr uint64_t kTendStep = 1 << 20;
   // What the stages after the reader may still hold: the batches on their way to the applying
-  // thread, which read records in place (2.5 MiB at most: analysis/sample_path.cc), and the
+  // thread, which read records in place (1.3 MiB at most: analysis/sample_path.cc), and the
   // ordering queue's records of the last rounds (0.8 MB at its peak on the sys, fp and dwarf
   // recipes). A record further behind is read again from the page cache, and its pages then stay
   // (slower, never wrong). 8 MiB held 5 MB more than needed on every recipe (a tenth of dwarf's

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -17,12 +18,26 @@
 
 namespace tperf::symbols {
 
+// One address range of .debug_aranges and the unit (its header's offset in .debug_info) it
+// belongs to.
+struct UnitRange {
+  uint64_t addr;
+  uint64_t length;
+  uint64_t unit;
+};
+
 struct DwarfLines::Impl {
   Dwfl* dwfl = nullptr;
   Dwfl_Module* module = nullptr;
   Dwfl_Callbacks callbacks{};
   char* debuginfo_path = nullptr;
   bool units_given_back = false;
+  // The units' address ranges, read from .debug_aranges by this file (read_unit_ranges below):
+  // sorted by address; `runs` are the indexes of the first range of each run of ranges of one
+  // unit. `index_state`: 0 not read yet, 1 read, -1 not usable (libdwfl's own lookup then).
+  std::vector<UnitRange> ranges;
+  std::vector<uint32_t> runs;
+  int index_state = 0;
 
   ~Impl() {
     if (dwfl) dwfl_end(dwfl);
@@ -74,10 +89,7 @@ void prefer_last_alias(Dwarf_Die* cu, Dwarf_Addr addr, Dwarf_Die* found) {
 // header (glibc's). The assembler emits set_file only on a change, so the rows named that way
 // are the ones from the start of their sequence whose file is still 1. Returns entry 0's name for
 // such a row, else nullptr.
-const char* default_file_row_name(Dwfl_Line* line) {
-  Dwarf_Addr bias = 0;
-  Dwarf_Line* dl = dwfl_dwarf_line(line, &bias);
-  Dwarf_Die* cudie = dwfl_linecu(line);
+const char* default_file_row_name(Dwarf_Line* dl, Dwarf_Die* cudie) {
   if (!dl || !cudie) return nullptr;
   Dwarf_Files* files = nullptr;
   size_t idx = 0;
@@ -145,12 +157,144 @@ void give_back_unit_pages(Dwfl_Module* module) {
 #endif
 }
 
+// libdwfl finds the unit of an address through libdw's table of .debug_aranges, and libdw
+// builds that table by reading the header of every unit the ranges name (to learn where each
+// unit's first DIE starts): for libc's debug file, 4126 unit headers spread over 4.4 of its
+// 5.8 MB of .debug_info, all faulted in at the first lookup, which made the peak RSS of a
+// DWARF-unwound report. This reads .debug_aranges itself (96 KB for libc) and reads the header
+// of a unit only when an address falls in it. It answers as libdwfl 0.188 does: the ranges
+// sorted by address, runs of ranges of one unit taken as one (the gaps inside a run belong to
+// it), an address after the last run's start belonging to it up to the end of the last range.
+// false: the section is missing, compressed, of another byte order or malformed; the caller
+// then uses libdwfl's lookup, as before.
+bool read_unit_ranges(Dwfl_Module* module, std::vector<UnitRange>* ranges, std::vector<uint32_t>* runs) {
+  Dwarf_Addr bias = 0;
+  Dwarf* dbg = dwfl_module_getdwarf(module, &bias);
+  Elf* elf = dbg ? dwarf_getelf(dbg) : nullptr;
+  if (!elf) return false;
+  const char* ident = elf_getident(elf, nullptr);
+  if (!ident || ident[EI_DATA] != ELFDATA2LSB) return false;  // read below as little-endian
+  GElf_Shdr shdr;
+  Elf_Scn* scn = find_section(elf, ".debug_aranges", &shdr);
+  if (!scn || (shdr.sh_flags & SHF_COMPRESSED) || shdr.sh_type == SHT_NOBITS) return false;
+  Elf_Data* data = elf_getdata(scn, nullptr);
+  if (!data || !data->d_buf || data->d_size == 0) return false;
+  const auto* base = static_cast<const uint8_t*>(data->d_buf);
+  const size_t size = data->d_size;
+  auto get = [&](size_t at, size_t n, uint64_t* v) {
+    if (at > size || n > size - at) return false;
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; ++i) x |= static_cast<uint64_t>(base[at + i]) << (8 * i);
+    *v = x;
+    return true;
+  };
+  std::vector<UnitRange> out;
+  size_t at = 0;
+  while (at < size) {
+    const size_t set_start = at;
+    uint64_t length = 0, version = 0, unit = 0, addr_size = 0, seg_size = 0;
+    if (!get(at, 4, &length)) return false;
+    at += 4;
+    size_t offset_size = 4;
+    if (length == 0xffffffffu) {
+      if (!get(at, 8, &length)) return false;
+      at += 8;
+      offset_size = 8;
+    } else if (length >= 0xfffffff0u) {
+      return false;
+    }
+    if (length > size - at) return false;
+    const size_t set_end = at + static_cast<size_t>(length);
+    if (!get(at, 2, &version) || version != 2) return false;
+    at += 2;
+    if (!get(at, offset_size, &unit)) return false;
+    at += offset_size;
+    if (!get(at, 1, &addr_size) || !get(at + 1, 1, &seg_size)) return false;
+    at += 2;
+    if ((addr_size != 4 && addr_size != 8) || seg_size != 0) return false;
+    const size_t tuple = 2 * static_cast<size_t>(addr_size);
+    at += (tuple - (at - set_start) % tuple) % tuple;
+    for (;;) {
+      uint64_t addr = 0, len = 0;
+      if (at > set_end || tuple > set_end - at) return false;  // no terminating pair
+      get(at, addr_size, &addr);
+      get(at + addr_size, addr_size, &len);
+      at += tuple;
+      if (addr == 0 && len == 0) break;
+      out.push_back({addr, len, unit});
+    }
+    at = set_end;
+  }
+  if (out.empty() || out.size() > UINT32_MAX) return false;  // libdwfl's lookup decides then
+  std::stable_sort(out.begin(), out.end(), [](const UnitRange& a, const UnitRange& b) { return a.addr < b.addr; });
+  std::vector<uint32_t> starts;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (i == 0 || out[i].unit != out[starts.back()].unit) starts.push_back(static_cast<uint32_t>(i));
+  }
+  *ranges = std::move(out);
+  *runs = std::move(starts);
+  return true;
+}
+
+// The unit that `addr` (in the DWARF's terms) falls in, as libdwfl's address lookup answers;
+// false when it is outside every run.
+bool unit_of(const std::vector<UnitRange>& ranges, const std::vector<uint32_t>& runs, uint64_t addr, uint64_t* unit) {
+  size_t lo = 0, hi = runs.size();
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    const uint64_t start = ranges[runs[mid]].addr;
+    if (addr < start) {
+      hi = mid;
+      continue;
+    }
+    if (addr > start) {
+      if (mid + 1 < runs.size()) {
+        if (addr >= ranges[runs[mid + 1]].addr) {
+          lo = mid + 1;
+          continue;
+        }
+      } else if (addr > ranges.back().addr && addr - ranges.back().addr > ranges.back().length) {
+        return false;  // past the end of the last range (its end itself still counts, as there)
+      }
+    }
+    *unit = ranges[runs[mid]].unit;
+    return true;
+  }
+  return false;
+}
+
+// The row of `cu`'s line table for `addr`, as libdwfl's dwfl_module_getsrc picks it: the last row
+// at or before the address, unless that row ends a sequence.
+Dwarf_Line* row_of(Dwarf_Die* cu, uint64_t addr) {
+  Dwarf_Lines* lines = nullptr;
+  size_t nlines = 0;
+  if (dwarf_getsrclines(cu, &lines, &nlines) != 0 || nlines == 0) return nullptr;
+  size_t lo = 0, hi = nlines - 1;
+  while (lo < hi) {
+    const size_t mid = hi - (hi - lo) / 2;
+    Dwarf_Addr a = 0;
+    Dwarf_Line* l = dwarf_onesrcline(lines, mid);
+    if (!l || dwarf_lineaddr(l, &a) != 0) return nullptr;
+    if (addr < a) {
+      hi = mid - 1;
+    } else {
+      lo = mid;
+    }
+  }
+  Dwarf_Line* l = dwarf_onesrcline(lines, lo);
+  Dwarf_Addr a = 0;
+  bool end = false;
+  if (!l || dwarf_lineaddr(l, &a) != 0 || dwarf_lineendsequence(l, &end) != 0) return nullptr;
+  return (!end && a <= addr) ? l : nullptr;
+}
+
 }  // namespace
 
-std::unique_ptr<DwarfLines> DwarfLines::open(const std::string& path, std::string* error) {
+std::unique_ptr<DwarfLines> DwarfLines::open(const std::string& path, std::string* error, UnitLookup units) {
   std::unique_ptr<DwarfLines> d(new DwarfLines());
   d->impl_ = std::make_unique<Impl>();
   Impl& impl = *d->impl_;
+  if (units == UnitLookup::kLibdwfl) impl.index_state = -1;
   impl.callbacks.find_elf = dwfl_build_id_find_elf;
   impl.callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
   impl.callbacks.section_address = dwfl_offline_section_address;
@@ -182,29 +326,65 @@ bool DwarfLines::lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFra
   frames->clear();
   Impl& impl = *impl_;
   if (!impl.module) return false;
-  Dwfl_Line* line = dwfl_module_getsrc(impl.module, vaddr);
-  if (!impl.units_given_back) {
-    impl.units_given_back = true;
-    give_back_unit_pages(impl.module);
-  }
-  if (!line) {
-    // Inside a unit means inside one of .debug_aranges' ranges (binutils' test; libdwfl's own
-    // unit lookup also answers for addresses in the gaps between them).
-    Dwarf_Addr unit_bias = 0;
-    Dwarf* dbg = dwfl_module_getdwarf(impl.module, &unit_bias);
-    Dwarf_Aranges* aranges = nullptr;
-    size_t naranges = 0;
-    if (!dbg || dwarf_getaranges(dbg, &aranges, &naranges) != 0 || !dwarf_getarange_addr(aranges, vaddr - unit_bias)) {
+  if (impl.index_state == 0) impl.index_state = read_unit_ranges(impl.module, &impl.ranges, &impl.runs) ? 1 : -1;
+
+  // The unit and its line-table row: from this file's index of .debug_aranges, or from libdwfl
+  // where that index could not be read.
+  Dwarf_Addr bias = 0;
+  Dwarf_Die cu_die;
+  Dwarf_Die* cu = nullptr;
+  Dwarf_Line* row = nullptr;
+  if (impl.index_state > 0) {
+    Dwarf* dbg = dwfl_module_getdwarf(impl.module, &bias);
+    uint64_t unit = 0;
+    if (!dbg || !unit_of(impl.ranges, impl.runs, vaddr - bias, &unit)) return false;
+    Dwarf_Off next = 0;
+    size_t header = 0;
+    if (dwarf_next_unit(dbg, unit, &next, &header, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr) != 0 ||
+        !dwarf_offdie(dbg, unit + header, &cu_die)) {
       return false;
     }
-    SourceFrame none;
-    none.unit_without_row = true;
-    frames->push_back(std::move(none));
-    return true;
+    cu = &cu_die;
+    row = row_of(cu, vaddr - bias);
+    if (!row) {
+      // Inside a unit means inside one of .debug_aranges' ranges (binutils' test; the unit
+      // lookup above also answers for addresses in the gaps between them).
+      const uint64_t a = vaddr - bias;
+      const bool inside = std::any_of(impl.ranges.begin(), impl.ranges.end(),
+                                      [a](const UnitRange& r) { return a >= r.addr && a - r.addr < r.length; });
+      if (!inside) return false;
+      SourceFrame none;
+      none.unit_without_row = true;
+      frames->push_back(std::move(none));
+      return true;
+    }
+  } else {
+    Dwfl_Line* line = dwfl_module_getsrc(impl.module, vaddr);
+    if (!impl.units_given_back) {
+      impl.units_given_back = true;
+      give_back_unit_pages(impl.module);
+    }
+    if (!line) {
+      Dwarf_Addr unit_bias = 0;
+      Dwarf* dbg = dwfl_module_getdwarf(impl.module, &unit_bias);
+      Dwarf_Aranges* aranges = nullptr;
+      size_t naranges = 0;
+      if (!dbg || dwarf_getaranges(dbg, &aranges, &naranges) != 0 || !dwarf_getarange_addr(aranges, vaddr - unit_bias)) {
+        return false;
+      }
+      SourceFrame none;
+      none.unit_without_row = true;
+      frames->push_back(std::move(none));
+      return true;
+    }
+    row = dwfl_dwarf_line(line, &bias);
+    cu = dwfl_linecu(line);
+    if (!row || !cu) return false;
   }
   int lineno = 0;
-  const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
-  if (const char* primary = default_file_row_name(line)) file = primary;
+  dwarf_lineno(row, &lineno);
+  const char* file = dwarf_linesrc(row, nullptr, nullptr);
+  if (const char* primary = default_file_row_name(row, cu)) file = primary;
   SourceFrame first;
   first.file = file ? file : "";
   first.line = lineno > 0 ? static_cast<unsigned>(lineno) : 0;
@@ -213,13 +393,11 @@ bool DwarfLines::lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFra
     return true;
   }
 
-  Dwarf_Addr bias = 0;
-  Dwarf_Die* cu = dwfl_module_addrdie(impl.module, vaddr, &bias);
   Dwarf_Die* scopes = nullptr;
-  int n = cu ? dwarf_getscopes(cu, vaddr - bias, &scopes) : 0;
+  int n = dwarf_getscopes(cu, vaddr - bias, &scopes);
   Dwarf_Files* files = nullptr;
   size_t nfiles = 0;
-  if (cu && dwarf_getsrcfiles(cu, &files, &nfiles) != 0) files = nullptr;
+  if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0) files = nullptr;
 
   // dwarf_getscopes follows an inlined instance to its abstract definition; the callers of the
   // instance are the DIEs physically around it, which dwarf_getscopes_die gives.

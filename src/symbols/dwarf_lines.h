@@ -26,7 +26,13 @@ class DwarfLines {
   // .gnu_debuglink names (libdw's standard search: /usr/lib/debug and next to the file).
   // nullptr when the file cannot be read as ELF; a file without DWARF gives an object whose
   // lookups fail.
-  static std::unique_ptr<DwarfLines> open(const std::string& path, std::string* error = nullptr);
+  // How the unit of an address is found: this file's index of .debug_aranges, which reads a
+  // unit's header only when an address falls in it, or libdwfl's own lookup (whose first use
+  // reads every unit's header); both give the same answers. The index falls back to libdwfl's
+  // where .debug_aranges is missing, compressed or malformed.
+  enum class UnitLookup { kOwnIndex, kLibdwfl };
+  static std::unique_ptr<DwarfLines> open(const std::string& path, std::string* error = nullptr,
+                                          UnitLookup units = UnitLookup::kOwnIndex);
   ~DwarfLines();
   DwarfLines(const DwarfLines&) = delete;
   DwarfLines& operator=(const DwarfLines&) = delete;
