@@ -334,6 +334,9 @@ bool DwarfLines::lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFra
   Dwarf_Die cu_die;
   Dwarf_Die* cu = nullptr;
   Dwarf_Line* row = nullptr;
+  // Without a row: whether the address is inside one of .debug_aranges' ranges (binutils' test
+  // for "inside a unit"; the unit lookups also answer for addresses in the gaps between them).
+  bool in_a_range = false;
   if (impl.index_state > 0) {
     Dwarf* dbg = dwfl_module_getdwarf(impl.module, &bias);
     uint64_t unit = 0;
@@ -347,16 +350,9 @@ bool DwarfLines::lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFra
     cu = &cu_die;
     row = row_of(cu, vaddr - bias);
     if (!row) {
-      // Inside a unit means inside one of .debug_aranges' ranges (binutils' test; the unit
-      // lookup above also answers for addresses in the gaps between them).
       const uint64_t a = vaddr - bias;
-      const bool inside = std::any_of(impl.ranges.begin(), impl.ranges.end(),
-                                      [a](const UnitRange& r) { return a >= r.addr && a - r.addr < r.length; });
-      if (!inside) return false;
-      SourceFrame none;
-      none.unit_without_row = true;
-      frames->push_back(std::move(none));
-      return true;
+      in_a_range = std::any_of(impl.ranges.begin(), impl.ranges.end(),
+                               [a](const UnitRange& r) { return a >= r.addr && a - r.addr < r.length; });
     }
   } else {
     Dwfl_Line* line = dwfl_module_getsrc(impl.module, vaddr);
@@ -364,22 +360,25 @@ bool DwarfLines::lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFra
       impl.units_given_back = true;
       give_back_unit_pages(impl.module);
     }
-    if (!line) {
+    if (line) {
+      row = dwfl_dwarf_line(line, &bias);
+      cu = dwfl_linecu(line);
+      if (!row || !cu) return false;
+    } else {
       Dwarf_Addr unit_bias = 0;
       Dwarf* dbg = dwfl_module_getdwarf(impl.module, &unit_bias);
       Dwarf_Aranges* aranges = nullptr;
       size_t naranges = 0;
-      if (!dbg || dwarf_getaranges(dbg, &aranges, &naranges) != 0 || !dwarf_getarange_addr(aranges, vaddr - unit_bias)) {
-        return false;
-      }
-      SourceFrame none;
-      none.unit_without_row = true;
-      frames->push_back(std::move(none));
-      return true;
+      in_a_range = dbg && dwarf_getaranges(dbg, &aranges, &naranges) == 0 &&
+                   dwarf_getarange_addr(aranges, vaddr - unit_bias) != nullptr;
     }
-    row = dwfl_dwarf_line(line, &bias);
-    cu = dwfl_linecu(line);
-    if (!row || !cu) return false;
+  }
+  if (!row) {
+    if (!in_a_range) return false;
+    SourceFrame none;
+    none.unit_without_row = true;
+    frames->push_back(std::move(none));
+    return true;
   }
   int lineno = 0;
   dwarf_lineno(row, &lineno);

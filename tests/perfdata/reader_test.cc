@@ -460,17 +460,22 @@ TEST(ReaderTest, EveryTruncationIsReported) {
   }
 }
 
+// The file the cut-short tests below cut: about 12 MB of samples (60,000), so that the part past
+// its first megabyte is far ahead of the reader when the cut comes.
+void write_file_to_cut(const std::string& path) {
+  write_chain_samples(path, 60000, 20, 0);
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  ASSERT_GT(st.st_size, 8 << 20) << "set-up: the file is smaller than planned";
+}
+
 // A regular file mapped (Reader::Options::map): when another process cuts it short while tperf
 // reads it, the pages past the new end fault (SIGBUS): the process ends with status 2 and a
 // line naming the file, as for any unreadable input, not killed by the signal.
 TEST(ReaderDeathTest, FileCutShortWhileReadEndsWithAnError) {
   TempDir dir;
   const std::string path = dir.file("shrinks.data");
-  // About 12 MB of samples, mapped whole: the pages past the first megabyte go away below.
-  write_chain_samples(path, 60000, 20, 0);
-  struct stat st {};
-  ASSERT_EQ(::stat(path.c_str(), &st), 0);
-  ASSERT_GT(st.st_size, 8 << 20) << "set-up: the file is smaller than planned";
+  ASSERT_NO_FATAL_FAILURE(write_file_to_cut(path));
   EXPECT_EXIT(
       {
         auto r = Reader::open(path, Reader::Options{.map = true});
@@ -528,13 +533,10 @@ TEST(ReaderTest, ReadRecordsHoldTheFileBytesAndMapNothing) {
 // Read with pread() (the default), a file cut short by another process while tperf reads it ends
 // the records early with an error that says where the data stopped: no signal, and the records
 // read before are kept.
-TEST(ReaderTest, FileCutShortWhileReadStopsWithAnErrorNamingIt) {
+TEST(ReaderTest, FileCutShortWhileReadStopsWithAnErrorAtTheOffset) {
   TempDir dir;
   const std::string path = dir.file("shrinks.data");
-  write_chain_samples(path, 60000, 20, 0);
-  struct stat st {};
-  ASSERT_EQ(::stat(path.c_str(), &st), 0);
-  ASSERT_GT(st.st_size, 8 << 20) << "set-up: the file is smaller than planned";
+  ASSERT_NO_FATAL_FAILURE(write_file_to_cut(path));
   auto r = Reader::open(path);
   Record rec;
   size_t n = 0;
