@@ -82,6 +82,78 @@ void prefer_last_alias(Dwarf_Die* cu, Dwarf_Addr addr, Dwarf_Die* found) {
   }
 }
 
+bool line_file_and_number(Dwarf_Line* l, size_t* file, int* line) {
+  Dwarf_Files* f = nullptr;
+  return l && dwarf_line_file(l, &f, file) == 0 && dwarf_lineno(l, line) == 0;
+}
+
+// Whether row `i` of a unit's rows (libdw's order: by address, an end-of-sequence row before the
+// other rows of its address) is one a sequence ended with, at the address where it ends (a `.loc`
+// just before the end of its section). Such a row comes after its sequence's end row, where the
+// next sequence may start at the same address; it covers no code, and it repeats the file and
+// line of the row before that end row, which a row of the next sequence rarely does: that is the
+// test. binutils, which reads the sequences in their own order, gives it no address to answer for.
+bool trails_ended_sequence(Dwarf_Lines* lines, size_t i) {
+  Dwarf_Line* l = dwarf_onesrcline(lines, i);
+  Dwarf_Addr a = 0;
+  size_t file = 0;
+  int line = 0;
+  if (!l || dwarf_lineaddr(l, &a) != 0 || !line_file_and_number(l, &file, &line)) return false;
+  for (size_t k = i; k-- > 0;) {
+    Dwarf_Line* e = dwarf_onesrcline(lines, k);
+    Dwarf_Addr ea = 0;
+    bool end = false;
+    if (!e || dwarf_lineaddr(e, &ea) != 0 || ea != a) return false;
+    if (dwarf_lineendsequence(e, &end) != 0 || !end) continue;
+    size_t last_file = 0;
+    int last_line = 0;
+    return k > 0 && line_file_and_number(dwarf_onesrcline(lines, k - 1), &last_file, &last_line) &&
+           last_file == file && last_line == line;
+  }
+  return false;
+}
+
+// The index of `row` among its unit's rows, or nlines.
+size_t index_of_row(Dwarf_Lines* lines, size_t nlines, Dwarf_Line* row) {
+  Dwarf_Addr addr = 0;
+  if (dwarf_lineaddr(row, &addr) != 0) return nlines;
+  size_t lo = 0, hi = nlines;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    Dwarf_Addr a = 0;
+    Dwarf_Line* l = dwarf_onesrcline(lines, mid);
+    if (!l || dwarf_lineaddr(l, &a) != 0) return nlines;
+    if (a < addr) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  while (lo < nlines && dwarf_onesrcline(lines, lo) != row) ++lo;
+  return lo;
+}
+
+// The row that covers an address, given the last row at or before it (what libdw's lookups find):
+// that row, unless a sequence ended with it (trails_ended_sequence), for it covers nothing; then
+// a row of a sequence that starts at the same address, or nullptr.
+Dwarf_Line* covering_row(Dwarf_Die* cu, Dwarf_Line* row) {
+  Dwarf_Lines* lines = nullptr;
+  size_t nlines = 0;
+  if (dwarf_getsrclines(cu, &lines, &nlines) != 0) return row;
+  const size_t i = index_of_row(lines, nlines, row);
+  if (i == nlines || !trails_ended_sequence(lines, i)) return row;
+  Dwarf_Addr a = 0;
+  dwarf_lineaddr(row, &a);
+  for (size_t k = i; k-- > 0;) {
+    Dwarf_Line* l = dwarf_onesrcline(lines, k);
+    Dwarf_Addr la = 0;
+    bool end = false;
+    if (!l || dwarf_lineaddr(l, &la) != 0 || la != a || dwarf_lineendsequence(l, &end) != 0 || end) break;
+    if (!trails_ended_sequence(lines, k)) return l;
+  }
+  return nullptr;
+}
+
 // binutils' addr2line (what perf runs, and what perf's srclines are held to) names the rows of a
 // DWARF 5 line-table sequence that come before any DW_LNS_set_file after entry 0 (the
 // compilation's primary file), where the format (and libdw) start the file register at entry 1.
@@ -101,33 +173,20 @@ const char* default_file_row_name(Dwarf_Line* dl, Dwarf_Die* cudie) {
   Dwarf_Lines* lines = nullptr;
   size_t nlines = 0;
   if (dwarf_getsrclines(cudie, &lines, &nlines) != 0 || nlines == 0) return nullptr;
-  // The row's place among the CU's rows (sorted by address): the first at its address, then on
-  // to the row itself.
-  Dwarf_Addr addr = 0;
-  if (dwarf_lineaddr(dl, &addr) != 0) return nullptr;
-  size_t lo = 0, hi = nlines;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    Dwarf_Addr a = 0;
-    Dwarf_Line* l = dwarf_onesrcline(lines, mid);
-    if (!l || dwarf_lineaddr(l, &a) != 0) return nullptr;
-    if (a < addr) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  size_t at = lo;
-  while (at < nlines && dwarf_onesrcline(lines, at) != dl) ++at;
+  const size_t at = index_of_row(lines, nlines, dl);
   if (at == nlines) return nullptr;
-  // Back to the start of the sequence: every row on the way must still be in file 1.
+  // Back to the start of the sequence: every row on the way must still be in file 1 (a row left
+  // by a sequence that ended at its address is not on the way: see trails_ended_sequence).
   for (size_t i = at; i-- > 0;) {
     Dwarf_Line* prev = dwarf_onesrcline(lines, i);
     bool end = false;
     if (!prev || dwarf_lineendsequence(prev, &end) != 0 || end) break;
     size_t prev_idx = 0;
     Dwarf_Files* prev_files = nullptr;
-    if (dwarf_line_file(prev, &prev_files, &prev_idx) != 0 || prev_idx != 1) return nullptr;
+    if (dwarf_line_file(prev, &prev_files, &prev_idx) != 0) return nullptr;
+    if (prev_idx == 1) continue;
+    if (trails_ended_sequence(lines, i)) break;
+    return nullptr;
   }
   return dwarf_filesrc(files, 0, nullptr, nullptr);
 }
@@ -349,6 +408,7 @@ bool DwarfLines::lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFra
     }
     cu = &cu_die;
     row = row_of(cu, vaddr - bias);
+    if (row) row = covering_row(cu, row);
     if (!row) {
       const uint64_t a = vaddr - bias;
       in_a_range = std::any_of(impl.ranges.begin(), impl.ranges.end(),
@@ -364,7 +424,9 @@ bool DwarfLines::lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFra
       row = dwfl_dwarf_line(line, &bias);
       cu = dwfl_linecu(line);
       if (!row || !cu) return false;
-    } else {
+      row = covering_row(cu, row);
+    }
+    if (!row) {
       Dwarf_Addr unit_bias = 0;
       Dwarf* dbg = dwfl_module_getdwarf(impl.module, &unit_bias);
       Dwarf_Aranges* aranges = nullptr;
