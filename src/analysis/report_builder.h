@@ -129,7 +129,9 @@ class ReportBuilder {
  public:
   struct EventHist {
     Hist hist;
-    uint64_t samples = 0;
+    // Counted by the sample path for every sample, while the adding thread writes the hist's own
+    // totals: on a cache line of their own (they shared one with the hist's last members).
+    alignas(64) uint64_t samples = 0;
     uint64_t period = 0;
   };
   struct GroupSlot {

@@ -461,11 +461,15 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
       // is then unwound there, as without this stage.
     }
   };
-  rs.ordered = std::make_unique<session::OrderedEvents>(reader, [&rs, &ship, &ahead, &unwind_ahead](
+  // The pointer is taken here, not the unique_ptr by reference: that lives on this thread's
+  // stack, in a cache line with what this thread writes for every record (rounds, the record
+  // being delivered), and reading it for every record made the reading thread wait on each.
+  const bool unwinding_ahead = ahead != nullptr;
+  rs.ordered = std::make_unique<session::OrderedEvents>(reader, [&rs, &ship, unwinding_ahead, &unwind_ahead](
                                                                     const perfdata::Record& rec, uint64_t time) {
     if (rs.consumer_gone) return;
     rs.current->add(rec, time);
-    if (ahead) unwind_ahead(rec, time, *rs.current);
+    if (unwinding_ahead) unwind_ahead(rec, time, *rs.current);
     if (rs.current->size_bytes() >= kBatchBytes || rs.current->items.size() >= kBatchRecords) ship(false, nullptr);
   }, ordered_options);
   session::OrderedEvents& ordered = *rs.ordered;
