@@ -307,6 +307,10 @@ std::vector<const CallNode*> children_in_perf_order(const CallNode& node) {
       if (!fa.dso || !fb.dso) return fa.dso != nullptr;
       // perf made its kernel DSO first, at the lowest address of all as a rule: last.
       if (fa.dso->kernel != fb.dso->kernel) return fb.dso->kernel;
+      // perf compares the DSO objects' addresses, which as a rule grow in the order it made them:
+      // the files of the build-id table first, in its order, then as maps name them. DsoTable
+      // numbers DSOs in that order: the one made later first.
+      if (!fa.dso->kernel && fa.dso->id != fb.dso->id) return fa.dso->id > fb.dso->id;
     }
     const bool by_start = !by_address && fa.sym && fb.sym;
     return (by_start ? fa.sym_start : fa.ip) > (by_start ? fb.sym_start : fb.ip);

@@ -278,5 +278,20 @@ TEST(Regress, ZeroAddressSizesTheSymbolColumnAsAnyAddress) {
   }
 }
 
+// perf orders a node's children of equal weight by its match of callchain entries: the DSO
+// objects' addresses first (in the order it made them: the build-id table's, then the maps'),
+// then the address or the symbol's start. Under the entry of address 0 (a broken walk), a frame
+// in the vDSO without a symbol, two ld.so functions and an address outside every map tie at
+// 0.53%; tperf ordered DSOs other than the kernel by address and put the ld.so functions first.
+// The recording is ReportOptionsE2E's, kept when ReportOptionsE2E.OutputFields failed in a full
+// run on 2026-11-28.
+TEST(Regress, EqualSiblingsOfDifferentDsosInPerfsOrder) {
+  TPERF_REQUIRE_PERF();
+  const std::string dir = regress_dir("callchain-dso-order");
+  for (const char* args : {"-F overhead,sym", "-F overhead,comm,sym -g folded", "-g caller", "--no-children"}) {
+    expect_file_report_as_perf(dir, args, 400, {"get_common_indices.constprop.0", "handle_amd"});
+  }
+}
+
 }  // namespace
 }  // namespace tperf
