@@ -39,11 +39,10 @@ int libbpf_print(enum libbpf_print_level level, const char* format, va_list args
   return 0;
 }
 
-std::vector<uint64_t> read_stack(int fd, int32_t id) {
+std::vector<uint64_t> read_stack(int fd, uint64_t key) {
   std::vector<uint64_t> out;
-  if (id < 0) return out;
+  if (key == 0) return out;
   uint64_t ips[TPERF_OFFCPU_STACK_DEPTH] = {};
-  uint32_t key = static_cast<uint32_t>(id);
   if (bpf_map_lookup_elem(fd, &key, ips) != 0) return out;
   for (uint64_t ip : ips) {
     if (ip == 0) break;
@@ -129,6 +128,9 @@ std::vector<OffCpuTotal> OffCpuBpf::totals() const {
 }
 
 uint64_t OffCpuBpf::dropped() const { return __atomic_load_n(&impl_->skel->bss->dropped, __ATOMIC_SEQ_CST); }
+uint64_t OffCpuBpf::dropped_stacks() const {
+  return __atomic_load_n(&impl_->skel->bss->dropped_stacks, __ATOMIC_SEQ_CST);
+}
 
 #else  // !TPERF_HAVE_BPF_SKEL
 
@@ -144,6 +146,7 @@ void OffCpuBpf::add_task(int32_t) {}
 void OffCpuBpf::set_enabled(bool) {}
 std::vector<OffCpuTotal> OffCpuBpf::totals() const { return {}; }
 uint64_t OffCpuBpf::dropped() const { return 0; }
+uint64_t OffCpuBpf::dropped_stacks() const { return 0; }
 
 #endif
 

@@ -37,6 +37,8 @@ class OffCpuBpf {
   std::vector<OffCpuTotal> totals() const;
   // Intervals the full maps could not keep.
   uint64_t dropped() const;
+  // Stacks the full stacks map could not keep (the intervals are kept, without that stack).
+  uint64_t dropped_stacks() const;
 
  private:
   struct Impl;

@@ -748,6 +748,11 @@ RecordResult run_record(const RecordOptions& o, std::FILE* msg) {
         if (uint64_t dropped = o.off_cpu_bpf->dropped()) {
           say(fmt::format("tperf record: --off-cpu: {} off-CPU intervals were dropped (the BPF maps were full)", dropped));
         }
+        if (uint64_t lost = o.off_cpu_bpf->dropped_stacks()) {
+          say(fmt::format("tperf record: --off-cpu: {} stacks did not fit in the BPF stack map; their intervals are kept "
+                          "without them",
+                          lost));
+        }
       }
     } catch (const std::exception& e) {
       write_error = e.what();

@@ -1,5 +1,5 @@
 // The BPF way of `tperf record --off-cpu`: on every context switch, the task going out (when it
-// is one of the recorded tasks) is stamped with the time, its kernel and user stack ids and
+// is one of the recorded tasks) is stamped with the time, its kernel and user stacks' keys and
 // whether it still wants the CPU; when it comes back in, the interval is added to a total keyed by
 // (process, thread, stacks, state). Everything is summed here: user space reads the totals once,
 // at the end of the recording (record/off_cpu_bpf.cc).
@@ -38,8 +38,8 @@ struct pt_regs {
 #define STACK_CACHE_REFRESH 32
 struct stack_cache {
   __u64 where[6];
-  __s32 kernel_stack;
-  __s32 user_stack;
+  __u64 kernel_stack;
+  __u64 user_stack;
   __u32 reuses;
   __u32 pad;
 };
@@ -47,18 +47,29 @@ struct stack_cache {
 // When a task left: where it blocked and in which state.
 struct switch_out {
   __u64 time;
-  __s32 kernel_stack;
-  __s32 user_stack;
+  __u64 kernel_stack;
+  __u64 user_stack;
   __u32 state;
   __u32 pad;
 };
 
+// The stacks, by a 64-bit hash of their frames. (A BPF_MAP_TYPE_STACK_TRACE map keys a stack by
+// its bucket: a stack whose bucket another one holds gets no id at all, and of the 30-odd stacks
+// of a small workload one now and then lost its user part that way.)
 struct {
-  __uint(type, BPF_MAP_TYPE_STACK_TRACE);
-  __uint(key_size, sizeof(__u32));
-  __uint(value_size, TPERF_OFFCPU_STACK_DEPTH * sizeof(__u64));
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __type(key, __u64);
+  __type(value, struct tperf_offcpu_stack);
   __uint(max_entries, 16384);
 } stacks SEC(".maps");
+
+// Where a stack is taken before it is hashed: one per CPU (a program runs on one at a time).
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __type(key, __u32);
+  __type(value, struct tperf_offcpu_stack);
+  __uint(max_entries, 1);
+} scratch SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -97,8 +108,34 @@ const volatile __u32 follow_forks = 0;
 __u32 enabled = 0;
 // Totals that did not fit (the maps were full): said at the end.
 __u64 dropped = 0;
+// Stacks that did not fit in the stacks map (their totals have no such stack): said at the end.
+__u64 dropped_stacks = 0;
 
 #define TASK_DEAD_STATE 0x80
+
+// The current task's kernel stack (flags: frames to skip) or user stack (BPF_F_USER_STACK), put
+// in the stacks map under its key, which is returned; 0 for none.
+static __always_inline __u64 stack_key(void *ctx, __u64 flags) {
+  __u32 zero = 0;
+  struct tperf_offcpu_stack *s = bpf_map_lookup_elem(&scratch, &zero);
+  if (!s) return 0;
+  long n = bpf_get_stack(ctx, s->ips, sizeof(s->ips), flags);
+  if (n <= 0) return 0;
+  const __u32 frames = (__u32)n / sizeof(__u64);
+  __u64 h = 0x9e3779b97f4a7c15ull;
+  for (__u32 i = 0; i < TPERF_OFFCPU_STACK_DEPTH; i++) {
+    if (i >= frames) s->ips[i] = 0;
+    h = (h ^ s->ips[i]) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  if (h == 0) h = 1;
+  long err = bpf_map_update_elem(&stacks, &h, s, BPF_NOEXIST);
+  if (err != 0 && err != -17 /* EEXIST: the stack is there */) {
+    __sync_fetch_and_add(&dropped_stacks, 1);
+    return 0;
+  }
+  return h;
+}
 
 static __always_inline int recorded(struct task_struct *t) {
   __u32 pid = BPF_CORE_READ(t, pid);
@@ -133,7 +170,7 @@ int BPF_PROG(tperf_sched_switch, bool preempt, struct task_struct *prev, struct 
       where.where[5] = (preempt ? 0x100000000ull : 0) | prev_state;
       struct stack_cache *last = bpf_map_lookup_elem(&last_stacks, &tid);
       // Kernel threads have no user registers to tell their waits apart: they always unwind.
-      if (regs && where.where[1] != 0 && last && last->kernel_stack >= 0 && last->reuses < STACK_CACHE_REFRESH &&
+      if (regs && where.where[1] != 0 && last && last->kernel_stack != 0 && last->reuses < STACK_CACHE_REFRESH &&
           last->where[0] == where.where[0] && last->where[1] == where.where[1] &&
           last->where[2] == where.where[2] && last->where[3] == where.where[3] &&
           last->where[4] == where.where[4] && last->where[5] == where.where[5]) {
@@ -144,8 +181,8 @@ int BPF_PROG(tperf_sched_switch, bool preempt, struct task_struct *prev, struct 
 #endif
       {
         // The two innermost kernel frames are this program and bpf_trace_run4, which called it.
-        out.kernel_stack = bpf_get_stackid(ctx, &stacks, 2);
-        out.user_stack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+        out.kernel_stack = stack_key(ctx, 2);
+        out.user_stack = stack_key(ctx, BPF_F_USER_STACK);
         where.kernel_stack = out.kernel_stack;
         where.user_stack = out.user_stack;
         bpf_map_update_elem(&last_stacks, &tid, &where, BPF_ANY);

@@ -9,10 +9,15 @@
 struct tperf_offcpu_key {
   __u32 pid;           // tgid
   __u32 tid;
-  __s32 kernel_stack;  // stack map ids; negative: no stack (a kernel thread has no user stack)
-  __s32 user_stack;
   __u32 state;         // TPERF_OFFCPU_RUNNABLE or TPERF_OFFCPU_SLEEPING
   __u32 pad;
+  __u64 kernel_stack;  // keys of the stacks map (a hash of the stack); 0: no stack (a kernel
+  __u64 user_stack;    // thread has no user stack)
+};
+
+// A stack as the stacks map holds it: leaf first, zeros after the last frame.
+struct tperf_offcpu_stack {
+  __u64 ips[TPERF_OFFCPU_STACK_DEPTH];
 };
 
 struct tperf_offcpu_total {
