@@ -574,7 +574,7 @@ void Hist::add_with_chain(const HistEntry& self, uint64_t period, bool cumulate,
   if (frames.empty() || member != 0) return;
   last_with_chain_ = true;
   last_jobs_begin_ = batch_.jobs.size();
-  if (!trees_) trees_ = std::make_unique<TreeBuilder>(frames_.get(), std::thread::hardware_concurrency() > 1);
+  if (!trees_) trees_ = std::make_unique<TreeBuilder>(frames_.get(), tree_thread_);
   const bool with_branches = branches.size() == frames.size();
   // The branch counts of a tree are kept for every chain once one has them.
   if (with_branches && batch_.branches.size() < batch_.ids.size()) batch_.branches.resize(batch_.ids.size());

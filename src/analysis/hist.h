@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -169,6 +170,9 @@ class Hist {
   // Chains' frames are told apart by DSO and address (perf's -g ...,address, which
   // --branch-history sets); before the first chain.
   void use_address_frames();
+  // Whether the callchain trees are built on a thread of their own (by default when the machine
+  // has more than one core; `-j 1` asks for none); before the first chain.
+  void use_tree_thread(bool on) { tree_thread_ = on; }
   // perf collapses its entries into a second tree (and walks them in that tree's order) when a
   // key that has a collapse comparison of its own, comm, came in through --sort or the default
   // sort order; the keys -F adds to the sort keys do not make it collapse. On by default whenever
@@ -295,6 +299,7 @@ class Hist {
   };
   void submit_trees() const;
   mutable std::unique_ptr<TreeBuilder> trees_;
+  bool tree_thread_ = std::thread::hardware_concurrency() > 1;
   mutable TreeBatch batch_;
   // The trees' frames (on the heap: trees point at it and a Hist may move).
   std::unique_ptr<CallFrameTable> frames_ = std::make_unique<CallFrameTable>();

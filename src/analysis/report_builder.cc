@@ -109,6 +109,7 @@ struct ReportBuilder::Impl {
     Hist h(opt.keys, members);
     h.collapse_by_comm(opt.comm_sort_key);
     if (opt.branch_history) h.use_address_frames();
+    h.use_tree_thread(util::job_count(opt.jobs) > 1);
     return h;
   }
 

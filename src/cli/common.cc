@@ -33,9 +33,10 @@ std::string InputOption::resolve(const CLI::App& cmd) const {
 
 void JobsOption::add_to(CLI::App& cmd) {
   cmd.add_option("-j,--jobs", jobs,
-                 "threads (default: one per core): 1 does everything on one thread; 2 or more reads, unpacks and "
-                 "orders the records on a thread of its own (a pipe is read on one), and script formats its samples "
-                 "on that many; the output is the same");
+                 "threads (default: one per core): 1 reads and applies the records, adds the samples and builds "
+                 "the call graphs on one thread (symbol tables load on a worker); 2 or more reads, unpacks and "
+                 "orders the records on a thread of its own (a pipe is read on one), report adds samples and builds "
+                 "call graphs on two more, and script formats its samples on that many; the output is the same");
 }
 
 void SymbolCliOptions::add_to(CLI::App& cmd) {
