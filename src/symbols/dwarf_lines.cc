@@ -129,8 +129,14 @@ size_t index_of_row(Dwarf_Lines* lines, size_t nlines, Dwarf_Line* row) {
       hi = mid;
     }
   }
-  while (lo < nlines && dwarf_onesrcline(lines, lo) != row) ++lo;
-  return lo;
+  // On through the rows at that address only.
+  for (; lo < nlines; ++lo) {
+    Dwarf_Line* l = dwarf_onesrcline(lines, lo);
+    Dwarf_Addr a = 0;
+    if (l == row) return lo;
+    if (!l || dwarf_lineaddr(l, &a) != 0 || a != addr) break;
+  }
+  return nlines;
 }
 
 // The row that covers an address, given the last row at or before it (what libdw's lookups find):
