@@ -51,6 +51,28 @@ std::string uncompressed_copy(const std::string& debug, test::TempDir& dir, cons
   return status == 0 ? out : "";
 }
 
+// libc's debug file (libc6-dbg), uncompressed into `dir` as tperf's debug cache keeps it: `path`;
+// or `skip`, why this machine cannot give it (no objcopy, no debug file); or `error`, objcopy's
+// failure, which fails the test.
+struct LibcDebugCopy {
+  std::string path, skip, error;
+};
+LibcDebugCopy libc_debug_copy(test::TempDir& dir) {
+  LibcDebugCopy out;
+  if (!test::have_program("objcopy")) {
+    out.skip = "no binutils";
+    return out;
+  }
+  const std::string debug = debug_file_of("/usr/lib/x86_64-linux-gnu/libc.so.6");
+  if (debug.empty()) {
+    out.skip = "no debug file of libc (libc6-dbg)";
+    return out;
+  }
+  out.path = uncompressed_copy(debug, dir, "libc.debug");
+  if (out.path.empty()) out.error = "objcopy --decompress-debug-sections failed on " + debug;
+  return out;
+}
+
 // Every function symbol of `debug` (nm: "ADDR t name"), at offsets 0, 3 and 11, looked up by
 // DwarfLines and by binutils' addr2line.
 void expect_lines_as_addr2line(const std::string& debug, size_t min_addrs) {
@@ -126,25 +148,24 @@ TEST(DwarfLines, GlibcLoaderLinesEqualBinutilsAddr2line) {
 // address leaves that row after the end row in libdw's order (strtod_l.c's rows named by entry 0
 // and the row past canonicalize_file_name's end were 32 differences before trails_ended_sequence).
 TEST(DwarfLines, GlibcLinesEqualBinutilsAddr2line) {
-  if (!test::have_program("addr2line") || !test::have_program("objcopy")) GTEST_SKIP() << "no binutils";
-  const std::string debug = debug_file_of("/usr/lib/x86_64-linux-gnu/libc.so.6");
-  if (debug.empty()) GTEST_SKIP() << "no debug file of libc (libc6-dbg)";
+  if (!test::have_program("addr2line")) GTEST_SKIP() << "no binutils";
   test::TempDir dir;
-  const std::string copy = uncompressed_copy(debug, dir, "libc.debug");
-  ASSERT_FALSE(copy.empty()) << "objcopy --decompress-debug-sections failed on " << debug;
-  expect_lines_as_addr2line(copy, 3000);
+  const LibcDebugCopy libc = libc_debug_copy(dir);
+  if (!libc.skip.empty()) GTEST_SKIP() << libc.skip;
+  ASSERT_TRUE(libc.error.empty()) << libc.error;
+  expect_lines_as_addr2line(libc.path, 3000);
 }
 
 // libc's debug file (4126 units): every function symbol at offsets 0, 3 and 11, with inline
 // chains, answered through DwarfLines' own index of .debug_aranges exactly as through libdwfl's
 // unit lookup.
 TEST(DwarfLines, GlibcUnitIndexAnswersAsLibdwfl) {
-  if (!test::have_program("objcopy") || !test::have_program("nm")) GTEST_SKIP() << "no binutils";
-  const std::string debug = debug_file_of("/usr/lib/x86_64-linux-gnu/libc.so.6");
-  if (debug.empty()) GTEST_SKIP() << "no debug file of libc (libc6-dbg)";
+  if (!test::have_program("nm")) GTEST_SKIP() << "no binutils";
   test::TempDir dir;
-  const std::string copy = uncompressed_copy(debug, dir, "libc.debug");
-  ASSERT_FALSE(copy.empty()) << "objcopy --decompress-debug-sections failed on " << debug;
+  const LibcDebugCopy libc = libc_debug_copy(dir);
+  if (!libc.skip.empty()) GTEST_SKIP() << libc.skip;
+  ASSERT_TRUE(libc.error.empty()) << libc.error;
+  const std::string& copy = libc.path;
   std::vector<uint64_t> addrs;
   std::istringstream syms(sh(fmt::format("nm --defined-only {} | awk '$2 ~ /^[tT]$/ {{print $1}}' | sort -u", copy)));
   for (std::string hex; syms >> hex;) {
