@@ -23,6 +23,7 @@ size_t hash_key(uint64_t value, const void* dso, bool named) {
 }  // namespace
 
 CallNode* ChildList::find(uint32_t id) const {
+  if (cap_ == 0) return size_ && data_.one->frames.ids[0] == id ? data_.one : nullptr;
   const uint32_t* k = ids();
   if (size_ >= kSortedFrom) {
     const uint32_t* it = std::lower_bound(k, k + size_, id);
@@ -35,14 +36,23 @@ CallNode* ChildList::find(uint32_t id) const {
 }
 
 void ChildList::push_back(uint32_t id, CallNode* child, std::pmr::memory_resource* r) {
-  if (size_ == cap_) {
+  if (size_ == 0 && cap_ == 0) {
+    data_.one = child;
+    size_ = 1;
+    return;
+  }
+  if (size_ == cap_ || cap_ == 0) {
     ChildList bigger;
     bigger.cap_ = cap_ ? cap_ * 2 : 2;
-    bigger.data_ = r->allocate(bytes(bigger.cap_), alignof(CallNode*));
+    bigger.data_.block = r->allocate(bytes(bigger.cap_), alignof(CallNode*));
     bigger.size_ = size_;
     std::copy(nodes(), nodes() + size_, bigger.nodes());
-    std::copy(ids(), ids() + size_, bigger.ids());
-    if (size_ >= kSortedFrom) std::copy(at(), at() + size_, bigger.at());
+    if (cap_ == 0) {
+      bigger.ids()[0] = data_.one->frames.ids[0];
+    } else {
+      std::copy(ids(), ids() + size_, bigger.ids());
+      if (size_ >= kSortedFrom) std::copy(at(), at() + size_, bigger.at());
+    }
     release(r);
     swap(bigger);
   }
@@ -72,8 +82,8 @@ void ChildList::push_back(uint32_t id, CallNode* child, std::pmr::memory_resourc
 }
 
 void ChildList::release(std::pmr::memory_resource* r) {
-  if (data_) r->deallocate(data_, bytes(cap_), alignof(CallNode*));
-  data_ = nullptr;
+  if (cap_) r->deallocate(data_.block, bytes(cap_), alignof(CallNode*));
+  data_.block = nullptr;
   size_ = cap_ = 0;
 }
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <memory_resource>
 #include <span>
@@ -92,28 +93,43 @@ class CallFrameTable {
   std::vector<Slot> slots_;  // open addressing, linear probing, power-of-two size
 };
 
-// A node's frame ids, in an array of the tree's memory resource: 16 bytes where a
-// std::pmr::vector takes 32 (each vector keeps its own resource pointer; every node of a tree
-// shares one). The tree hands it the resource; nothing frees it but release() or the resource.
+// A node's frame ids: 16 bytes where a std::pmr::vector takes 32 (each vector keeps its own
+// resource pointer; every node of a tree shares one). Up to kInline ids are kept in the object
+// itself, longer runs in an array of the tree's memory resource. Most nodes of a report hold
+// short runs (every split leaves one), and the ids sit in the node that is being looked at
+// anyway: merging a chain reads them at each node it passes, and an array of their own was one
+// more cache miss there. The tree hands it the resource; nothing frees an array but release()
+// or the resource.
 class IdArray {
  public:
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  const uint32_t* data() const { return data_; }
-  const uint32_t* begin() const { return data_; }
-  const uint32_t* end() const { return data_ + size_; }
-  uint32_t operator[](size_t i) const { return data_[i]; }
-  operator std::span<const uint32_t>() const { return {data_, size_}; }
+  static constexpr size_t kInline = 3;
+  IdArray() = default;
+  IdArray(const IdArray& o) { *this = o; }
+  IdArray& operator=(const IdArray& o) {
+    std::copy(o.words_, o.words_ + 4, words_);
+    return *this;
+  }
+  size_t size() const { return words_[0]; }
+  bool empty() const { return words_[0] == 0; }
+  const uint32_t* data() const { return size() <= kInline ? words_ + 1 : heap(); }
+  const uint32_t* begin() const { return data(); }
+  const uint32_t* end() const { return data() + size(); }
+  uint32_t operator[](size_t i) const { return data()[i]; }
+  operator std::span<const uint32_t>() const { return {data(), size()}; }
 
-  // Replaces the contents by `v`, in an array of exactly its size.
+  // Replaces the contents by `v`, in the object or in an array of exactly its size.
   void assign(std::span<const uint32_t> v, std::pmr::memory_resource* r) {
     release(r);
-    if (v.empty()) return;
-    data_ = static_cast<uint32_t*>(r->allocate(v.size() * sizeof(uint32_t), alignof(uint32_t)));
-    std::copy(v.begin(), v.end(), data_);
-    size_ = v.size();
+    if (v.size() > kInline) {
+      auto* a = static_cast<uint32_t*>(r->allocate(v.size() * sizeof(uint32_t), alignof(uint32_t)));
+      std::copy(v.begin(), v.end(), a);
+      set_heap(a);
+    } else {
+      std::copy(v.begin(), v.end(), words_ + 1);
+    }
+    words_[0] = static_cast<uint32_t>(v.size());
   }
-  // Keeps the first `n` ids, in an array of that size (the resource takes the old one back).
+  // Keeps the first `n` ids (the resource takes an array no longer needed back).
   void keep_first(size_t n, std::pmr::memory_resource* r) {
     IdArray head;
     head.assign(std::span<const uint32_t>(*this).first(n), r);
@@ -121,15 +137,22 @@ class IdArray {
     *this = head;
   }
   void release(std::pmr::memory_resource* r) {
-    if (data_) r->deallocate(data_, size_ * sizeof(uint32_t), alignof(uint32_t));
-    data_ = nullptr;
-    size_ = 0;
+    if (size() > kInline) r->deallocate(heap(), size() * sizeof(uint32_t), alignof(uint32_t));
+    words_[0] = 0;
   }
 
  private:
-  uint32_t* data_ = nullptr;
-  size_t size_ = 0;
+  // words_[0]: the size; words_[1..3]: the ids when they fit, else words_[2..3] the array's
+  // address (8-aligned, as the object is).
+  uint32_t* heap() const {
+    uint32_t* p;
+    std::memcpy(&p, words_ + 2, sizeof p);
+    return p;
+  }
+  void set_heap(uint32_t* p) { std::memcpy(words_ + 2, &p, sizeof p); }
+  alignas(8) uint32_t words_[4] = {0, 0, 0, 0};
 };
+static_assert(sizeof(IdArray) == 16);
 
 // A node's run of frames: ids, read as CallFrames.
 class FrameRun {
@@ -162,9 +185,10 @@ class FrameRun {
 struct CallNode;
 
 // A node's children: in creation order (perf's insertion order, which its output replays), and
-// found by the id of their first frame. One array of the tree's resource holds the nodes, their
-// first ids, and once a node has many children (deep recursive profiles give nodes thousands) the
-// ids sorted with where each child is: 16 bytes a child, 16 a node.
+// found by the id of their first frame. A lone child (most nodes of a report have at most one)
+// is held in the list itself and found by its own first id; more share one array of the tree's
+// resource with their first ids and, once a node has many children (deep recursive profiles
+// give nodes thousands), the ids sorted with where each child is: 16 bytes a child, 16 a node.
 class ChildList {
  public:
   // Children up to which a linear search of the ids is as fast as a sorted one.
@@ -175,6 +199,7 @@ class ChildList {
   CallNode* const* end() const { return nodes() + size_; }
   CallNode* operator[](size_t i) const { return nodes()[i]; }
   CallNode* find(uint32_t first_id) const;
+  // `first_id`: the first id of `child`'s run (which no split changes).
   void push_back(uint32_t first_id, CallNode* child, std::pmr::memory_resource* r);
   void release(std::pmr::memory_resource* r);
   void swap(ChildList& o) {
@@ -184,13 +209,17 @@ class ChildList {
   }
 
  private:
-  // The block: CallNode* nodes[cap]; uint32_t ids[cap] (the children's first ids, parallel to the
-  // nodes; sorted from kSortedFrom children on); uint32_t at[cap] (for a sorted id, its child).
-  CallNode** nodes() const { return static_cast<CallNode**>(data_); }
+  // cap_ == 0: at most one child, data_.one. Else data_.block: CallNode* nodes[cap]; uint32_t
+  // ids[cap] (the children's first ids, parallel to the nodes; sorted from kSortedFrom children
+  // on); uint32_t at[cap] (for a sorted id, its child).
+  CallNode** nodes() const { return cap_ ? static_cast<CallNode**>(data_.block) : const_cast<CallNode**>(&data_.one); }
   uint32_t* ids() const { return reinterpret_cast<uint32_t*>(nodes() + cap_); }
   uint32_t* at() const { return ids() + cap_; }
   static size_t bytes(uint32_t cap) { return cap * (sizeof(CallNode*) + 2 * sizeof(uint32_t)); }
-  void* data_ = nullptr;
+  union Data {
+    void* block;
+    CallNode* one;
+  } data_{nullptr};
   uint32_t size_ = 0, cap_ = 0;
 };
 
