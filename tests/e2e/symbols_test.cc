@@ -343,6 +343,9 @@ TEST(SymbolsE2E, SrclinesAndInlineChainsEqualAddr2line) {
     // The srcline is the innermost location, file basename and line.
     std::string loc = basename_of(lines[1]);
     loc = loc.substr(0, loc.find(' '));  // addr2line may add " (discriminator N)"
+    // An address in a function without line rows (a sample in _start, from crt1.o): addr2line
+    // says "??:?", perf shows "??:0" (SrclineUnnamed checks that against perf 6.1).
+    if (loc == "??:?") loc = "??:0";
     EXPECT_EQ(chain.front().srcline, loc) << "srcline at 0x" << addr;
   }
   EXPECT_GT(with_inlines, 0u) << "no sampled address was inside inlined code";
