@@ -19,8 +19,11 @@ namespace tperf::analysis {
 
 namespace {
 
-// Frame ids per batch handed to the tree builder (1 MiB).
-constexpr size_t kBatchIds = size_t{1} << 18;
+// Bytes of a batch handed to the tree builder (its ids, jobs and branches): 1 MiB. Counting the
+// jobs matters with --children, where each chain comes with a job for every entry it credits
+// (about as many as its frames, four times the bytes of its ids): a limit on the ids alone let
+// each batch grow to 5 MiB there, and up to six batches are alive at a time.
+constexpr size_t kBatchBytes = size_t{1} << 20;
 
 struct KeyName {
   const char* name;
@@ -602,7 +605,11 @@ void Hist::add_with_chain(const HistEntry& self, uint64_t period, bool cumulate,
   }
   last_jobs_end_ = batch_.jobs.size();
   last_chain_mergeable_ = !with_branches;  // branch counts go per sample: never added again
-  if (batch_.ids.size() >= kBatchIds) submit_trees();
+  if (batch_.ids.size() * sizeof(uint32_t) + batch_.jobs.size() * sizeof(TreeJob) +
+          batch_.branches.size() * sizeof(ChainBranch) >=
+      kBatchBytes) {
+    submit_trees();
+  }
 }
 
 void Hist::remember_add(AddMemo* memo) const {
