@@ -52,6 +52,10 @@ const Recording& recording(const std::string& name) {
 TEST(DiffE2e, OldAgainstNewAsPerfDiff) {
   TPERF_REQUIRE_RECORDING(old_rec, recording("diff_old"));
   TPERF_REQUIRE_RECORDING(new_rec, recording("diff_new"));
+  // A failed comparison keeps both recordings and both builds of the program (the pair the
+  // regression corpus needs; the outputs alone did not tell why two _start entries differed).
+  test::e2e::KeepOnFailure keep({old_rec.path, new_rec.path, test::e2e::scratch_dir() + "/diff_old",
+                                 test::e2e::scratch_dir() + "/diff_new"});
   const std::string args = shell_quote(old_rec.path) + " " + shell_quote(new_rec.path);
   EXPECT_SAME_DIFF(args, 8);
   // The function only in the new build is there, without a baseline.
@@ -62,6 +66,10 @@ TEST(DiffE2e, OldAgainstNewAsPerfDiff) {
 TEST(DiffE2e, ComputeMethodsAndSortKeysAsPerfDiff) {
   TPERF_REQUIRE_RECORDING(old_rec, recording("diff_old"));
   TPERF_REQUIRE_RECORDING(new_rec, recording("diff_new"));
+  // A failed comparison keeps both recordings and both builds of the program (the pair the
+  // regression corpus needs; the outputs alone did not tell why two _start entries differed).
+  test::e2e::KeepOnFailure keep({old_rec.path, new_rec.path, test::e2e::scratch_dir() + "/diff_old",
+                                 test::e2e::scratch_dir() + "/diff_new"});
   const std::string files = shell_quote(old_rec.path) + " " + shell_quote(new_rec.path);
   EXPECT_SAME_DIFF("-c delta " + files, 8);
   EXPECT_SAME_DIFF("-c ratio " + files, 8);
