@@ -103,12 +103,6 @@ class CallFrameTable {
 class IdArray {
  public:
   static constexpr size_t kInline = 3;
-  IdArray() = default;
-  IdArray(const IdArray& o) { *this = o; }
-  IdArray& operator=(const IdArray& o) {
-    std::copy(o.words_, o.words_ + 4, words_);
-    return *this;
-  }
   size_t size() const { return words_[0]; }
   bool empty() const { return words_[0] == 0; }
   const uint32_t* data() const { return size() <= kInline ? words_ + 1 : heap(); }

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "e2e/recording_util.h"
 #include "test_util.h"
@@ -40,6 +41,13 @@ const Recording& recording(const std::string& name) {
   return made.emplace(name, rec).first->second;
 }
 
+// What a failed comparison keeps: both recordings and both builds of the program (the pair the
+// regression corpus needs; the outputs alone did not tell why two _start entries differed).
+std::vector<std::string> kept_on_failure(const Recording& old_rec, const Recording& new_rec) {
+  const std::string& scratch = test::e2e::scratch_dir();
+  return {old_rec.path, new_rec.path, scratch + "/diff_old", scratch + "/diff_new"};
+}
+
 #define EXPECT_SAME_DIFF(args, min_lines)                                                                  \
   do {                                                                                                     \
     auto c_ = test::e2e::compare_outputs(fmt::format("perf diff {} 2>/dev/null", args),                   \
@@ -52,10 +60,7 @@ const Recording& recording(const std::string& name) {
 TEST(DiffE2e, OldAgainstNewAsPerfDiff) {
   TPERF_REQUIRE_RECORDING(old_rec, recording("diff_old"));
   TPERF_REQUIRE_RECORDING(new_rec, recording("diff_new"));
-  // A failed comparison keeps both recordings and both builds of the program (the pair the
-  // regression corpus needs; the outputs alone did not tell why two _start entries differed).
-  test::e2e::KeepOnFailure keep({old_rec.path, new_rec.path, test::e2e::scratch_dir() + "/diff_old",
-                                 test::e2e::scratch_dir() + "/diff_new"});
+  test::e2e::KeepOnFailure keep(kept_on_failure(old_rec, new_rec));
   const std::string args = shell_quote(old_rec.path) + " " + shell_quote(new_rec.path);
   EXPECT_SAME_DIFF(args, 8);
   // The function only in the new build is there, without a baseline.
@@ -66,10 +71,7 @@ TEST(DiffE2e, OldAgainstNewAsPerfDiff) {
 TEST(DiffE2e, ComputeMethodsAndSortKeysAsPerfDiff) {
   TPERF_REQUIRE_RECORDING(old_rec, recording("diff_old"));
   TPERF_REQUIRE_RECORDING(new_rec, recording("diff_new"));
-  // A failed comparison keeps both recordings and both builds of the program (the pair the
-  // regression corpus needs; the outputs alone did not tell why two _start entries differed).
-  test::e2e::KeepOnFailure keep({old_rec.path, new_rec.path, test::e2e::scratch_dir() + "/diff_old",
-                                 test::e2e::scratch_dir() + "/diff_new"});
+  test::e2e::KeepOnFailure keep(kept_on_failure(old_rec, new_rec));
   const std::string files = shell_quote(old_rec.path) + " " + shell_quote(new_rec.path);
   EXPECT_SAME_DIFF("-c delta " + files, 8);
   EXPECT_SAME_DIFF("-c ratio " + files, 8);
