@@ -144,13 +144,10 @@ void CallFrameTable::grow() {
   }
 }
 
-CallTree::CallTree(const CallFrameTable* frames, std::pmr::memory_resource* arena) : resource_(arena) {
-  root_.frames.table = frames;
-}
+CallTree::CallTree(const CallFrameTable* frames, std::pmr::memory_resource* arena) : resource_(arena), table_(frames) {}
 
 CallNode* CallTree::make_node(std::span<const uint32_t> ids) {
   CallNode* n = std::pmr::polymorphic_allocator<CallNode>(resource_).new_object<CallNode>();
-  n->frames.table = root_.frames.table;
   n->frames.ids.assign(ids, resource_);
   return n;
 }
@@ -305,13 +302,13 @@ std::string BranchCounts::text() const {
 // equal-share siblings as a set, tests/e2e/tie_compare.h). With inlined and other functions side
 // by side that is no total order, so the tree's shape decides (replay_tree). Children are kept in
 // the order they were made, perf's insertion order.
-std::vector<const CallNode*> children_in_perf_order(const CallNode& node) {
+std::vector<const CallNode*> children_in_perf_order(const CallNode& node, const CallFrameTable& table) {
   // The address key (--branch-history) compares the DSOs, then the raw addresses.
-  const bool by_address = node.frames.table && node.frames.table->by_address();
-  auto before = [by_address](const CallNode* a, const CallNode* b) {
+  const bool by_address = table.by_address();
+  auto before = [by_address, &table](const CallNode* a, const CallNode* b) {
     if (a->frames.empty() || b->frames.empty()) return false;
-    const CallFrame& fa = a->frames[0];
-    const CallFrame& fb = b->frames[0];
+    const CallFrame& fa = table[a->frames.ids[0]];
+    const CallFrame& fb = table[b->frames.ids[0]];
     if (!by_address && fa.sym && fb.sym && (fa.sym->inlined || fb.sym->inlined)) return fa.sym->name() > fb.sym->name();
     if (fa.dso != fb.dso) {
       if (!fa.dso || !fb.dso) return fa.dso != nullptr;
@@ -338,13 +335,13 @@ void CallTree::merge(const CallTree& src) {
     const size_t mark = path.size();
     path.insert(path.end(), n.frames.ids.begin(), n.frames.ids.end());
     if (n.hit) append(path, n.hit);
-    for (const CallNode* c : children_in_perf_order(n)) self(*c, self);
+    for (const CallNode* c : children_in_perf_order(n, *src.table_)) self(*c, self);
     path.resize(mark);
   };
   // perf's callchain_merge() leaves the receiving root's max_depth as it was: the depth the
   // output sort reads ("caller above callee") is that of the chains appended to this tree alone.
   const size_t own_depth = max_depth_;
-  for (const CallNode* c : children_in_perf_order(src.root_)) walk(*c, walk);
+  for (const CallNode* c : children_in_perf_order(src.root_, *src.table_)) walk(*c, walk);
   max_depth_ = own_depth;
 }
 

@@ -148,32 +148,14 @@ class IdArray {
 };
 static_assert(sizeof(IdArray) == 16);
 
-// A node's run of frames: ids, read as CallFrames.
+// A node's run of frames: ids of the tree's frame table (CallTree::table()). The table is not
+// kept in each node: with it a node took 56 bytes, which the tree's pool hands out as 64; without
+// it 48, and a report of stacks that rarely repeat is mostly nodes.
 class FrameRun {
  public:
-  class iterator {
-   public:
-    iterator(const uint32_t* p, const CallFrameTable* t) : p_(p), t_(t) {}
-    const CallFrame& operator*() const { return (*t_)[*p_]; }
-    iterator& operator++() {
-      ++p_;
-      return *this;
-    }
-    bool operator!=(const iterator& o) const { return p_ != o.p_; }
-
-   private:
-    const uint32_t* p_;
-    const CallFrameTable* t_;
-  };
   size_t size() const { return ids.size(); }
   bool empty() const { return ids.empty(); }
-  const CallFrame& operator[](size_t i) const { return (*table)[ids[i]]; }
-  const std::string* srcline(size_t i) const { return table->srcline(ids[i]); }
-  iterator begin() const { return {ids.data(), table}; }
-  iterator end() const { return {ids.data() + ids.size(), table}; }
-
   IdArray ids;
-  const CallFrameTable* table = nullptr;
 };
 
 struct CallNode;
@@ -231,7 +213,7 @@ struct CallNode {
   ChildList children;         // owned by the tree
   uint64_t cumul() const { return hit + children_hit; }
 };
-static_assert(sizeof(CallNode) <= 64);
+static_assert(sizeof(CallNode) == 48, "the pool's 48-byte class: a node is one of millions");
 
 class CallTree {
  public:
@@ -251,6 +233,8 @@ class CallTree {
   void merge(const CallTree& src);
 
   const CallNode& root() const { return root_; }
+  // The table the nodes' frame ids are of.
+  const CallFrameTable* table() const { return table_; }
   // --branch-history: the branch counts of each frame of a node's run (parallel to its ids);
   // nullptr for a node no chain with branches went through. Kept beside the nodes, which most
   // trees have millions of and none of these.
@@ -264,12 +248,13 @@ class CallTree {
   void add_child(CallNode& node, CallNode* child);
 
   std::pmr::memory_resource* resource_;
+  const CallFrameTable* table_;
   std::unique_ptr<std::unordered_map<const CallNode*, std::vector<BranchCounts>>> counts_;
   CallNode root_;
   size_t max_depth_ = 0;
 };
 
 // perf's order of a node's children in its tree (rb_root_in); see call_tree.cc.
-std::vector<const CallNode*> children_in_perf_order(const CallNode& node);
+std::vector<const CallNode*> children_in_perf_order(const CallNode& node, const CallFrameTable& table);
 
 }  // namespace tperf::analysis

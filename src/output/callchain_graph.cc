@@ -19,10 +19,14 @@ using analysis::CallNode;
 
 constexpr const char* kMargin = "            ";  // perf's fixed left margin of graphs
 
-std::vector<const CallNode*> in_tree_order(const CallNode& node) { return analysis::children_in_perf_order(node); }
+using analysis::CallFrameTable;
+
+std::vector<const CallNode*> in_tree_order(const CallNode& node, const CallFrameTable& table) {
+  return analysis::children_in_perf_order(node, table);
+}
 
 // The children drawn: heavy enough, heaviest first (ties in the tree's order).
-std::vector<const CallNode*> drawn_children(const CallNode& node, uint64_t min_hit) {
+std::vector<const CallNode*> drawn_children(const CallNode& node, uint64_t min_hit, const CallFrameTable& table) {
   // The children that weigh min_hit or more, heaviest first. perf's tree order only decides
   // between drawn children of one weight, and working it out replays the insertion of every
   // child (most weigh too little to be drawn): it is worked out only for such a tie.
@@ -38,7 +42,7 @@ std::vector<const CallNode*> drawn_children(const CallNode& node, uint64_t min_h
     return out;
   }
   out.clear();
-  for (const CallNode* c : in_tree_order(node)) {
+  for (const CallNode* c : in_tree_order(node, table)) {
     if (c->cumul() >= min_hit) out.push_back(c);
   }
   std::stable_sort(out.begin(), out.end(), heavier);
@@ -47,7 +51,7 @@ std::vector<const CallNode*> drawn_children(const CallNode& node, uint64_t min_h
 
 // Frame `f` of `node` as a graph line shows it: its name, then its branch counts when asked.
 std::string frame_text(const CallNode& node, size_t f, const GraphOptions& o) {
-  std::string text = frame_name(node.frames, f);
+  std::string text = frame_name(*o.tree->table(), node.frames, f);
   if (o.branch_counts) {
     const std::vector<analysis::BranchCounts>* counts = o.tree ? o.tree->counts(node) : nullptr;
     if (counts && f < counts->size()) {
@@ -80,7 +84,7 @@ void append_branch_percent(std::string& out, uint64_t part, uint64_t total) {
 // mode the entry's period at the top, then each parent's children).
 void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, int depth, uint64_t depth_mask,
                 size_t left, uint64_t total) {
-  std::vector<const CallNode*> children = drawn_children(node, min_hit_under(node, o));
+  std::vector<const CallNode*> children = drawn_children(node, min_hit_under(node, o), *o.tree->table());
   uint64_t remaining = total;
   uint64_t new_mask = depth_mask;
   for (size_t n = 0; n < children.size(); ++n) {
@@ -130,12 +134,12 @@ void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, i
 
 // perf's flat/folded order: the nodes in post-order (children in perf's tie order), then by
 // their own period, heaviest first, ties in that order.
-void collect_ends(const CallNode& node, const std::vector<const CallNode*>& path, uint64_t min_hit,
-                  std::vector<std::vector<const CallNode*>>* out) {
-  for (const CallNode* c : in_tree_order(node)) {
+void collect_ends(const CallNode& node, const CallFrameTable& table, const std::vector<const CallNode*>& path,
+                  uint64_t min_hit, std::vector<std::vector<const CallNode*>>* out) {
+  for (const CallNode* c : in_tree_order(node, table)) {
     std::vector<const CallNode*> p = path;
     p.push_back(c);
-    collect_ends(*c, p, min_hit, out);
+    collect_ends(*c, table, p, min_hit, out);
   }
   if (!path.empty() && node.hit && node.hit >= min_hit) out->push_back(path);
 }
@@ -144,7 +148,7 @@ void collect_ends(const CallNode& node, const std::vector<const CallNode*>& path
 
 void append_callchain_folded(std::string& out, const analysis::CallTree& tree, const GraphOptions& o) {
   std::vector<std::vector<const CallNode*>> ends;
-  collect_ends(tree.root(), {}, o.min_hit, &ends);
+  collect_ends(tree.root(), *tree.table(), {}, o.min_hit, &ends);
   std::stable_sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.back()->hit > b.back()->hit; });
   for (const auto& path : ends) {
     double pct = o.total ? 100.0 * static_cast<double>(path.back()->hit) / static_cast<double>(o.total) : 0.0;
@@ -154,7 +158,7 @@ void append_callchain_folded(std::string& out, const analysis::CallTree& tree, c
       for (size_t f = 0; f < n->frames.size(); ++f) {
         if (!first) out += ';';
         first = false;
-        out += frame_name(n->frames, f);
+        out += frame_name(*tree.table(), n->frames, f);
       }
     }
     out += '\n';
@@ -163,19 +167,21 @@ void append_callchain_folded(std::string& out, const analysis::CallTree& tree, c
 
 void append_callchain_flat(std::string& out, const analysis::CallTree& tree, const GraphOptions& o) {
   std::vector<std::vector<const CallNode*>> ends;
-  collect_ends(tree.root(), {}, o.min_hit, &ends);
+  collect_ends(tree.root(), *tree.table(), {}, o.min_hit, &ends);
   std::stable_sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.back()->hit > b.back()->hit; });
   for (const auto& path : ends) {
     double pct = o.total ? 100.0 * static_cast<double>(path.back()->cumul()) / static_cast<double>(o.total) : 0.0;
     util::append_format(out, "           {:.2f}%\n", pct);
     for (const CallNode* n : path) {
-      for (size_t f = 0; f < n->frames.size(); ++f) util::append_format(out, "                {}\n", frame_name(n->frames, f));
+      for (size_t f = 0; f < n->frames.size(); ++f) util::append_format(out, "                {}\n", frame_name(*tree.table(), n->frames, f));
     }
     out += '\n';
   }
 }
 
-std::string frame_name(const analysis::FrameRun& run, size_t i) { return frame_name(run[i], run.srcline(i)); }
+std::string frame_name(const CallFrameTable& table, const analysis::FrameRun& run, size_t i) {
+  return frame_name(table[run.ids[i]], table.srcline(run.ids[i]));
+}
 
 std::string frame_name(const analysis::CallFrame& f, const std::string* srcline) {
   if (f.sym && srcline) return fmt::format("{} {}{}", f.sym->name(), *srcline, f.sym->inlined ? " (inlined)" : "");
@@ -189,7 +195,7 @@ void append_callchain_graph(std::string& out, const analysis::CallTree& tree, co
   const size_t start = out.size();
   const CallNode* root = &tree.root();
   size_t left = 0;
-  std::vector<const CallNode*> top = drawn_children(*root, min_hit_under(*root, o));
+  std::vector<const CallNode*> top = drawn_children(*root, min_hit_under(*root, o), *tree.table());
   if (top.size() == 1 && top[0]->cumul() == o.entry_period) {
     // A single way in that carries all of the entry: its frames hang from "---" and the
     // branching starts below them.

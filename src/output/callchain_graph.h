@@ -40,7 +40,7 @@ void append_callchain_flat(std::string& out, const analysis::CallTree& tree, con
 // How perf names a frame in a graph: the symbol (and, in chains keyed by address, its srcline),
 // else the raw address in hex.
 std::string frame_name(const analysis::CallFrame& f, const std::string* srcline = nullptr);
-// Frame `i` of a node's run, its srcline included.
-std::string frame_name(const analysis::FrameRun& run, size_t i);
+// Frame `i` of a node's run (ids of `table`), its srcline included.
+std::string frame_name(const analysis::CallFrameTable& table, const analysis::FrameRun& run, size_t i);
 
 }  // namespace tperf::output
