@@ -133,7 +133,7 @@ uint32_t CallFrameTable::intern(const CallFrame& f, const std::string* srcline) 
 void CallFrameTable::grow() {
   // A slot's tag is the low half of its key's hash, which is all the index of a table of up to
   // 2^32 slots takes.
-  std::vector<Slot> old = std::move(slots_);
+  util::MappedVector<Slot> old = std::move(slots_);
   slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
   const size_t mask = slots_.size() - 1;
   for (const Slot& s : old) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "analysis/branch_types.h"
+#include "util/mapped_allocator.h"
 
 namespace tperf::session {
 struct Dso;
@@ -88,9 +89,9 @@ class CallFrameTable {
   };
   void grow();
   bool by_address_ = false;
-  std::vector<CallFrame> frames_;
+  util::MappedVector<CallFrame> frames_;
   std::vector<const std::string*> srclines_;  // by id, once a frame has one
-  std::vector<Slot> slots_;  // open addressing, linear probing, power-of-two size
+  util::MappedVector<Slot> slots_;  // open addressing, linear probing, power-of-two size
 };
 
 // A node's frame ids: 16 bytes where a std::pmr::vector takes 32 (each vector keeps its own

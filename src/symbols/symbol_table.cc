@@ -116,7 +116,7 @@ void SymbolTable::finish(Fixups fixups) {
   // perf's tree keeps symbols of one start address in insertion order. Tables often come in
   // order already (kallsyms nearly always): then the sort's buffer is not needed.
   auto by_start = [](const Symbol& a, const Symbol& b) { return a.start < b.start; };
-  std::vector<Symbol> unsorted;
+  util::MappedVector<Symbol> unsorted;
   if (fixups == Fixups::kElf) unsorted = symbols_;
   if (!std::is_sorted(symbols_.begin(), symbols_.end(), by_start)) {
     std::stable_sort(symbols_.begin(), symbols_.end(), by_start);
@@ -210,7 +210,7 @@ void SymbolTable::build_perf_tree(size_t late_begin) {
   std::vector<uint32_t> order(n_main);
   for (uint32_t i = 0; i < n_main; ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return inserted_[a].start < inserted_[b].start; });
-  std::vector<Symbol> fixed = inserted_;
+  util::MappedVector<Symbol> fixed = inserted_;
   for (size_t k = 0; k + 1 < order.size(); ++k) {
     Symbol& prev = fixed[order[k]];
     if (prev.end == prev.start) prev.end = fixed[order[k + 1]].start;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "util/file_buffer.h"
+#include "util/mapped_allocator.h"
 #include "util/rb_tree.h"
 
 namespace tperf::symbols {
@@ -86,7 +87,7 @@ class SymbolTable {
 
   // The symbol containing `addr` (perf's symbols__find), nullptr when none.
   const Symbol* find(uint64_t addr) const;
-  const std::vector<Symbol>& symbols() const { return symbols_; }
+  const util::MappedVector<Symbol>& symbols() const { return symbols_; }
   size_t size() const { return symbols_.size(); }
   bool empty() const { return symbols_.empty(); }
   size_t memory_bytes() const;
@@ -95,14 +96,14 @@ class SymbolTable {
   const char* store(std::string_view name);
   void push(uint64_t start, uint64_t size, uint8_t binding, uint8_t type, const char* name, size_t len);
 
-  std::vector<Symbol> symbols_;
+  util::MappedVector<Symbol> symbols_;
   std::vector<std::unique_ptr<char[]>> blocks_;
   std::vector<util::FileBuffer> adopted_;
   size_t block_used_ = 0;
   size_t block_size_ = 0;
   size_t arena_bytes_ = 0;
   size_t late_begin_ = SIZE_MAX;  // index of the first add_after_finish() symbol not merged yet
-  std::vector<Symbol> inserted_;  // Fixups::kElf: the symbols as added, until the late ones merge
+  util::MappedVector<Symbol> inserted_;  // Fixups::kElf: the symbols as added, until the late ones merge
 
   // perf's symbol tree (keyed by start, equal starts to the right), for tables where lookups
   // depend on its shape. Node i < symbols added: the i-th symbol added; after them the late

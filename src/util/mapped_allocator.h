@@ -1,0 +1,55 @@
+#pragma once
+
+// An allocator for arrays that grow large and live long: a report's hist entries, its frame
+// table and that table's index. std::vector doubles such an array, and from the heap every
+// doubling left the old buffer behind as a hole in the arena of the thread that grew it, which
+// later allocations of other sizes rarely filled: 14 MB of the 95 MB peak of a system-wide
+// `report --no-children`. From kMappedFrom bytes on, each buffer here is a mapping of its own,
+// given back to the system whole when the array moves out of it. Smaller ones come from the heap
+// as usual (most hists and tables stay small).
+
+#include <sys/mman.h>
+
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <vector>
+
+namespace tperf::util {
+
+template <class T>
+class MappedAllocator {
+ public:
+  using value_type = T;
+  static constexpr size_t kMappedFrom = size_t{1} << 20;
+
+  MappedAllocator() = default;
+  template <class U>
+  MappedAllocator(const MappedAllocator<U>&) noexcept {}  // NOLINT: converting, as allocators are
+
+  T* allocate(size_t n) {
+    if (n > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
+    const size_t bytes = n * sizeof(T);
+    if (bytes < kMappedFrom) return std::allocator<T>().allocate(n);
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t n) noexcept {
+    const size_t bytes = n * sizeof(T);
+    if (bytes < kMappedFrom) {
+      std::allocator<T>().deallocate(p, n);
+    } else {
+      munmap(p, bytes);
+    }
+  }
+  template <class U>
+  bool operator==(const MappedAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+template <class T>
+using MappedVector = std::vector<T, MappedAllocator<T>>;
+
+}  // namespace tperf::util
