@@ -481,15 +481,24 @@ class Hist::TreeBuilder {
   }
   ~TreeBuilder() { finish(); }
 
-  // Queues a batch; waits while kMaxQueued are pending, so memory stays bounded.
-  void submit(TreeBatch&& batch) {
+  // Queues a batch; waits while kMaxQueued are pending, so memory stays bounded. `batch` comes
+  // back empty, with the arrays of a batch built before when there is one: a batch's arrays grew
+  // from nothing each time and went back to the heap once built, and with a megabyte a batch the
+  // building thread's frees shrank the heap and the next batch faulted its pages in again.
+  void submit(TreeBatch& batch) {
     if (!thread_.joinable()) {
       build(batch);
+      clear(batch);
       return;
     }
     std::unique_lock lock(mu_);
     room_cv_.wait(lock, [&] { return queue_.size() < kMaxQueued; });
     queue_.push_back(std::move(batch));
+    batch = TreeBatch{};
+    if (!spare_.empty()) {
+      batch = std::move(spare_.back());
+      spare_.pop_back();
+    }
     work_cv_.notify_one();
   }
 
@@ -520,12 +529,24 @@ class Hist::TreeBuilder {
 
  private:
   static constexpr size_t kMaxQueued = 4;
+  static constexpr size_t kMaxSpare = 2;  // built batches kept for their arrays
+
+  static void clear(TreeBatch& b) {
+    b.ids.clear();
+    b.jobs.clear();
+    b.branches.clear();
+  }
 
   void work() {
+    TreeBatch batch;
     for (;;) {
-      TreeBatch batch;
       {
         std::unique_lock lock(mu_);
+        if (batch.ids.capacity() && spare_.size() < kMaxSpare) {
+          clear(batch);
+          spare_.push_back(std::move(batch));
+        }
+        batch = TreeBatch{};
         work_cv_.wait(lock, [&] { return !queue_.empty() || done_; });
         if (queue_.empty()) return;
         batch = std::move(queue_.front());
@@ -558,6 +579,7 @@ class Hist::TreeBuilder {
   std::mutex mu_;
   std::condition_variable work_cv_, room_cv_;
   std::deque<TreeBatch> queue_;
+  std::vector<TreeBatch> spare_;  // built, emptied, for submit() to hand back
   bool done_ = false;
 };
 
@@ -656,8 +678,13 @@ bool Hist::add_again(const AddMemo& memo, uint64_t period, bool cumulate, unsign
 }
 
 void Hist::submit_trees() const {
-  if (trees_ && !batch_.jobs.empty()) trees_->submit(std::move(batch_));
-  batch_ = TreeBatch{};
+  if (trees_ && !batch_.jobs.empty()) {
+    trees_->submit(batch_);
+  } else {
+    batch_.ids.clear();
+    batch_.jobs.clear();
+    batch_.branches.clear();
+  }
   ++batch_serial_;
 }
 

@@ -6,7 +6,10 @@
 // later allocations of other sizes rarely filled: 14 MB of the 95 MB peak of a system-wide
 // `report --no-children`. From kMappedFrom bytes on, each buffer here is a mapping of its own,
 // given back to the system whole when the array moves out of it. Smaller ones come from the heap
-// as usual (most hists and tables stay small).
+// as usual (most hists and tables stay small). A mapping of 4 MiB or more asks for transparent
+// huge pages: each doubling faults the new buffer's pages in, and in 4 KiB pages that took 6,000
+// more faults (and 0.2 s of system time) than the heap on a system-wide `report`; with huge pages
+// it takes fewer faults than the heap did, for about 2 MB more at the peak.
 
 #include <sys/mman.h>
 
@@ -33,6 +36,7 @@ class MappedAllocator {
     if (bytes < kMappedFrom) return std::allocator<T>().allocate(n);
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
+    if (bytes >= (size_t{4} << 20)) madvise(p, bytes, MADV_HUGEPAGE);
     return static_cast<T*>(p);
   }
   void deallocate(T* p, size_t n) noexcept {
