@@ -488,7 +488,7 @@ class Hist::TreeBuilder {
   void submit(TreeBatch& batch) {
     if (!thread_.joinable()) {
       build(batch);
-      clear(batch);
+      batch.clear();
       return;
     }
     std::unique_lock lock(mu_);
@@ -531,19 +531,13 @@ class Hist::TreeBuilder {
   static constexpr size_t kMaxQueued = 4;
   static constexpr size_t kMaxSpare = 2;  // built batches kept for their arrays
 
-  static void clear(TreeBatch& b) {
-    b.ids.clear();
-    b.jobs.clear();
-    b.branches.clear();
-  }
-
   void work() {
     TreeBatch batch;
     for (;;) {
       {
         std::unique_lock lock(mu_);
         if (batch.ids.capacity() && spare_.size() < kMaxSpare) {
-          clear(batch);
+          batch.clear();
           spare_.push_back(std::move(batch));
         }
         batch = TreeBatch{};
@@ -681,9 +675,7 @@ void Hist::submit_trees() const {
   if (trees_ && !batch_.jobs.empty()) {
     trees_->submit(batch_);
   } else {
-    batch_.ids.clear();
-    batch_.jobs.clear();
-    batch_.branches.clear();
+    batch_.clear();
   }
   ++batch_serial_;
 }

@@ -296,6 +296,11 @@ class Hist {
     std::vector<uint32_t> ids;
     std::vector<TreeJob> jobs;
     std::vector<ChainBranch> branches;  // empty, or parallel to ids
+    void clear() {  // keeps the arrays' capacity
+      ids.clear();
+      jobs.clear();
+      branches.clear();
+    }
   };
   void submit_trees() const;
   mutable std::unique_ptr<TreeBuilder> trees_;

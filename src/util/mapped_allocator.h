@@ -1,7 +1,7 @@
 #pragma once
 
 // An allocator for arrays that grow large and live long: a report's hist entries, its frame
-// table and that table's index. std::vector doubles such an array, and from the heap every
+// table and that table's index, symbol tables. std::vector doubles such an array, and from the heap every
 // doubling left the old buffer behind as a hole in the arena of the thread that grew it, which
 // later allocations of other sizes rarely filled: 14 MB of the 95 MB peak of a system-wide
 // `report --no-children`. From kMappedFrom bytes on, each buffer here is a mapping of its own,
