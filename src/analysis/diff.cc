@@ -17,7 +17,8 @@ namespace {
 
 // What perf compares when it looks an entry up in another file's hist: the values of the keys,
 // since the two files have their own threads, DSOs and symbols. perf 6.1 pairs a symbol by its
-// name (a rebuilt function that moved still pairs), an unresolved address by the address.
+// name (a rebuilt function that moved still pairs), and with the sym key (no dso key) by its
+// name alone, in whichever DSO; an unresolved address by the address.
 struct MatchKey {
   std::string comm;
   bool has_comm = false;
@@ -51,7 +52,7 @@ MatchKey match_key(const HistEntry& e, const MatchRule& rule) {
   // Hist keeps the thread of every entry (for the comm column); it is a key only with pid/tid.
   if (by_thread) k.tid = e.tid;
   k.cpu = e.cpu;
-  if (e.loc.dso && (e.loc.sym || rule.dso_key || !rule.merge_unresolved)) {
+  if (e.loc.dso && (rule.dso_key || !rule.merge_unresolved)) {
     k.has_dso = true;
     k.dso = dso_column_name(e.loc.dso);
   }
@@ -82,9 +83,11 @@ int cmp_computed(const DiffRow& l, const DiffRow& r, size_t i, DiffCompute c) {
   return 0;
 }
 
-// `hist`'s entries in key order as perf diff pairs them: with the sym key, the entries without a
-// symbol that agree on every other key become one, the first of them in key order with the
-// periods and sample counts of all (made in `storage`).
+// `hist`'s entries in key order as perf diff pairs them: with the sym key, the entries that agree
+// on every other key and have no symbol, or symbols of the same name (in two DSOs: the _start of
+// a program and of its dynamic loader), become one, the first of them in key order with the
+// periods and sample counts of all (made in `storage`). perf diff collapses by the names its
+// sort compares, where report keeps each DSO's symbol apart.
 std::vector<const HistEntry*> collapsed(const Hist& hist, std::vector<std::unique_ptr<HistEntry>>* storage) {
   std::vector<const HistEntry*> in = hist.in_key_order();
   const std::vector<SortKey>& keys = hist.keys();
@@ -92,34 +95,38 @@ std::vector<const HistEntry*> collapsed(const Hist& hist, std::vector<std::uniqu
       std::find(keys.begin(), keys.end(), SortKey::kSymoff) != keys.end()) {
     return in;  // perf diff has no symoff key; tperf's keeps every address
   }
-  // Unresolved entries by the keys other than sym.
-  auto other_keys_less = [&](const HistEntry* a, const HistEntry* b) {
+  // By the keys other than sym, then by the symbol's name (every unresolved entry alike).
+  auto collapse_less = [&](const HistEntry* a, const HistEntry* b) {
     for (SortKey k : keys) {
       if (k == SortKey::kSym) continue;
       if (int c = hist.compare_key(k, *a, *b, true)) return c < 0;
     }
-    return false;
+    if (!a->loc.sym || !b->loc.sym) return !a->loc.sym && b->loc.sym;
+    return a->loc.sym->name() < b->loc.sym->name();
   };
-  std::map<const HistEntry*, HistEntry*, decltype(other_keys_less)> groups(other_keys_less);
+  // Each group's place in `out`; its entry is copied (to add the others' values to) only when a
+  // second one joins it.
+  std::map<const HistEntry*, size_t, decltype(collapse_less)> groups(collapse_less);
   std::vector<const HistEntry*> out;
+  std::vector<HistEntry*> merged;  // parallel to out: the copy, once made
   out.reserve(in.size());
   for (const HistEntry* e : in) {
-    if (e->loc.sym) {
-      out.push_back(e);
-      continue;
-    }
-    auto [it, made] = groups.try_emplace(e, nullptr);
+    auto [it, made] = groups.try_emplace(e, out.size());
     if (made) {
-      storage->push_back(std::make_unique<HistEntry>(*e));
-      it->second = storage->back().get();
-      out.push_back(it->second);
+      out.push_back(e);
+      merged.push_back(nullptr);
       continue;
     }
-    HistEntry& into = *it->second;
-    into.period += e->period;
-    into.samples += e->samples;
-    into.children_period += e->children_period;
-    into.children_samples += e->children_samples;
+    HistEntry*& into = merged[it->second];
+    if (!into) {
+      storage->push_back(std::make_unique<HistEntry>(*out[it->second]));
+      into = storage->back().get();
+      out[it->second] = into;
+    }
+    into->period += e->period;
+    into->samples += e->samples;
+    into->children_period += e->children_period;
+    into->children_samples += e->children_samples;
   }
   return out;
 }

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
+#include "session/machine.h"
 #include "symbols/symbol_table.h"
 
 namespace tperf::analysis {
@@ -115,6 +119,61 @@ TEST(DiffHists, MissingEventInTheOtherFileLeavesTheBaseline) {
   // Ties on the computed column: by baseline period.
   EXPECT_EQ(names(d), "ab");
   EXPECT_EQ(d.rows[0].pairs[0], nullptr);
+}
+
+// Two symbols of one name in two DSOs: a program's _start and its dynamic loader's. perf diff 6.1
+// -s sym shows them as one row, baseline the sum of both, paired with the new file's _start
+// whatever its DSO (seen on a DiffE2e recording: ld.so _start 0.10% and diffprog _start 0.05% in
+// the baseline, ld.so _start 0.11% in the new file; perf printed `0.15% -0.04% [.] _start`).
+// With the dso key they stay two rows, as in `perf diff -s dso,sym` of the same files.
+TEST(DiffHists, SameNamedSymbolsOfTwoDsosAreOneRowWithoutTheDsoKey) {
+  const std::string loader_name = "ld-linux-x86-64.so.2", prog_name = "diffprog";
+  session::Dso loader, prog;
+  loader.name = &loader_name;
+  prog.name = &prog_name;
+  symbols::Symbol loader_start = make_symbol("_start", 0x1000, 0x1010);
+  symbols::Symbol prog_start = make_symbol("_start", 0x40, 0x70);
+  symbols::Symbol new_start = make_symbol("_start", 0x1000, 0x1010);
+  symbols::Symbol main_old = make_symbol("main", 0x100, 0x200), main_new = make_symbol("main", 0x100, 0x200);
+  auto in = [](const session::Dso& dso, const symbols::Symbol& sym) {
+    HistEntry e = at(sym);
+    e.loc.dso = &dso;
+    return e;
+  };
+  for (const std::vector<SortKey>& keys : {std::vector<SortKey>{SortKey::kSym}, {SortKey::kDso, SortKey::kSym}}) {
+    const bool by_dso = keys.size() == 2;
+    SCOPED_TRACE(by_dso ? "dso,sym" : "sym");
+    Hist base(keys), other(keys);
+    base.add(in(loader, loader_start), 2);
+    base.add(in(prog, prog_start), 1);
+    base.add(in(prog, main_old), 97);
+    other.add(in(loader, new_start), 3);
+    other.add(in(prog, main_new), 97);
+    const Hist* others[] = {&other};
+    Diff d = diff_hists(base, others, {});
+    size_t start_rows = 0;
+    for (const DiffRow& r : d.rows) {
+      if (r.keys->loc.sym->name() != "_start") continue;
+      ++start_rows;
+      ASSERT_NE(r.base, nullptr);
+      if (!by_dso) {
+        EXPECT_EQ(r.base->period, 3u);  // both baseline entries
+        ASSERT_NE(r.pairs[0], nullptr);
+        EXPECT_EQ(r.pairs[0]->period, 3u);
+        EXPECT_DOUBLE_EQ(r.delta[0], 0.0);
+      } else if (r.base->loc.dso == &prog) {
+        EXPECT_EQ(r.base->period, 1u);
+        EXPECT_EQ(r.pairs[0], nullptr);  // the new file's _start is the loader's
+      } else {
+        EXPECT_EQ(r.base->period, 2u);
+        ASSERT_NE(r.pairs[0], nullptr);
+        EXPECT_EQ(r.pairs[0]->period, 3u);
+      }
+    }
+    EXPECT_EQ(start_rows, by_dso ? 2u : 1u);
+    // The hists themselves keep both entries (perf report -s sym shows two _start lines).
+    EXPECT_EQ(base.in_key_order().size(), 3u);
+  }
 }
 
 }  // namespace
