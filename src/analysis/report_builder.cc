@@ -234,7 +234,18 @@ struct ReportBuilder::Impl {
       Hist& h = events[c.leader].hist;
       Hist::AddMemo& memo = add_memos[c.group];
       if (c.group != i && h.add_again(memo, c.period, b.children, c.member, c.count)) continue;
-      const std::span<const HistEntry> c_callers(b.callers.data() + c.callers_at, c.callers_size);
+      // The caller entries as Hist takes them: the combination's own entry with each frame's
+      // fields (node_entry() made them so).
+      caller_scratch.resize(c.callers_size);
+      for (uint32_t j = 0; j < c.callers_size; ++j) {
+        const BatchCaller& bc = b.callers[c.callers_at + j];
+        HistEntry& e = caller_scratch[j];
+        e = c.self;
+        e.loc = bc.loc;
+        e.srcline = bc.srcline;
+        e.srcline_eager = bc.srcline_eager;
+      }
+      const std::span<const HistEntry> c_callers(caller_scratch);
       if (c.with_chain) {
         std::span<const ChainBranch> branches;
         if (c.with_branches) branches = std::span<const ChainBranch>(b.branches.data() + c.chain_at, c.chain_size);
@@ -261,7 +272,8 @@ struct ReportBuilder::Impl {
   void flush_combos() {
     combo_index.clear();
     combo_at.clear();
-    batch_frames = 0;
+    batch_bytes = 0;
+    batch_made = batch_joined = 0;
     if (filling.combos.empty()) return;
     filling.children = children;
     if (!adder.threaded()) {
@@ -347,10 +359,17 @@ struct ReportBuilder::Impl {
     uint64_t count = 0;
     uint32_t group = 0;  // the combination's first in the batch (itself, or the one it repeats)
   };
+  // A caller entry as a batch holds it: only what sets it apart from its combination's own entry
+  // (node_entry() copies that and changes these), 56 bytes where the whole entry takes 136.
+  struct BatchCaller {
+    Location loc;
+    const std::string* srcline;
+    bool srcline_eager;
+  };
   // The combinations of a batch, with their caller entries and chain frames in shared arrays.
   struct ComboBatch {
     std::vector<Combo> combos;
-    std::vector<HistEntry> callers;
+    std::vector<BatchCaller> callers;  // only when cumulating: Hist reads them for nothing else
     std::vector<CallFrame> chains;
     std::vector<ChainBranch> branches;  // parallel to chains once a combo has branches
     std::vector<const std::string*> texts;  // the same for frame srclines (--branch-history)
@@ -368,18 +387,36 @@ struct ReportBuilder::Impl {
   // The adding thread's: what the last add of each group credited, and which groups repeat.
   std::vector<Hist::AddMemo> add_memos;
   std::vector<uint8_t> repeated;
+  std::vector<HistEntry> caller_scratch;
   util::WordKeyMap combo_index;  // key -> its id (of the batch being filled)
   std::vector<uint32_t> combo_at;  // key id -> the key's first combination in filling.combos
   // By event (as `events`): what the entries of every combination made so far say of the order
   // of each hist's keys. The hists know it for the entries already added; the combinations
   // still held are noted here as they are made.
   std::vector<OrderRisk> order_risks;
-  size_t batch_frames = 0;  // in `filling`
-  // 16K frames: each holds a HistEntry (~136 bytes) in the batch's callers, so 64K made the batch
-  // 10 MB of a sys report's peak. With the adding thread two batches are alive (one filling, one
-  // being added): 3 MB more on sys. Batches of 8K made the fp report 25% slower: every batch
-  // resolves again the stacks that earlier batches resolved.
-  static constexpr size_t kBatchFrames = size_t{1} << 14;
+  size_t batch_bytes = 0;  // what `filling` and its keys in combo_index hold, about
+  // A batch ends when it holds `batch_budget` bytes; with the adding thread two batches are alive
+  // (one filling, one being added). Every batch resolves again the stacks that earlier batches
+  // resolved (on fp, 47,748 distinct stacks made 400,176 combinations in batches of 16K frames),
+  // so a larger batch pays where samples repeat their stacks, and only costs memory where they
+  // do not (-a on a busy machine). The budget follows what the last batch saw: doubled when its
+  // samples were three times its combinations or more, halved below one and a half. Samples with
+  // stack copies keep the smallest batches: unwinding each costs far more than resolving its
+  // frames again, and their long chains made the dwarf recipe's peak 7 MB higher (a fifth) with
+  // batches of 3 MiB, for no time saved.
+  static constexpr size_t kBatchMinBytes = size_t{256} << 10;
+  static constexpr size_t kBatchMaxBytes = size_t{4} << 20;
+  size_t batch_budget = size_t{1} << 20;
+  size_t batch_made = 0;    // combinations made in `filling`
+  size_t batch_joined = 0;  // samples that joined one of them
+  bool unwound_samples = false;  // some sample had its user stack unwound
+  void adapt_batch_budget() {
+    if (batch_joined >= 2 * batch_made) {
+      batch_budget = std::min(2 * batch_budget, kBatchMaxBytes);
+    } else if (2 * batch_joined < batch_made) {
+      batch_budget = std::max(batch_budget / 2, kBatchMinBytes);
+    }
+  }
 
   SampleReadSplitter read_splitter;
 
@@ -490,6 +527,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   user_frames.clear();
   if ((summary || children || graph || folded) && has_chain) {
     unwinder.append_user_frames(attr, thread, sample, 4096, &user_frames);
+    unwound_samples = unwound_samples || symbols::DwarfUnwinder::copies_stacks(attr);
   }
   // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
   const uint64_t period = read               ? read->period
@@ -542,6 +580,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   if (const uint32_t id = combo_index.find(key, raw_chain, key_hash); id != util::WordKeyMap::kAbsent) {
     Combo& c = filling.combos[combo_at[id]];
     const OrderRisk& risk = order_risks[c.leader];
+    ++batch_joined;
     if (risk.total() || (!c.dsoless && risk.total_with_dsos())) {
       ++c.count;
       c.period += period;
@@ -553,7 +592,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       again.count = 1;
       again.period = period;
       again.verdict = {};
-      batch_frames += again.callers_size + 1;
+      batch_bytes += sizeof(Combo);
       if (summary) {
         unwind.add_stack_copy(sample, attr.sample_stack_user);
         unwind.add(c.verdict);
@@ -791,14 +830,26 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   OrderRisk& risk = order_risks[slot.leader];
   risk.note(self);
   for (const HistEntry& c : callers) risk.note(c);
-  if (batch_frames + callers.size() + stats_frames.size() > kBatchFrames) flush_combos();
-  batch_frames += callers.size() + stats_frames.size() + 1;
+  // What the combination adds to the batch: itself, its callers (when cumulating), its chain and
+  // what goes with it, its key (with the raw chain) in the index, its verdict's DSOs.
+  const size_t kept_callers = children ? callers.size() : 0;
+  const size_t chain_cost = with_chain ? chain.size() * (sizeof(CallFrame) + sizeof(ChainBranch) * with_branches +
+                                                           sizeof(const std::string*) * !chain_texts.empty())
+                                       : 0;
+  const size_t cost = sizeof(Combo) + kept_callers * sizeof(BatchCaller) + chain_cost +
+                      (key.size() + raw_chain.size() + 4) * sizeof(uint64_t) + stats_frames.size() * sizeof(void*);
+  if (batch_bytes + cost > (unwound_samples ? kBatchMinBytes : batch_budget)) {
+    adapt_batch_budget();
+    flush_combos();
+  }
+  batch_bytes += cost;
+  ++batch_made;
   combo_index.insert(key, raw_chain, key_hash);
   ComboBatch& b = filling;
   combo_at.push_back(static_cast<uint32_t>(b.combos.size()));
   const auto callers_at = static_cast<uint32_t>(b.callers.size());
   const auto chain_at = static_cast<uint32_t>(b.chains.size());
-  b.callers.insert(b.callers.end(), callers.begin(), callers.end());
+  for (size_t i = 0; i < kept_callers; ++i) b.callers.push_back({callers[i].loc, callers[i].srcline, callers[i].srcline_eager});
   if (with_chain) b.chains.insert(b.chains.end(), chain.begin(), chain.end());
   if (with_branches || !b.branches.empty()) b.branches.resize(chain_at);
   if (with_branches) b.branches.insert(b.branches.end(), chain_branches.begin(), chain_branches.end());
@@ -806,7 +857,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   if (with_texts || !b.texts.empty()) b.texts.resize(chain_at);
   if (with_texts) b.texts.insert(b.texts.end(), chain_texts.begin(), chain_texts.end());
   const bool dsoless = !self.loc.dso || std::any_of(callers.begin(), callers.end(), [](const HistEntry& c) { return !c.loc.dso; });
-  b.combos.push_back({slot.leader, slot.member, with_chain, with_branches, self, callers_at, static_cast<uint32_t>(callers.size()),
+  b.combos.push_back({slot.leader, slot.member, with_chain, with_branches, self, callers_at, static_cast<uint32_t>(kept_callers),
                     chain_at, with_chain ? static_cast<uint32_t>(chain.size()) : 0u, dsoless,
                     summary ? std::move(verdict) : UnwindStatsCollector::StackVerdict{}, period, 1,
                     static_cast<uint32_t>(b.combos.size())});
