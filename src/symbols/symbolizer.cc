@@ -459,6 +459,7 @@ const SymbolTable* Symbolizer::fixed_table(const session::Map& map, int32_t pid,
     case DsoState::Kind::kBpf:
       return nullptr;
     case DsoState::Kind::kKernel: {
+      if (!any_ksymbols_.load(std::memory_order_acquire)) break;
       std::shared_lock lock(ksymbol_mu_);
       if (!ksymbols_.empty()) return nullptr;
       break;
@@ -486,8 +487,9 @@ Resolved Symbolizer::resolve(const session::Map& map, int32_t pid, uint64_t addr
       return r;
     }
     case DsoState::Kind::kKernel: {
-      std::shared_lock lock(ksymbol_mu_);
-      if (!ksymbols_.empty()) {
+      std::shared_lock lock(ksymbol_mu_, std::defer_lock);
+      if (any_ksymbols_.load(std::memory_order_acquire)) lock.lock();
+      if (lock.owns_lock() && !ksymbols_.empty()) {
         if (const Symbol* s = ksymbols_.find(addr)) {
           r.sym = s;
           return r;
@@ -526,6 +528,7 @@ void Symbolizer::add_kernel_symbol(uint64_t addr, uint64_t len, std::string_view
   std::unique_lock lock(ksymbol_mu_);
   ksymbols_.add_after_finish(addr, len, kBindGlobal, kTypeFunc, name);
   ksymbols_.merge_late_adds();
+  any_ksymbols_.store(true, std::memory_order_release);
 }
 
 std::string Symbolizer::srcline(const session::Map& map, int32_t pid, uint64_t addr) {
