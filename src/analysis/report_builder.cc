@@ -754,10 +754,13 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
     std::reverse(frames_at.begin(), frames_at.end());
   }
   char level = self.loc.level;
+  // Without --children the callers' entries go nowhere (Hist reads them only when cumulating)
+  // but into the parent key: the chain alone is kept then.
+  const bool keep_callers = children || use_parent;
   auto push_entry = [&](HistEntry& c, const session::Map* fmap, uint64_t ip, const symbols::Symbol* sym,
                         const ChainBranch* cb) {
     c.loc.sym = sym;
-    callers.push_back(c);
+    if (keep_callers) callers.push_back(c);
     push_chain_frame(c, fmap, thread.pid(), ip);
     if (kept_branches && opt.branch_chains) chain_branches.push_back(cb ? *cb : ChainBranch{});
   };
@@ -826,10 +829,13 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   const bool with_chain = (graph || folded || flat) && !chain.empty();
   const bool with_branches = with_chain && chain_branches.size() == chain.size();
   // Every entry the combination will make is noted before it is held, so that later samples
-  // alike join it only while perf's walk would find its entries.
+  // alike join it only while perf's walk would find its entries (the callers' make entries only
+  // when cumulating).
   OrderRisk& risk = order_risks[slot.leader];
   risk.note(self);
-  for (const HistEntry& c : callers) risk.note(c);
+  if (children) {
+    for (const HistEntry& c : callers) risk.note(c);
+  }
   // What the combination adds to the batch: itself, its callers (when cumulating), its chain and
   // what goes with it, its key (with the raw chain) in the index, its verdict's DSOs.
   const size_t kept_callers = children ? callers.size() : 0;
@@ -856,7 +862,8 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   const bool with_texts = with_chain && chain_texts.size() == chain.size();
   if (with_texts || !b.texts.empty()) b.texts.resize(chain_at);
   if (with_texts) b.texts.insert(b.texts.end(), chain_texts.begin(), chain_texts.end());
-  const bool dsoless = !self.loc.dso || std::any_of(callers.begin(), callers.end(), [](const HistEntry& c) { return !c.loc.dso; });
+  const bool dsoless = !self.loc.dso || (children && std::any_of(callers.begin(), callers.end(),
+                                                                   [](const HistEntry& c) { return !c.loc.dso; }));
   b.combos.push_back({slot.leader, slot.member, with_chain, with_branches, self, callers_at, static_cast<uint32_t>(kept_callers),
                     chain_at, with_chain ? static_cast<uint32_t>(chain.size()) : 0u, dsoless,
                     summary ? std::move(verdict) : UnwindStatsCollector::StackVerdict{}, period, 1,
