@@ -93,9 +93,9 @@ skip_reasons() {
   ' "$1" 2>/dev/null
 }
 
-# run_ctest NAME DIR [CTEST ARGS...]: runs the suite and adds its counts to the totals. ctest counts a test that
-# printed gtest's "[  SKIPPED ]" (gtest_discover_tests sets SKIP_REGULAR_EXPRESSION) among the
-# passed ones and lists it under "The following tests did not run:" as "(Skipped)": those are
+# run_ctest NAME DIR [CTEST ARGS...]: runs the suite and adds its counts to the totals. ctest
+# counts a test that printed gtest's "[  SKIPPED ]" (gtest_discover_tests sets
+# SKIP_REGULAR_EXPRESSION) among the passed ones and lists it under "The following tests did not run:" as "(Skipped)": those are
 # taken out of the passed count and appended to $SKIPPED_LIST with their reason.
 run_ctest() {
   local name=$1 dir=$2 t0=$SECONDS log="$2/ctest.log" rc

@@ -125,6 +125,9 @@ struct ReportBuilder::Impl {
     if (nr_attrs == groups_known_for && group_slots.size() >= nr_attrs) return;
     drain_combos();
     groups_known_for = nr_attrs;
+    stack_copies = std::any_of(reader.attrs().begin(), reader.attrs().end(), [](const perfdata::EventAttr& ea) {
+      return symbols::DwarfUnwinder::copies_stacks(ea.attr);
+    });
     group_slots.clear();
     for (size_t i = 0; i < nr_attrs; ++i) group_slots.push_back({i, 0});
     group_size.assign(nr_attrs, 0);
@@ -400,8 +403,8 @@ struct ReportBuilder::Impl {
   // resolved (on fp, 47,748 distinct stacks made 400,176 combinations in batches of 16K frames),
   // so a larger batch pays where samples repeat their stacks, and only costs memory where they
   // do not (-a on a busy machine). The budget follows what the last batch saw: doubled when its
-  // samples were three times its combinations or more, halved below one and a half. Samples with
-  // stack copies keep the smallest batches: unwinding each costs far more than resolving its
+  // samples were three times its combinations or more, halved below one and a half. Files whose
+  // events copy user stacks keep the smallest batches: unwinding each costs far more than resolving its
   // frames again, and their long chains made the dwarf recipe's peak 7 MB higher (a fifth) with
   // batches of 3 MiB, for no time saved.
   static constexpr size_t kBatchMinBytes = size_t{256} << 10;
@@ -409,7 +412,7 @@ struct ReportBuilder::Impl {
   size_t batch_budget = size_t{1} << 20;
   size_t batch_made = 0;    // combinations made in `filling`
   size_t batch_joined = 0;  // samples that joined one of them
-  bool unwound_samples = false;  // some sample had its user stack unwound
+  bool stack_copies = false;  // some event copies user stacks (setup_events())
   void adapt_batch_budget() {
     if (batch_joined >= 2 * batch_made) {
       batch_budget = std::min(2 * batch_budget, kBatchMaxBytes);
@@ -527,7 +530,6 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   user_frames.clear();
   if ((summary || children || graph || folded) && has_chain) {
     unwinder.append_user_frames(attr, thread, sample, 4096, &user_frames);
-    unwound_samples = unwound_samples || symbols::DwarfUnwinder::copies_stacks(attr);
   }
   // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
   const uint64_t period = read               ? read->period
@@ -844,7 +846,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
                                        : 0;
   const size_t cost = sizeof(Combo) + kept_callers * sizeof(BatchCaller) + chain_cost +
                       (key.size() + raw_chain.size() + 4) * sizeof(uint64_t) + stats_frames.size() * sizeof(void*);
-  if (batch_bytes + cost > (unwound_samples ? kBatchMinBytes : batch_budget)) {
+  if (batch_bytes + cost > (stack_copies ? kBatchMinBytes : batch_budget)) {
     adapt_batch_budget();
     flush_combos();
   }

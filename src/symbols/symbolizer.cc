@@ -487,9 +487,9 @@ Resolved Symbolizer::resolve(const session::Map& map, int32_t pid, uint64_t addr
       return r;
     }
     case DsoState::Kind::kKernel: {
-      std::shared_lock lock(ksymbol_mu_, std::defer_lock);
-      if (any_ksymbols_.load(std::memory_order_acquire)) lock.lock();
-      if (lock.owns_lock() && !ksymbols_.empty()) {
+      if (!any_ksymbols_.load(std::memory_order_acquire)) break;
+      std::shared_lock lock(ksymbol_mu_);
+      if (!ksymbols_.empty()) {
         if (const Symbol* s = ksymbols_.find(addr)) {
           r.sym = s;
           return r;
