@@ -510,7 +510,11 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
     off_cpu_period = iv ? iv->duration() : 0;
   }
   if (!decided) decide_children();
-  reader.decode_sample(rec, sample);
+  // The chain stays in the record until this sample makes a combination of its own (most join
+  // one): then it is decoded again, whole. Not for stack copies, whose unwinding reads it first.
+  const perfdata::PerfEventAttr& ev_attr = reader.attrs()[static_cast<size_t>(ai)].attr;
+  const bool chain_in_place = !symbols::DwarfUnwinder::copies_stacks(ev_attr);
+  reader.decode_sample(rec, sample, chain_in_place ? perfdata::SampleParts::kChainInPlace : perfdata::SampleParts::kAll);
   if (wanted_state && off_cpu->is_offcpu_time_event(ai) && off_cpu->offcpu_time_state(sample, ai) != *wanted_state) return;
   if (time_skipped(opt.time_ranges, sample.time)) return;
   // --cpu too drops samples before anything counts them, as perf does.
@@ -522,7 +526,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   const GroupSlot slot = group_slots[static_cast<size_t>(hist_ai)];
   session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
   const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
-  const perfdata::PerfEventAttr& attr = reader.attrs()[static_cast<size_t>(ai)].attr;
+  const perfdata::PerfEventAttr& attr = ev_attr;
   const bool has_chain = sample.has(perfdata::kSampleCallchain);
   const bool graph = opt.graph, folded = opt.folded, flat = opt.flat;
   const bool summary = opt.summary;
@@ -565,7 +569,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   *k++ = thread.maps() ? thread.maps()->version() : 0;
   *k++ = machine.kernel_maps().version();
   *k++ = reinterpret_cast<uintptr_t>(trace_text);
-  *k++ = has_chain ? sample.callchain.size() : ~uint64_t{0};  // no chain is not an empty one
+  *k++ = has_chain ? sample.chain().size() : ~uint64_t{0};  // no chain is not an empty one
   *k++ = user_frames.size();
   for (const auto& f : user_frames) *k++ = f.ip;
   if (branch_chain) {
@@ -576,8 +580,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       *k++ = b.flags;
     }
   }
-  const std::span<const uint64_t> raw_chain =
-      has_chain ? std::span<const uint64_t>(sample.callchain) : std::span<const uint64_t>();
+  std::span<const uint64_t> raw_chain = has_chain ? sample.chain() : std::span<const uint64_t>();
   const uint64_t key_hash = util::WordKeyMap::hash(key, raw_chain);
   if (const uint32_t id = combo_index.find(key, raw_chain, key_hash); id != util::WordKeyMap::kAbsent) {
     Combo& c = filling.combos[combo_at[id]];
@@ -607,6 +610,10 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       unwind.add(c.verdict);
     }
     return;
+  }
+  if (sample.chain_in_place.data()) {
+    reader.decode_sample(rec, sample);
+    raw_chain = sample.callchain;
   }
   const symbols::ResolvedFrame sample_at = resolver.resolve(&thread, cpumode, sample.ip);
   const session::Map* sample_map = sample_at.map;

@@ -22,6 +22,7 @@ void Sample::clear() {
   cpu = cpu_res = 0;
   period = 0;
   callchain.clear();
+  chain_in_place = {};
   if (was & kSampleCallchain) {
     deferred_callchain = false;
     deferred_cookie = 0;
@@ -59,7 +60,7 @@ void Sample::clear() {
   if (was & kSampleAux) aux = {};
 }
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(Sample) == 424, "a field was added to Sample: reset it in Sample::clear()");
+static_assert(sizeof(Sample) == 440, "a field was added to Sample: reset it in Sample::clear()");
 #endif
 
 namespace {
@@ -183,13 +184,20 @@ size_t decode_sample(std::span<const uint8_t> body, bool swap, uint64_t body_off
       s.callchain.clear();  // keeps its capacity for the next sample
       if (nr > r.remaining() / 8) fail_u64_array(r, nr, "callchain");
       r.skip(static_cast<size_t>(nr) * 8);
+    } else if (parts == SampleParts::kChainInPlace && !r.swapped() &&
+               reinterpret_cast<uintptr_t>(r.cursor()) % alignof(uint64_t) == 0) {
+      if (nr > r.remaining() / 8) fail_u64_array(r, nr, "callchain");
+      s.callchain.clear();  // keeps its capacity for the next sample
+      s.chain_in_place = {reinterpret_cast<const uint64_t*>(r.cursor()), static_cast<size_t>(nr)};
+      r.skip(static_cast<size_t>(nr) * 8);
     } else {
       read_u64_array(r, nr, s.callchain, "callchain");
     }
-    if (parts == SampleParts::kAll && attr.flag(kFlagDeferCallchain) && nr >= 2 &&
-        s.callchain[nr - 2] == kContextUserDeferred) {
+    const std::span<const uint64_t> chain = s.chain();
+    if (parts != SampleParts::kWithoutCallchain && attr.flag(kFlagDeferCallchain) && nr >= 2 &&
+        chain[nr - 2] == kContextUserDeferred) {
       s.deferred_callchain = true;
-      s.deferred_cookie = s.callchain[nr - 1];
+      s.deferred_cookie = chain[nr - 1];
     }
   }
   if (t & kSampleRaw) {

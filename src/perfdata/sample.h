@@ -61,6 +61,9 @@ struct Sample {
   uint64_t period = 0;
   ReadData read;
   std::vector<uint64_t> callchain;  // ips including context markers
+  // SampleParts::kChainInPlace: the callchain's entries where they are in the record (callchain
+  // is then empty); chain() is the one to read.
+  std::span<const uint64_t> chain_in_place;
   std::span<const uint8_t> raw;    // points into the record
   uint64_t branch_hw_idx = 0;
   bool branch_has_hw_idx = false;
@@ -86,13 +89,19 @@ struct Sample {
 
   void clear();
   bool has(uint64_t bits) const { return (present & bits) != 0; }
+  // The callchain's entries, wherever decode_sample() left them.
+  std::span<const uint64_t> chain() const { return chain_in_place.data() ? chain_in_place : std::span<const uint64_t>(callchain); }
 };
 
 // What decode_sample() reads: everything, or everything but the callchain's entries, which are
 // only checked against the record's length (Sample::callchain is left empty, deferred_callchain
 // false). A first pass that needs the other fields and the verdict on the record reads the
 // chain's cache lines not at all.
-enum class SampleParts { kAll, kWithoutCallchain };
+// kChainInPlace: everything, but the callchain's entries are left in the record when the file is
+// in this machine's byte order and they are aligned there (Sample::chain_in_place, valid while the
+// record's bytes are); copied as by kAll otherwise. A caller that only compares a chain with the
+// ones it has seen saves the copy.
+enum class SampleParts { kAll, kWithoutCallchain, kChainInPlace };
 
 // Decodes a SAMPLE body (the bytes after the 8-byte header) for `attr`. The record's file
 // offset is used for errors. Throws FormatError when the body is shorter than its fields say

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -343,6 +344,84 @@ TEST_P(BuilderTest, SampleDecodedWithoutItsCallchainHasEverythingElse) {
     thrown += !whole_error.empty();
   }
   EXPECT_EQ(thrown, body.size() / 8) << "every cut record is short of a field";
+}
+
+// SampleParts::kChainInPlace (report compares a chain with those it has seen before it copies
+// one): in this machine's byte order, the entries are read where they lie in the record; in the
+// other, or misaligned, they are copied as kAll copies them. Every other field, and every cut
+// record's error, as a whole decode gives them.
+TEST_P(BuilderTest, SampleChainLeftInPlaceWhereItCanBe) {
+  PerfEventAttr attr = rich_attr();
+  RecordBuilder rb(attr, swap());
+  Sample s;
+  s.ip = 0xffffffff81000010ULL;
+  s.pid = 10;
+  s.tid = 11;
+  s.time = 5000;
+  s.cpu = 1;
+  s.period = 3;
+  s.callchain = {kContextKernel, s.ip, 0xffffffff81000200ULL, kContextUser, 0x401000, 0x402000};
+  s.regs_user.abi = 2;
+  for (int i = 0; i < 20; ++i) s.regs_user.regs.push_back(0x2000 + i);
+  std::vector<uint8_t> stack(32, 0x5a);
+  s.stack_user = stack;
+  s.stack_dyn_size = 16;
+  const std::vector<uint8_t> rec = rb.sample(s);
+  const std::span<const uint8_t> body = body_of(rec);
+
+  Sample whole, in_place;
+  in_place.callchain = {1, 2, 3};  // left from an earlier sample: must not show through
+  ASSERT_EQ(decode_sample(body, swap(), 8, attr, whole), 0u);
+  ASSERT_EQ(decode_sample(body, swap(), 8, attr, in_place, SampleParts::kChainInPlace), 0u);
+  EXPECT_TRUE(std::ranges::equal(in_place.chain(), s.callchain));
+  EXPECT_TRUE(std::ranges::equal(whole.chain(), s.callchain));
+  EXPECT_EQ(whole.chain_in_place.data(), nullptr);
+  if (swap()) {
+    EXPECT_EQ(in_place.chain_in_place.data(), nullptr) << "a foreign-order chain is read word by word";
+    EXPECT_EQ(in_place.callchain, s.callchain);
+  } else {
+    EXPECT_TRUE(in_place.callchain.empty());
+    const auto* at = reinterpret_cast<const uint8_t*>(in_place.chain_in_place.data());
+    EXPECT_GE(at, body.data());
+    EXPECT_LE(at + in_place.chain_in_place.size_bytes(), body.data() + body.size());
+  }
+  EXPECT_EQ(in_place.ip, whole.ip);
+  EXPECT_EQ(in_place.tid, whole.tid);
+  EXPECT_EQ(in_place.time, whole.time);
+  EXPECT_EQ(in_place.period, whole.period);
+  EXPECT_EQ(in_place.regs_user.regs, whole.regs_user.regs);
+  EXPECT_EQ(in_place.stack_dyn_size, 16u);
+
+  // The next decode (of any kind) drops the view: it pointed into the record before.
+  decode_sample(body, swap(), 8, attr, in_place);
+  EXPECT_EQ(in_place.chain_in_place.data(), nullptr);
+  EXPECT_EQ(in_place.callchain, s.callchain);
+
+  // Misaligned in memory: copied.
+  std::vector<uint8_t> shifted(body.size() + 4);
+  std::copy(body.begin(), body.end(), shifted.begin() + 4);
+  Sample moved;
+  ASSERT_EQ(decode_sample(std::span<const uint8_t>(shifted).subspan(4), swap(), 8, attr, moved,
+                          SampleParts::kChainInPlace),
+            0u);
+  EXPECT_EQ(moved.chain_in_place.data(), nullptr);
+  EXPECT_EQ(moved.callchain, s.callchain);
+
+  for (size_t cut = 0; cut < body.size(); cut += 8) {
+    SCOPED_TRACE(cut);
+    std::string whole_error, in_place_error;
+    try {
+      decode_sample(body.first(cut), swap(), 8, attr, whole);
+    } catch (const FormatError& e) {
+      whole_error = e.what();
+    }
+    try {
+      decode_sample(body.first(cut), swap(), 8, attr, in_place, SampleParts::kChainInPlace);
+    } catch (const FormatError& e) {
+      in_place_error = e.what();
+    }
+    EXPECT_EQ(in_place_error, whole_error);
+  }
 }
 
 TEST_P(BuilderTest, SampleOptionalParts) {
