@@ -48,6 +48,7 @@ echo "# export_bench $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "# machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM; kernel $(uname -r)"
 echo "# $(perf --version); tperf at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') (Release)"
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg); best of $runs run(s)"
+echo "# CPU speed at start (a fixed loop pinned to each): $(cpu_speeds)"
 
 # ratio LABEL: one line "perf script / tperf LABEL" from the last two measurements.
 ratio() {
@@ -86,4 +87,5 @@ echo
 echo "## summary"
 printf '%s\n' "${summary[@]}"
 echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# CPU speed at end: $(cpu_speeds)"
 echo "# written to $report"

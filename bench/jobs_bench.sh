@@ -65,6 +65,7 @@ one_run() {
 
 {
   echo "# jobs_bench $(date -u +%FT%TZ) on $(nproc) CPUs, tperf $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'), runs $runs"
+  echo "# CPU speed at start (a fixed loop pinned to each): $(cpu_speeds)"
   echo "| file | command | -j 1 best / median | -j $jobs best / median | CPU -j 1 / -j $jobs | speed-up best / median | ceiling best / median | output |"
   echo "|---|---|---|---|---|---|---|---|"
 } | tee "$results"
@@ -100,4 +101,5 @@ print(f"| {sys.argv[3]} | `{sys.argv[4]}` | {b1:.2f} / {m1:.2f} s | {bn:.2f} / {
 EOF
   done
 done
+echo "# CPU speed at end: $(cpu_speeds)" | tee -a "$results"
 echo "results: $results"

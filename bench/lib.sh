@@ -56,3 +56,20 @@ measure() {
     if ((kb > peak_kb)); then peak_kb=$kb; fi
   done
 }
+
+# cpu_speeds: one line with the time a fixed shell loop takes pinned to each CPU, and the
+# slowest against the fastest. On this project's 2-vCPU VMs the host runs other guests, and one
+# vCPU was at times 1.5x slower than the other for minutes (report -j 1 on the fp recipe: 1.35 s
+# pinned to CPU 0, 2.15 s pinned to CPU 1, run after run): a thread's speed, and a -j 2 run's
+# pace, then depend on which CPU it landed on. Printed at the start and end of a run, so that a
+# row is read with the state of the host it was measured in.
+cpu_speeds() {
+  local c s line="" fastest="" slowest=""
+  for ((c = 0; c < $(nproc); ++c)); do
+    s=$( { /usr/bin/time -f '%e' taskset -c "$c" bash -c 'i=0; while ((i < 400000)); do ((i++)); done' ; } 2>&1 | tail -1)
+    line+=" cpu$c ${s} s"
+    if [[ -z $fastest ]] || awk -v a="$s" -v b="$fastest" 'BEGIN { exit !(a < b) }'; then fastest=$s; fi
+    if [[ -z $slowest ]] || awk -v a="$s" -v b="$slowest" 'BEGIN { exit !(a > b) }'; then slowest=$s; fi
+  done
+  echo "${line# } (slowest/fastest $(awk -v a="$slowest" -v b="$fastest" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'))"
+}

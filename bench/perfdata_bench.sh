@@ -70,6 +70,7 @@ commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')
 echo "# machine: $(nproc) CPUs, $cpu_model, $mem RAM"
 echo "# kernel $(uname -r); $(perf --version 2>/dev/null || echo 'no perf'); tperf at $commit (Release)"
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# CPU speed at start (a fixed loop pinned to each): $(cpu_speeds)"
 echo "# perf command: perf report -D -i FILE ${perf_report_extra[*]}"
 echo "# best of $runs runs after warming the page cache; RSS is the largest of the runs"
 
@@ -170,4 +171,5 @@ echo "## ratios"
 printf '%s\n' "${summary[@]}"
 echo
 echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# CPU speed at end: $(cpu_speeds)"
 echo "# written to $report"

@@ -56,6 +56,7 @@ echo "# report_bench $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "# machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM; kernel $(uname -r)"
 echo "# $(perf --version); tperf at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') (Release)"
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg); best of $runs run(s); report args: '${args}'; page cache: $([[ $settle == 1 ]] && echo settled || echo as found)"
+echo "# CPU speed at start (a fixed loop pinned to each): $(cpu_speeds)"
 
 # perf's report without its tip block ("#", "# (Tip: ...)", "#" at the end).
 strip_tip() {
@@ -98,4 +99,5 @@ for f in "${files[@]}"; do
   }'
 done
 echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# CPU speed at end: $(cpu_speeds)"
 echo "# written to $report"

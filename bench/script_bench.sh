@@ -67,6 +67,7 @@ echo "# machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048
 echo "# $(perf --version); tperf at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') (Release)"
 if ((time_to_files)); then sink="files on $tmp"; else sink="/dev/null (then one run each into files for the comparison)"; fi
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg); best of $runs run(s), timed with output to $sink; page cache: $([[ $settle == 1 ]] && echo settled || echo as found)"
+echo "# CPU speed at start (a fixed loop pinned to each): $(cpu_speeds)"
 
 summary=()
 for f in "${files[@]}"; do
@@ -122,4 +123,5 @@ echo
 echo "## summary"
 printf '%s\n' "${summary[@]}"
 echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# CPU speed at end: $(cpu_speeds)"
 echo "# written to $report"
