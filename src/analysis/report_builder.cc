@@ -275,6 +275,7 @@ struct ReportBuilder::Impl {
   void flush_combos() {
     combo_index.clear();
     combo_at.clear();
+    last.id = util::WordKeyMap::kAbsent;
     batch_bytes = 0;
     batch_made = batch_joined = 0;
     if (filling.combos.empty()) return;
@@ -296,6 +297,11 @@ struct ReportBuilder::Impl {
 
   // `read`: one of the samples perf makes of a SAMPLE_READ record (its event and period).
   void on_one_sample(const perfdata::Record& rec, const ReadDelivery* read);
+  // ReplayHandlers::on_repeat: the sample before it applied again when its key would be the same
+  // (the thread's comm and the address spaces' versions unchanged), else as any sample.
+  void on_repeat(const perfdata::Record& rec, uint64_t time);
+  // A sample that joins the combination `id` of the batch being filled.
+  void join_combo(uint32_t id, uint64_t period, uint64_t stack_user);
   void run(const std::function<void(uint64_t)>& on_progress);
 
   perfdata::Reader& reader;
@@ -393,6 +399,17 @@ struct ReportBuilder::Impl {
   std::vector<HistEntry> caller_scratch;
   util::WordKeyMap combo_index;  // key -> its id (of the batch being filled)
   std::vector<uint32_t> combo_at;  // key id -> the key's first combination in filling.combos
+  // What the last sample went into, for a repeat of it (on_repeat): its combination's id in
+  // combo_index (kAbsent: it went into none, or the index was cleared since), and what else its
+  // key was made of.
+  struct LastSample {
+    uint32_t id = util::WordKeyMap::kAbsent;
+    const session::Thread* thread = nullptr;
+    const std::string* comm = nullptr;
+    uint64_t maps_version = 0, kernel_version = 0;
+    EventHist* ev = nullptr;
+    uint64_t period = 0, stack_user = 0;
+  } last;
   // By event (as `events`): what the entries of every combination made so far say of the order
   // of each hist's keys. The hists know it for the entries already added; the combinations
   // still held are noted here as they are made.
@@ -490,7 +507,49 @@ struct ReportBuilder::Impl {
   Adder adder{opt.jobs, [this] { add_batch(adding); }};
 };
 
+void ReportBuilder::Impl::join_combo(uint32_t id, uint64_t period, uint64_t stack_user) {
+  Combo& c = filling.combos[combo_at[id]];
+  const OrderRisk& risk = order_risks[c.leader];
+  ++batch_joined;
+  if (risk.total() || (!c.dsoless && risk.total_with_dsos())) {
+    ++c.count;
+    c.period += period;
+  } else {
+    // perf's walk may miss the entries of the first one now: this sample goes in on its own,
+    // in its place (the batch holds the resolved entries and chain already).
+    Combo again = c;
+    again.group = combo_at[id];
+    again.count = 1;
+    again.period = period;
+    again.verdict = {};
+    batch_bytes += sizeof(Combo);
+    if (opt.summary) {
+      unwind.add_stack_copy(sample, stack_user);
+      unwind.add(c.verdict);
+    }
+    filling.combos.push_back(std::move(again));
+    return;
+  }
+  if (opt.summary) {
+    unwind.add_stack_copy(sample, stack_user);
+    unwind.add(c.verdict);
+  }
+}
+
+void ReportBuilder::Impl::on_repeat(const perfdata::Record& rec, uint64_t) {
+  const LastSample& l = last;
+  if (l.id == util::WordKeyMap::kAbsent || l.thread->comm() != l.comm ||
+      (l.thread->maps() ? l.thread->maps()->version() : 0) != l.maps_version ||
+      machine.kernel_maps().version() != l.kernel_version) {
+    return on_one_sample(rec, nullptr);
+  }
+  ++l.ev->samples;
+  l.ev->period += l.period;
+  join_combo(l.id, l.period, l.stack_user);
+}
+
 void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadDelivery* read) {
+  last.id = util::WordKeyMap::kAbsent;
   int ai = read ? read->attr_index : reader.attr_index_of(rec);
   if (ai < 0) return;
   const OffCpuTracker* off_cpu = opt.off_cpu;
@@ -561,13 +620,16 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   key.resize(10 + 1 + user_frames.size() + branch_words);
   uint64_t* k = key.data();
   *k++ = static_cast<uint64_t>(ai);  // the event: its attr decides the unwinding
-  *k++ = reinterpret_cast<uintptr_t>(thread.comm_at(sample.time));
+  const std::string* const comm = thread.comm();
+  const uint64_t maps_version = thread.maps() ? thread.maps()->version() : 0;
+  const uint64_t kernel_version = machine.kernel_maps().version();
+  *k++ = reinterpret_cast<uintptr_t>(comm);
   *k++ = static_cast<uint64_t>(static_cast<uint32_t>(thread.pid())) << 32 | static_cast<uint32_t>(thread.tid());
   *k++ = use_cpu && sample.has(perfdata::kSampleCpu) ? sample.cpu : 0;
   *k++ = sample.ip;
   *k++ = cpumode;
-  *k++ = thread.maps() ? thread.maps()->version() : 0;
-  *k++ = machine.kernel_maps().version();
+  *k++ = maps_version;
+  *k++ = kernel_version;
   *k++ = reinterpret_cast<uintptr_t>(trace_text);
   *k++ = has_chain ? sample.chain().size() : ~uint64_t{0};  // no chain is not an empty one
   *k++ = user_frames.size();
@@ -582,33 +644,13 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   }
   std::span<const uint64_t> raw_chain = has_chain ? sample.chain() : std::span<const uint64_t>();
   const uint64_t key_hash = util::WordKeyMap::hash(key, raw_chain);
+  // For a repeat of this sample: what its key was made of besides the record's bytes.
+  auto remember = [&](uint32_t id) {
+    last = {id, &thread, comm, maps_version, kernel_version, &ev, period, attr.sample_stack_user};
+  };
   if (const uint32_t id = combo_index.find(key, raw_chain, key_hash); id != util::WordKeyMap::kAbsent) {
-    Combo& c = filling.combos[combo_at[id]];
-    const OrderRisk& risk = order_risks[c.leader];
-    ++batch_joined;
-    if (risk.total() || (!c.dsoless && risk.total_with_dsos())) {
-      ++c.count;
-      c.period += period;
-    } else {
-      // perf's walk may miss the entries of the first one now: this sample goes in on its own,
-      // in its place (the batch holds the resolved entries and chain already).
-      Combo again = c;
-      again.group = combo_at[id];
-      again.count = 1;
-      again.period = period;
-      again.verdict = {};
-      batch_bytes += sizeof(Combo);
-      if (summary) {
-        unwind.add_stack_copy(sample, attr.sample_stack_user);
-        unwind.add(c.verdict);
-      }
-      filling.combos.push_back(std::move(again));
-      return;
-    }
-    if (summary) {
-      unwind.add_stack_copy(sample, attr.sample_stack_user);
-      unwind.add(c.verdict);
-    }
+    join_combo(id, period, attr.sample_stack_user);
+    remember(id);
     return;
   }
   if (sample.chain_in_place.data()) {
@@ -859,7 +901,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   }
   batch_bytes += cost;
   ++batch_made;
-  combo_index.insert(key, raw_chain, key_hash);
+  remember(combo_index.insert(key, raw_chain, key_hash));
   ComboBatch& b = filling;
   combo_at.push_back(static_cast<uint32_t>(b.combos.size()));
   const auto callers_at = static_cast<uint32_t>(b.callers.size());
@@ -893,6 +935,11 @@ void ReportBuilder::Impl::run(const std::function<void(uint64_t)>& on_progress) 
     const std::vector<ReadDelivery> deliveries = read_splitter.split(sample);
     for (const auto& d : deliveries) on_one_sample(rec, &d);
   };
+  // A repeated sample (the same bytes as the one before it but for the time) goes where that one
+  // went, unless its time decides more than its comm: --time, off-CPU intervals.
+  if (!opt.off_cpu && opt.time_ranges.empty()) {
+    handlers.on_repeat = [&](const perfdata::Record& rec, uint64_t time) { on_repeat(rec, time); };
+  }
   handlers.on_progress = on_progress;
   handlers.jobs = opt.jobs;
   // The machine is make_report_machine()'s (cmd_report).

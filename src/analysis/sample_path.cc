@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <bit>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -103,6 +104,10 @@ struct alignas(64) RecordBatch {  // filled on one thread, applied on another: l
     used += n + p;
   }
   size_t size_bytes() const { return used + held; }
+  // The bytes of items[i] (without its payload).
+  std::span<const uint8_t> bytes_of(const Item& it) const {
+    return {it.stable ? it.stable : bytes.get() + it.at, it.meta.size};
+  }
   void fill(perfdata::Record& rec, const Item& it) const {
     if (it.stable) {
       it.meta.fill(rec, it.stable, {}, it.payload_size);
@@ -291,7 +296,7 @@ analysis::Location locate(const symbols::ResolvedFrame& at, uint8_t cpumode, uin
 analysis::HistEntry sample_entry(session::Machine& machine, const session::Thread& thread,
                                  const perfdata::Sample& sample, uint8_t cpumode, const symbols::ResolvedFrame& at) {
   analysis::HistEntry self;
-  self.comm = thread.comm_at(sample.time);
+  self.comm = thread.comm();
   if (!self.comm) self.comm = machine.strings().intern(fmt::format(":{}", thread.tid()));
   self.pid = thread.pid();
   self.tid = thread.tid();
@@ -365,8 +370,33 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
     result.deferred = ordered.deferred_stats();
   };
 
+  // A repeated sample goes to on_repeat, as deliver() hands the others on.
+  auto deliver_repeat = [&](const perfdata::Record& rec, uint64_t time) {
+    if (handlers.stop && handlers.stop()) return;
+    rounds.seen(time);
+    try {
+      handlers.on_repeat(rec, time);
+    } catch (const perfdata::FormatError& e) {
+      problems.push_back(e.what());
+    }
+  };
+  SampleRepeats repeats(reader);
+
   if (!replay_pipelined(reader, handlers.jobs)) {
-    session::OrderedEvents ordered(reader, deliver, ordered_options);
+    // The sample delivered last, copied (the ordering stage's bytes are valid during the
+    // delivery only), for the next one to be compared with; empty after any other record.
+    std::vector<uint8_t> before;
+    auto deliver_one = [&](const perfdata::Record& rec, uint64_t time) {
+      if (!handlers.on_repeat) return deliver(rec, time);
+      if (rec.type != perfdata::kRecordSample) {
+        before.clear();
+        return deliver(rec, time);
+      }
+      if (repeats.repeats(rec, before)) return deliver_repeat(rec, time);
+      before.assign(rec.bytes.begin(), rec.bytes.end());
+      deliver(rec, time);
+    };
+    session::OrderedEvents ordered(reader, deliver_one, ordered_options);
     perfdata::Record rec;
     uint64_t n = 0;
     while (reader.next(rec)) {
@@ -525,7 +555,15 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
       for (size_t i = 0; i < batch->items.size(); ++i) {
         const RecordBatch::Item& it = batch->items[i];
         batch->fill(rec, it);
-        if (i < batch->ahead.size() && batch->ahead[i].has_frames) {
+        // A repeat is told by the item before it in the batch, which this thread applied just
+        // now: the comparison reads the record's lines that decoding it would have read (on the
+        // reading thread it was a tenth of that thread's time). The first sample of a batch is
+        // never one: a repeat missed per batch of thousands of records.
+        if (handlers.on_repeat && it.meta.type == perfdata::kRecordSample && i > 0 &&
+            batch->items[i - 1].meta.type == perfdata::kRecordSample &&
+            repeats.repeats(rec, batch->bytes_of(batch->items[i - 1]))) {
+          deliver_repeat(rec, it.time);
+        } else if (i < batch->ahead.size() && batch->ahead[i].has_frames) {
           const RecordBatch::AheadAt& at = batch->ahead[i];
           unwound.frames = std::span(batch->ahead_frames).subspan(at.at, at.n);
           unwound.complete = at.complete;
@@ -553,6 +591,30 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   if (error) std::rethrow_exception(error);
   finish(ordered);
   return result;
+}
+
+bool SampleRepeats::repeats(const perfdata::Record& rec, std::span<const uint8_t> before) {
+  const size_t n = rec.bytes.size();
+  if (before.size() != n || n < 8) return false;
+  const int ai = reader_.attr_index_of(rec);
+  if (ai < 0) return false;
+  if (layouts_.size() <= static_cast<size_t>(ai)) layouts_.resize(reader_.attrs().size());
+  Layout& l = layouts_[static_cast<size_t>(ai)];
+  if (!l.known) {
+    const uint64_t t = reader_.attrs()[static_cast<size_t>(ai)].attr.sample_type;
+    l.known = true;
+    l.eligible = (t & ~kFields) == 0;
+    // The time follows the header and the identifier, ip and pid/tid words that are there.
+    if (t & perfdata::kSampleTime) {
+      l.time_at = 8 + 8 * static_cast<size_t>(std::popcount(t & (perfdata::kSampleIdentifier | perfdata::kSampleIp |
+                                                                   perfdata::kSampleTid)));
+    }
+  }
+  if (!l.eligible) return false;
+  const uint8_t* a = rec.bytes.data();
+  const uint8_t* b = before.data();
+  if (l.time_at == 0 || l.time_at + 8 > n) return std::memcmp(a, b, n) == 0;
+  return std::memcmp(a, b, l.time_at) == 0 && std::memcmp(a + l.time_at + 8, b + l.time_at + 8, n - l.time_at - 8) == 0;
 }
 
 EventHists::EventHists() = default;

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "analysis/hist.h"
+#include "perfdata/abi.h"
 #include "session/deferred_callchains.h"
 #include "session/machine.h"
 
@@ -63,8 +65,10 @@ void process_non_sample(const perfdata::Reader& reader, const perfdata::Record& 
 // mapped file.
 analysis::Location locate(const symbols::ResolvedFrame& at, uint8_t cpumode, uint64_t ip, bool frame);
 
-// The keys of a sample's own entry: its comm at the sample's time (":TID" without one), thread,
-// cpu and location. `at`: the sample's ip resolved.
+// The keys of a sample's own entry: its thread's comm as last set (":TID" without one), thread,
+// cpu and location. `at`: the sample's ip resolved. The comm is the one set last, as perf's
+// entries take it, not the one valid at the sample's time: the two differ for a sample older
+// than a COMM that came in before it (out of order).
 analysis::HistEntry sample_entry(session::Machine& machine, const session::Thread& thread,
                                  const perfdata::Sample& sample, uint8_t cpumode, const symbols::ResolvedFrame& at);
 
@@ -92,6 +96,13 @@ class SymbolPreloader {
 struct ReplayHandlers {
   // A sample record, in time order, after every record before it went into the machine.
   std::function<void(const perfdata::Record& rec, uint64_t time)> on_sample;
+  // When set, a sample that repeats the record delivered just before it (a sample too, of an
+  // event whose samples hold no more than SampleRepeats::kFields, equal to it in every byte but
+  // the time: the same event, thread, cpu, period and stack) comes here instead of to on_sample.
+  // The handler may apply again what that sample did, if nothing it depends on changed since
+  // (on a frame-pointer recording of a program with few threads, about half the samples repeat
+  // the one before them); or treat it as any sample.
+  std::function<void(const perfdata::Record& rec, uint64_t time)> on_repeat;
   // Any other record, before the machine applies it (lost counts; what must be said of a task
   // before its EXIT makes the machine forget it).
   std::function<void(const perfdata::Record& rec, uint64_t time)> on_other;
@@ -127,6 +138,29 @@ struct ReplayHandlers {
   // all of them (tests).
   enum class UnwindAhead { kWhenBehind, kAlways };
   UnwindAhead unwind_ahead = UnwindAhead::kWhenBehind;
+};
+
+// Whether a sample record repeats the sample record before it but for its time
+// (ReplayHandlers::on_repeat).
+class SampleRepeats {
+ public:
+  // The fields an event's samples may hold for them to be told repeats; the others (read values,
+  // registers, stack copies, raw data, branches...) feed per-sample state or are rarely equal.
+  static constexpr uint64_t kFields = perfdata::kSampleIdentifier | perfdata::kSampleIp | perfdata::kSampleTid |
+                                      perfdata::kSampleTime | perfdata::kSampleAddr | perfdata::kSampleId |
+                                      perfdata::kSampleStreamId | perfdata::kSampleCpu | perfdata::kSamplePeriod |
+                                      perfdata::kSampleCallchain;
+  explicit SampleRepeats(const perfdata::Reader& reader) : reader_(reader) {}
+  // `rec` and `before`: a record and the whole record delivered just before it.
+  bool repeats(const perfdata::Record& rec, std::span<const uint8_t> before);
+
+ private:
+  struct Layout {
+    bool known = false, eligible = false;
+    size_t time_at = 0;  // where the time is in the record (0: it has none)
+  };
+  const perfdata::Reader& reader_;
+  std::vector<Layout> layouts_;  // by attr index
 };
 
 // Whether replay() reads `reader` on a thread of its own for `jobs` (ReplayHandlers::jobs).
