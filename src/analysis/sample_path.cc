@@ -3,8 +3,8 @@
 #include <pthread.h>
 
 #include <algorithm>
-#include <bit>
 #include <atomic>
+#include <bit>
 #include <condition_variable>
 #include <deque>
 #include <exception>
