@@ -571,8 +571,8 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   if (!decided) decide_children();
   // The chain stays in the record until this sample makes a combination of its own (most join
   // one): then it is decoded again, whole. Not for stack copies, whose unwinding reads it first.
-  const perfdata::PerfEventAttr& ev_attr = reader.attrs()[static_cast<size_t>(ai)].attr;
-  const bool chain_in_place = !symbols::DwarfUnwinder::copies_stacks(ev_attr);
+  const perfdata::PerfEventAttr& attr = reader.attrs()[static_cast<size_t>(ai)].attr;
+  const bool chain_in_place = !symbols::DwarfUnwinder::copies_stacks(attr);
   reader.decode_sample(rec, sample, chain_in_place ? perfdata::SampleParts::kChainInPlace : perfdata::SampleParts::kAll);
   if (wanted_state && off_cpu->is_offcpu_time_event(ai) && off_cpu->offcpu_time_state(sample, ai) != *wanted_state) return;
   if (time_skipped(opt.time_ranges, sample.time)) return;
@@ -585,7 +585,6 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   const GroupSlot slot = group_slots[static_cast<size_t>(hist_ai)];
   session::Thread& thread = machine.findnew_thread(static_cast<int32_t>(sample.pid), static_cast<int32_t>(sample.tid));
   const uint8_t cpumode = rec.misc & perfdata::kMiscCpumodeMask;
-  const perfdata::PerfEventAttr& attr = ev_attr;
   const bool has_chain = sample.has(perfdata::kSampleCallchain);
   const bool graph = opt.graph, folded = opt.folded, flat = opt.flat;
   const bool summary = opt.summary;

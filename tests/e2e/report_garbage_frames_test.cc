@@ -43,12 +43,7 @@ std::string write_garbage_file(const TempDir& dir, uint32_t seed, int samples) {
   comm.pid = comm.tid = 100;
   comm.comm = "walker";
   records.push_back(rb.comm(comm, sid));
-  Mmap2Event m;
-  m.pid = m.tid = 100;
-  m.addr = kBase;
-  m.len = 0x10000;
-  m.prot = 5;
-  m.filename = "/nonexistent/tperf-garbage/app";
+  const Mmap2Event m = test::executable_map(100, kBase, "/nonexistent/tperf-garbage/app");
   sid.time = ++now;
   records.push_back(rb.mmap2(m, sid));
   std::mt19937 rng(seed);

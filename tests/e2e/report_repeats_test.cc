@@ -59,12 +59,7 @@ Built write_repeats_file(const TempDir& dir, uint32_t seed, int steps) {
   };
   records.push_back(comm_record(100, "main", ++now));
   records.push_back(comm_record(102, "worker", ++now));
-  Mmap2Event m;
-  m.pid = m.tid = 100;
-  m.addr = kBase;
-  m.len = 0x10000;
-  m.prot = 5;
-  m.filename = "/nonexistent/tperf-repeats/app";
+  const Mmap2Event m = test::executable_map(100, kBase, "/nonexistent/tperf-repeats/app");
   sid.tid = 100;
   sid.time = ++now;
   records.push_back(rb.mmap2(m, sid));

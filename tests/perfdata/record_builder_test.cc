@@ -271,6 +271,17 @@ TEST_P(BuilderTest, SampleDecodedIntoAgainHoldsNothingOfTheLastOne) {
   same(reused, fresh);
 }
 
+// What decode_sample() says of `body` decoded for `parts`: its FormatError's message, or "".
+std::string decode_error(std::span<const uint8_t> body, bool swap, const PerfEventAttr& attr, Sample& out,
+                         SampleParts parts) {
+  try {
+    decode_sample(body, swap, 8, attr, out, parts);
+  } catch (const FormatError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // SampleParts::kWithoutCallchain (a first pass that reads no chain): every other field as a whole
 // decode gives it, the chain left empty; and on every cut of the record, the same verdict (the
 // same error, at the same offset) as a whole decode.
@@ -329,18 +340,8 @@ TEST_P(BuilderTest, SampleDecodedWithoutItsCallchainHasEverythingElse) {
   size_t thrown = 0;
   for (size_t cut = 0; cut < body.size(); cut += 8) {
     SCOPED_TRACE(cut);
-    std::string whole_error, part_error;
-    try {
-      decode_sample(body.first(cut), swap(), 8, attr, whole);
-    } catch (const FormatError& e) {
-      whole_error = e.what();
-    }
-    try {
-      decode_sample(body.first(cut), swap(), 8, attr, part, SampleParts::kWithoutCallchain);
-    } catch (const FormatError& e) {
-      part_error = e.what();
-    }
-    EXPECT_EQ(part_error, whole_error);
+    const std::string whole_error = decode_error(body.first(cut), swap(), attr, whole, SampleParts::kAll);
+    EXPECT_EQ(decode_error(body.first(cut), swap(), attr, part, SampleParts::kWithoutCallchain), whole_error);
     thrown += !whole_error.empty();
   }
   EXPECT_EQ(thrown, body.size() / 8) << "every cut record is short of a field";
@@ -409,18 +410,8 @@ TEST_P(BuilderTest, SampleChainLeftInPlaceWhereItCanBe) {
 
   for (size_t cut = 0; cut < body.size(); cut += 8) {
     SCOPED_TRACE(cut);
-    std::string whole_error, in_place_error;
-    try {
-      decode_sample(body.first(cut), swap(), 8, attr, whole);
-    } catch (const FormatError& e) {
-      whole_error = e.what();
-    }
-    try {
-      decode_sample(body.first(cut), swap(), 8, attr, in_place, SampleParts::kChainInPlace);
-    } catch (const FormatError& e) {
-      in_place_error = e.what();
-    }
-    EXPECT_EQ(in_place_error, whole_error);
+    EXPECT_EQ(decode_error(body.first(cut), swap(), attr, in_place, SampleParts::kChainInPlace),
+              decode_error(body.first(cut), swap(), attr, whole, SampleParts::kAll));
   }
 }
 
