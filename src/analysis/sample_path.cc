@@ -9,8 +9,12 @@
 #include <deque>
 #include <exception>
 #include <mutex>
-#include <thread>
 #include <cstring>
+#include <thread>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <fmt/format.h>
 
@@ -51,13 +55,53 @@ constexpr size_t kBatchDepth = 8;
 // the rest itself.
 constexpr unsigned kAheadMaxStack = 4096;
 
+// Copies `n` bytes to `to`, which the other core reads next. Where it can (x86-64, both ends and
+// the length 8-byte aligned, as records are) it writes with non-temporal stores: the batch's lines
+// were last read by the applying thread, and an ordinary store must first take each line back
+// from that core. Depending on where the host runs the two vCPUs, that took the reading thread
+// from 0.6 to 1.0 s on the fp recipe (bench/README.md, "Batches written past the cache").
+// publish() must follow before the other thread may read.
+inline void copy_for_other_core(uint8_t* to, const uint8_t* from, size_t n) {
+#if defined(__x86_64__)
+  if (((reinterpret_cast<uintptr_t>(to) | n) & 7) == 0) {
+    auto* d = reinterpret_cast<long long*>(to);
+    for (size_t k = 0; k < n / 8; ++k) {
+      long long w;
+      std::memcpy(&w, from + 8 * k, 8);
+      _mm_stream_si64(d + k, w);
+    }
+    return;
+  }
+#endif
+  std::memcpy(to, from, n);
+}
+
+// Makes the stores of copy_for_other_core() visible before what follows (the hand-over's lock,
+// which orders ordinary stores only).
+inline void publish() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
+}
+
 // Records as the ordering stage delivered them, for the thread that applies them. Every record
-// passes through here: an item keeps only the fields of its Record (not its spans). A record
-// that lies in the reader's mapping of the file (meta.stable) is kept where it is; the others
-// are copied into the byte buffer, which grows without clearing what the copy overwrites anyway.
+// passes through here, so an item is small: 24 bytes, written past the cache as the bytes are.
+// A plain record (read from the file, its header in host order, nothing beyond it: all records
+// of an ordinary file) keeps only its time, offset and where its bytes are; the type, misc and
+// size are read back from its header. Any other (in the reader's mapping of the file, unpacked
+// from COMPRESSED, from another file of a directory, with a payload, or byte-swapped) has its
+// whole description in `odd`. A record in the mapping (meta.stable) is kept where it is; the
+// others are copied into the byte buffer, which grows without clearing what the copy overwrites
+// anyway.
 struct alignas(64) RecordBatch {  // filled on one thread, applied on another: lines of its own
+  static constexpr uint32_t kPlain = UINT32_MAX;
   struct Item {
     uint64_t time;
+    uint64_t offset;
+    uint32_t at;   // plain: where its bytes start in `bytes`
+    uint32_t odd;  // kPlain, or its index in `odd`
+  };
+  struct Odd {
     perfdata::RecordMeta meta;
     uint64_t payload_size;  // as announced (the payload kept may be empty)
     const uint8_t* stable;  // the record's bytes in the mapping, or nullptr: at `at` in `bytes`
@@ -67,7 +111,9 @@ struct alignas(64) RecordBatch {  // filled on one thread, applied on another: l
   std::unique_ptr<uint8_t[]> bytes;
   size_t used = 0, capacity = 0;
   size_t held = 0;  // bytes of the records kept in the mapping, for the batch's size limit
-  std::vector<Item> items;
+  std::unique_ptr<Item[]> items = std::make_unique_for_overwrite<Item[]>(kBatchRecords);
+  size_t n_items = 0;
+  std::vector<Odd> odd;
   // Unwinding ahead: for items[i], ahead[i] (when ahead.size() > i and has_frames) holds its
   // frames in ahead_frames.
   struct AheadAt {
@@ -88,10 +134,21 @@ struct alignas(64) RecordBatch {  // filled on one thread, applied on another: l
     bytes = std::move(grown);
     capacity = n;
   }
+  bool full() const { return n_items >= kBatchRecords || size_bytes() >= kBatchBytes; }
+  // The caller ships the batch once full().
   void add(const perfdata::Record& rec, uint64_t time) {
     const size_t n = rec.bytes.size(), p = rec.payload.size();
+    if (!rec.stable && plain(rec)) {
+      if (capacity - used < n) reserve(std::max(2 * capacity, used + n));
+      copy_for_other_core(bytes.get() + used, rec.bytes.data(), n);
+      put_item({time, rec.offset, static_cast<uint32_t>(used), kPlain});
+      used += n;
+      return;
+    }
+    const auto index = static_cast<uint32_t>(odd.size());
     if (rec.stable && p == 0) {
-      items.push_back({time, perfdata::RecordMeta::of(rec), rec.payload_size, rec.bytes.data(), 0, 0});
+      odd.push_back({perfdata::RecordMeta::of(rec), rec.payload_size, rec.bytes.data(), 0, 0});
+      put_item({time, rec.offset, 0, index});
       held += n;
       return;
     }
@@ -100,33 +157,79 @@ struct alignas(64) RecordBatch {  // filled on one thread, applied on another: l
     if (p) std::memcpy(bytes.get() + used + n, rec.payload.data(), p);
     perfdata::RecordMeta meta = perfdata::RecordMeta::of(rec);
     meta.stable = false;
-    items.push_back({time, meta, rec.payload_size, nullptr, static_cast<uint32_t>(used), static_cast<uint32_t>(p)});
+    odd.push_back({meta, rec.payload_size, nullptr, static_cast<uint32_t>(used), static_cast<uint32_t>(p)});
+    put_item({time, rec.offset, 0, index});
     used += n + p;
   }
   size_t size_bytes() const { return used + held; }
-  // The bytes of items[i] (without its payload).
+  uint32_t type_of(const Item& it) const {
+    if (it.odd != kPlain) return odd[it.odd].meta.type;
+    uint32_t type;
+    std::memcpy(&type, bytes.get() + it.at, 4);
+    return type;
+  }
+  // The bytes of an item (without its payload).
   std::span<const uint8_t> bytes_of(const Item& it) const {
-    return {it.stable ? it.stable : bytes.get() + it.at, it.meta.size};
+    if (it.odd == kPlain) return {bytes.get() + it.at, size_in_header(bytes.get() + it.at)};
+    const Odd& o = odd[it.odd];
+    return {o.stable ? o.stable : bytes.get() + o.at, o.meta.size};
   }
   void fill(perfdata::Record& rec, const Item& it) const {
-    if (it.stable) {
-      it.meta.fill(rec, it.stable, {}, it.payload_size);
+    if (it.odd == kPlain) {
+      const uint8_t* at = bytes.get() + it.at;
+      perfdata::RecordMeta meta;
+      meta.offset = it.offset;
+      std::memcpy(&meta.type, at, 4);
+      std::memcpy(&meta.misc, at + 4, 2);
+      meta.size = size_in_header(at);
+      meta.fill(rec, at);
       return;
     }
-    const uint8_t* at = bytes.get() + it.at;
-    it.meta.fill(rec, at, {at + it.meta.size, it.payload_len}, it.payload_size);
+    const Odd& o = odd[it.odd];
+    if (o.stable) {
+      o.meta.fill(rec, o.stable, {}, o.payload_size);
+      return;
+    }
+    const uint8_t* at = bytes.get() + o.at;
+    o.meta.fill(rec, at, {at + o.meta.size, o.payload_len}, o.payload_size);
   }
   void clear() {
     used = 0;
     held = 0;
+    n_items = 0;
+    odd.clear();
     ahead.clear();
     ahead_frames.clear();
-    items.clear();
     progress = 0;
     error = nullptr;
     last = false;
   }
+
+ private:
+  // Whether a record is described by its header, offset and time alone (see above).
+  static bool plain(const perfdata::Record& rec) {
+    if (rec.from_compressed || rec.stream_offset != 0 || rec.file_index != 0 || rec.payload_size != 0 ||
+        !rec.payload.empty() || rec.bytes.size() < 8) {
+      return false;
+    }
+    uint32_t type;
+    uint16_t misc;
+    std::memcpy(&type, rec.bytes.data(), 4);
+    std::memcpy(&misc, rec.bytes.data() + 4, 2);
+    return type == rec.type && misc == rec.misc && size_in_header(rec.bytes.data()) == rec.bytes.size();
+  }
+  static uint16_t size_in_header(const uint8_t* at) {
+    uint16_t size;
+    std::memcpy(&size, at + 6, 2);
+    return size;
+  }
+  void put_item(const Item& it) {
+    copy_for_other_core(reinterpret_cast<uint8_t*>(items.get() + n_items), reinterpret_cast<const uint8_t*>(&it),
+                        sizeof(Item));
+    ++n_items;
+  }
 };
+static_assert(sizeof(RecordBatch::Item) == 24);
 
 // The hand-over between the two stages: at most `depth` batches wait, emptied ones come back
 // for reuse, and close() (the applying side leaves early) makes every later put() fail.
@@ -166,7 +269,6 @@ class alignas(64) BatchChannel {  // both threads lock it: lines of its own, apa
     if (free_.empty()) {
       auto b = std::make_unique<RecordBatch>();
       b->reserve(kBatchBytes + 65536);
-      b->items.reserve(kBatchRecords);
       return b;
     }
     std::unique_ptr<RecordBatch> b = std::move(free_.back());
@@ -431,6 +533,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
     rs.current->last = last;
     rs.current->error = error;
     rs.current->progress = rs.progress;
+    publish();
     if (!channel.put(std::move(rs.current))) rs.consumer_gone = true;
     rs.current = last ? nullptr : channel.fresh();
   };
@@ -463,7 +566,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   }
   auto unwind_ahead = [&reader, &ahead, &channel](const perfdata::Record& rec, uint64_t time, RecordBatch& batch) {
     Ahead& a = *ahead;
-    if (batch.items.size() == 1) a.this_batch = a.always || channel.queued() >= kBatchDepth / 2;  // a new batch
+    if (batch.n_items == 1) a.this_batch = a.always || channel.queued() >= kBatchDepth / 2;  // a new batch
     a.rounds.seen(time);
     try {
       if (rec.type != perfdata::kRecordSample) {
@@ -481,7 +584,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
       if (!a.this_batch || !symbols::DwarfUnwinder::wants(attr, a.sample)) return;
       a.frames.clear();
       const size_t n = a.unwinder->unwind(thread, a.sample, kAheadMaxStack, &a.frames);
-      const size_t item = batch.items.size() - 1;
+      const size_t item = batch.n_items - 1;
       if (batch.ahead.size() <= item) batch.ahead.resize(item + 1);
       RecordBatch::AheadAt& at = batch.ahead[item];
       at.key = symbols::DwarfUnwinder::key_of(a.sample);
@@ -506,7 +609,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
     if (rs.consumer_gone) return;
     rs.current->add(rec, time);
     if (unwinding_ahead) unwind_ahead(rec, time, *rs.current);
-    if (rs.current->size_bytes() >= kBatchBytes || rs.current->items.size() >= kBatchRecords) ship(false, nullptr);
+    if (rs.current->full()) ship(false, nullptr);
   }, ordered_options);
   session::OrderedEvents& ordered = *rs.ordered;
   reader.defer_in_band(true);
@@ -518,7 +621,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
       uint64_t n = 0;
       while (!rs.stopping.load(std::memory_order_relaxed) && !rs.consumer_gone && reader.next(rec)) {
         if (perfdata::Reader::applies_in_band(rec.type)) {
-          if (!rs.current->items.empty()) ship(false, nullptr);
+          if (rs.current->n_items != 0) ship(false, nullptr);
           if (rs.consumer_gone || !channel.wait_applied()) break;
           reader.apply_in_band(rec);
         }
@@ -552,15 +655,15 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
       bool stopped = false;
       perfdata::Record rec;
       symbols::DwarfUnwinder::Ahead unwound;
-      for (size_t i = 0; i < batch->items.size(); ++i) {
+      for (size_t i = 0; i < batch->n_items; ++i) {
         const RecordBatch::Item& it = batch->items[i];
         batch->fill(rec, it);
         // A repeat is told by the item before it in the batch, which this thread applied just
         // now: the comparison reads the record's lines that decoding it would have read (on the
         // reading thread it was a tenth of that thread's time). The first sample of a batch is
         // never one: a repeat missed per batch of thousands of records.
-        if (handlers.on_repeat && it.meta.type == perfdata::kRecordSample && i > 0 &&
-            batch->items[i - 1].meta.type == perfdata::kRecordSample &&
+        if (handlers.on_repeat && rec.type == perfdata::kRecordSample && i > 0 &&
+            batch->type_of(batch->items[i - 1]) == perfdata::kRecordSample &&
             repeats.repeats(rec, batch->bytes_of(batch->items[i - 1]))) {
           deliver_repeat(rec, it.time);
         } else if (i < batch->ahead.size() && batch->ahead[i].has_frames) {
