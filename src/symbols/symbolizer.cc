@@ -225,6 +225,12 @@ void Symbolizer::note_kernel_ref(const std::vector<const session::Dso*>& dsos) {
   }
 }
 
+void Symbolizer::read_kernel_symbols_early() {
+  // As load_kallsyms_once() picks the file when no option names one.
+  if (early_kallsyms_ || !options_.kallsyms.empty() || !options_.symfs.empty()) return;
+  early_kallsyms_ = std::make_unique<KallsymsRead>("/proc/kallsyms", "_text");
+}
+
 void Symbolizer::load_kallsyms_once() {
   std::call_once(kallsyms_once_, [&] {
     kernel_ = std::make_unique<KernelData>();
@@ -262,7 +268,13 @@ void Symbolizer::load_kallsyms_once() {
     const uint64_t ref_addr = ref.text_addr;
     std::string error;
     int read_errno = 0;
-    auto parsed = read_kallsyms(path, "_text", ref_addr, &error, &read_errno);
+    std::optional<KernelSymbols> parsed;
+    if (early_kallsyms_ && early_kallsyms_->path() == path) {
+      parsed = early_kallsyms_->finish(ref_addr, &error, &read_errno);
+    } else {
+      parsed = read_kallsyms(path, "_text", ref_addr, &error, &read_errno);
+    }
+    early_kallsyms_.reset();
     if (read_errno) {
       warn(fmt::format("kernel symbols unavailable: cannot read {}: {}", path, std::strerror(read_errno)));
       return;

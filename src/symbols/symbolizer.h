@@ -34,6 +34,7 @@
 
 #include "perfdata/records.h"
 #include "session/machine.h"
+#include "symbols/kallsyms.h"
 #include "symbols/symbol_table.h"
 
 namespace tperf::util {
@@ -145,6 +146,14 @@ class Symbolizer {
   // image's map becomes one of its symbols (add_kernel_symbol), as perf does.
   void on_ksymbol(const perfdata::KsymbolEvent& e);
 
+  // Begins reading the running kernel's symbols (/proc/kallsyms) on threads of their own, for a
+  // recording with kernel samples, when nothing in the options points elsewhere: the 60-90 ms it
+  // takes then overlap the start of the command instead of holding up the first kernel frame.
+  // The first lookup of a kernel symbol takes them if /proc/kallsyms is the file to read then (a
+  // recording of another kernel reads its kallsyms from the build-id cache instead). Call before
+  // any lookup, from one thread.
+  void read_kernel_symbols_early();
+
   // One-line messages for the user (a DSO whose build id matched no file, kernel symbols that
   // could not be read and why), each given once, sorted; the caller prints them to stderr.
   std::vector<std::string> take_warnings();
@@ -200,6 +209,7 @@ class Symbolizer {
   std::optional<KernelRef> kernel_ref_;  // taken by note_kernel_ref() for the workers
   struct KernelData;
   std::unique_ptr<KernelData> kernel_;
+  std::unique_ptr<KallsymsRead> early_kallsyms_;  // read_kernel_symbols_early()
 
   std::mutex widened_mu_;
   std::unique_ptr<session::Map> widened_;

@@ -53,18 +53,30 @@ FileBuffer& FileBuffer::operator=(FileBuffer&& other) noexcept {
 
 FileBuffer::~FileBuffer() { release(); }
 
+void FileBuffer::shrink_to(size_t n) {
+  if (!data_ || n > size_) return;
+  size_ = n;
+  data_[n] = '\0';
+  const size_t keep = round_to_pages(n + 1);
+  if (keep < capacity_) {
+    ::munmap(data_ + keep, capacity_ - keep);
+    capacity_ = keep;
+  }
+}
+
 void FileBuffer::release() {
   if (data_) ::munmap(data_, capacity_);
   data_ = nullptr;
   size_ = capacity_ = 0;
 }
 
-bool FileBuffer::grow(size_t at_least) {
+bool FileBuffer::grow(size_t at_least, bool populate) {
   size_t want = round_to_pages(at_least);
   if (want <= capacity_) return true;
   void* p;
   if (!data_) {
-    p = ::mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    p = ::mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1,
+               0);
   } else {
     // Moves the page tables, not the bytes.
     p = ::mremap(data_, capacity_, want, MREMAP_MAYMOVE);
@@ -110,7 +122,9 @@ bool FileBuffer::read_lines(const std::string& path, size_t chunk, const std::fu
   chunk = std::max<size_t>(chunk, kPage);
   FileBuffer buf;
   for (bool eof = false; !eof;) {
-    if (buf.size_ + 1 >= buf.capacity_ && !buf.grow(std::max(chunk + 1, buf.capacity_ * 2))) {
+    // A piece is filled whole: its pages are mapped in one call rather than faulted in one by one
+    // as the read fills them (/proc/kallsyms read in 512 KiB pieces: 47 -> 40 ms here).
+    if (buf.size_ + 1 >= buf.capacity_ && !buf.grow(std::max(chunk + 1, buf.capacity_ * 2), true)) {
       errno = ENOMEM;
       return false;
     }
@@ -134,7 +148,7 @@ bool FileBuffer::read_lines(const std::string& path, size_t chunk, const std::fu
     }
     FileBuffer next;
     if (keep < buf.size_) {
-      if (!next.grow(std::max(chunk + 1, buf.size_ - keep + 1))) {
+      if (!next.grow(std::max(chunk + 1, buf.size_ - keep + 1), true)) {
         errno = ENOMEM;
         return false;
       }

@@ -33,6 +33,10 @@ class FileBuffer {
   // An empty file gives no piece. false with errno set when the file cannot be opened or read.
   static bool read_lines(const std::string& path, size_t chunk, const std::function<bool(FileBuffer)>& sink);
 
+  // Keeps the first `n` bytes (n <= size()) and a '\0' after them, and gives the whole pages
+  // beyond back to the system.
+  void shrink_to(size_t n);
+
   char* data() { return data_; }
   const char* data() const { return data_; }
   size_t size() const { return size_; }
@@ -41,7 +45,8 @@ class FileBuffer {
   size_t capacity() const { return capacity_; }
 
  private:
-  bool grow(size_t at_least);
+  // `populate`: the new pages will all be written (mapped at once, MAP_POPULATE).
+  bool grow(size_t at_least, bool populate = false);
   void release();
 
   char* data_ = nullptr;

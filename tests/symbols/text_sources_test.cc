@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -123,13 +124,21 @@ TEST(Kallsyms, PiecesParseAsTheWholeText) {
   }
   EXPECT_GT(checked, 10000u);
 
+  // Begun ahead, finished later: the same tables.
+  KallsymsRead early(copy, "_text");
+  auto ahead = early.finish(0, &error, &read_errno);
+  ASSERT_TRUE(ahead) << error;
+  same(*ahead);
+
   // The kernel's table keeps its names, not the text they came in (whose lines also hold the
   // addresses, types and module names): its memory is its symbols and their names, for the whole
-  // text and for the one that came in pieces alike.
-  for (const KernelSymbols* k : {&*whole, &*small, &*threaded}) {
+  // text and for the one that came in pieces alike. Names kept in the pieces they were read in
+  // leave at most the rest of a page at the end of each piece of 512 KiB.
+  const size_t piece_slack = 4096 * (snapshot.size() / (512 << 10) + 2);
+  for (const KernelSymbols* k : {&*whole, &*small, &*threaded, &*ahead}) {
     size_t names = 0;
     for (const Symbol& s : k->kernel.symbols()) names += s.name().size() + 1;
-    EXPECT_LE(k->kernel.memory_bytes(), k->kernel.size() * sizeof(Symbol) + names + 64)
+    EXPECT_LE(k->kernel.memory_bytes(), k->kernel.size() * sizeof(Symbol) + names + 64 + (k == &*small ? 0 : piece_slack))
         << "of a " << snapshot.size() << "-byte text";
   }
 }
@@ -139,6 +148,43 @@ TEST(Kallsyms, MissingFileIsAReadError) {
   int read_errno = 0;
   EXPECT_FALSE(read_kallsyms("/nonexistent/kallsyms", "_text", 0, &error, &read_errno));
   EXPECT_EQ(read_errno, ENOENT);
+  KallsymsRead early("/nonexistent/kallsyms", "_text");
+  read_errno = 0;
+  EXPECT_FALSE(early.finish(0, &error, &read_errno));
+  EXPECT_EQ(read_errno, ENOENT);
+}
+
+// A read begun before the recording's kernel map is known takes the reference address at the
+// end: the delta and the module split are those of a parse that knew it from the start. One that
+// is never finished stops its threads when it goes (the running kernel's file, 5 MB).
+TEST(Kallsyms, ReadAheadTakesTheReferenceAddressAtTheEnd) {
+  test::TempDir dir;
+  const std::string path = dir.file("kallsyms");
+  {
+    std::ofstream out(path);
+    out << kKallsyms;
+  }
+  std::string error;
+  auto known = parse_kallsyms(kKallsyms, "_text", 0xffffffff91000000, &error);
+  ASSERT_TRUE(known) << error;
+  KallsymsRead early(path, "_text");
+  int read_errno = 0;
+  auto late = early.finish(0xffffffff91000000, &error, &read_errno);
+  ASSERT_TRUE(late) << error;
+  EXPECT_EQ(read_errno, 0);
+  EXPECT_EQ(late->delta, known->delta);
+  EXPECT_EQ(late->delta, 0xffffffff81000000 - 0xffffffff91000000);
+  ASSERT_EQ(late->kernel.size(), known->kernel.size());
+  for (size_t i = 0; i < known->kernel.size(); ++i) {
+    EXPECT_EQ(late->kernel.symbols()[i].start, known->kernel.symbols()[i].start);
+    EXPECT_EQ(late->kernel.symbols()[i].end, known->kernel.symbols()[i].end);
+    EXPECT_EQ(late->kernel.symbols()[i].name(), known->kernel.symbols()[i].name());
+  }
+  ASSERT_EQ(late->modules.count("mymod"), 1u);
+  EXPECT_EQ(late->modules.at("mymod").size(), known->modules.at("mymod").size());
+  EXPECT_EQ(late->modules.at("mymod").symbols()[0].name(), "mod_fn");
+
+  for (int i = 0; i < 3; ++i) KallsymsRead dropped("/proc/kallsyms", "_text");
 }
 
 TEST(JitMap, ParsesPerfMapLines) {
