@@ -12,9 +12,6 @@
 #include <cstring>
 #include <thread>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 #include <fmt/format.h>
 
@@ -28,6 +25,7 @@
 #include "symbols/dwarf_unwind.h"
 #include "symbols/resolver.h"
 #include "symbols/symbolizer.h"
+#include "util/handoff.h"
 #include "util/workqueue.h"
 
 namespace tperf::analysis {
@@ -55,44 +53,15 @@ constexpr size_t kBatchDepth = 8;
 // the rest itself.
 constexpr unsigned kAheadMaxStack = 4096;
 
-// Copies `n` bytes to `to`, which the other core reads next. Where it can (x86-64, both ends and
-// the length 8-byte aligned, as records are) it writes with non-temporal stores: the batch's lines
-// were last read by the applying thread, and an ordinary store must first take each line back
-// from that core. Depending on where the host runs the two vCPUs, that took the reading thread
-// from 0.6 to 1.0 s on the fp recipe (bench/README.md, "Batches written past the cache").
-// publish() must follow before the other thread may read.
-inline void copy_for_other_core(uint8_t* to, const uint8_t* from, size_t n) {
-#if defined(__x86_64__)
-  if (((reinterpret_cast<uintptr_t>(to) | n) & 7) == 0) {
-    auto* d = reinterpret_cast<long long*>(to);
-    for (size_t k = 0; k < n / 8; ++k) {
-      long long w;
-      std::memcpy(&w, from + 8 * k, 8);
-      _mm_stream_si64(d + k, w);
-    }
-    return;
-  }
-#endif
-  std::memcpy(to, from, n);
-}
-
-// Makes the stores of copy_for_other_core() visible before what follows (the hand-over's lock,
-// which orders ordinary stores only).
-inline void publish() {
-#if defined(__x86_64__)
-  _mm_sfence();
-#endif
-}
-
 // Records as the ordering stage delivered them, for the thread that applies them. Every record
-// passes through here, so an item is small: 24 bytes, written past the cache as the bytes are.
+// passes through here, so an item is small: 24 bytes, written past the cache as the bytes are
+// (util/handoff.h).
 // A plain record (read from the file, its header in host order, nothing beyond it: all records
 // of an ordinary file) keeps only its time, offset and where its bytes are; the type, misc and
 // size are read back from its header. Any other (in the reader's mapping of the file, unpacked
 // from COMPRESSED, from another file of a directory, with a payload, or byte-swapped) has its
 // whole description in `odd`. A record in the mapping (meta.stable) is kept where it is; the
-// others are copied into the byte buffer, which grows without clearing what the copy overwrites
-// anyway.
+// others are copied into the byte buffer.
 struct alignas(64) RecordBatch {  // filled on one thread, applied on another: lines of its own
   static constexpr uint32_t kPlain = UINT32_MAX;
   struct Item {
@@ -108,11 +77,9 @@ struct alignas(64) RecordBatch {  // filled on one thread, applied on another: l
     uint32_t at;            // where its bytes start in `bytes`, its payload after them
     uint32_t payload_len;   // payload bytes kept
   };
-  std::unique_ptr<uint8_t[]> bytes;
-  size_t used = 0, capacity = 0;
+  util::HandoffArray<uint8_t> bytes;
   size_t held = 0;  // bytes of the records kept in the mapping, for the batch's size limit
-  std::unique_ptr<Item[]> items = std::make_unique_for_overwrite<Item[]>(kBatchRecords);
-  size_t n_items = 0;
+  util::HandoffArray<Item> items;
   std::vector<Odd> odd;
   // Unwinding ahead: for items[i], ahead[i] (when ahead.size() > i and has_frames) holds its
   // frames in ahead_frames.
@@ -127,56 +94,44 @@ struct alignas(64) RecordBatch {  // filled on one thread, applied on another: l
   std::exception_ptr error;  // reading failed after these records
   bool last = false;
 
-  void reserve(size_t n) {
-    if (n <= capacity) return;
-    auto grown = std::make_unique_for_overwrite<uint8_t[]>(n);
-    if (used) std::memcpy(grown.get(), bytes.get(), used);
-    bytes = std::move(grown);
-    capacity = n;
-  }
-  bool full() const { return n_items >= kBatchRecords || size_bytes() >= kBatchBytes; }
+  bool full() const { return items.size() >= kBatchRecords || size_bytes() >= kBatchBytes; }
   // The caller ships the batch once full().
   void add(const perfdata::Record& rec, uint64_t time) {
     const size_t n = rec.bytes.size(), p = rec.payload.size();
     if (!rec.stable && plain(rec)) {
-      if (capacity - used < n) reserve(std::max(2 * capacity, used + n));
-      copy_for_other_core(bytes.get() + used, rec.bytes.data(), n);
-      put_item({time, rec.offset, static_cast<uint32_t>(used), kPlain});
-      used += n;
+      items.push_back({time, rec.offset, static_cast<uint32_t>(bytes.append(rec.bytes.data(), n)), kPlain});
       return;
     }
     const auto index = static_cast<uint32_t>(odd.size());
     if (rec.stable && p == 0) {
       odd.push_back({perfdata::RecordMeta::of(rec), rec.payload_size, rec.bytes.data(), 0, 0});
-      put_item({time, rec.offset, 0, index});
+      items.push_back({time, rec.offset, 0, index});
       held += n;
       return;
     }
-    if (capacity - used < n + p) reserve(std::max(2 * capacity, used + n + p));
-    std::memcpy(bytes.get() + used, rec.bytes.data(), n);
-    if (p) std::memcpy(bytes.get() + used + n, rec.payload.data(), p);
+    const size_t at = bytes.append(rec.bytes.data(), n);
+    if (p) bytes.append(rec.payload.data(), p);
     perfdata::RecordMeta meta = perfdata::RecordMeta::of(rec);
     meta.stable = false;
-    odd.push_back({meta, rec.payload_size, nullptr, static_cast<uint32_t>(used), static_cast<uint32_t>(p)});
-    put_item({time, rec.offset, 0, index});
-    used += n + p;
+    odd.push_back({meta, rec.payload_size, nullptr, static_cast<uint32_t>(at), static_cast<uint32_t>(p)});
+    items.push_back({time, rec.offset, 0, index});
   }
-  size_t size_bytes() const { return used + held; }
+  size_t size_bytes() const { return bytes.size() + held; }
   uint32_t type_of(const Item& it) const {
     if (it.odd != kPlain) return odd[it.odd].meta.type;
     uint32_t type;
-    std::memcpy(&type, bytes.get() + it.at, 4);
+    std::memcpy(&type, bytes.data() + it.at, 4);
     return type;
   }
   // The bytes of an item (without its payload).
   std::span<const uint8_t> bytes_of(const Item& it) const {
-    if (it.odd == kPlain) return {bytes.get() + it.at, size_in_header(bytes.get() + it.at)};
+    if (it.odd == kPlain) return {bytes.data() + it.at, size_in_header(bytes.data() + it.at)};
     const Odd& o = odd[it.odd];
-    return {o.stable ? o.stable : bytes.get() + o.at, o.meta.size};
+    return {o.stable ? o.stable : bytes.data() + o.at, o.meta.size};
   }
   void fill(perfdata::Record& rec, const Item& it) const {
     if (it.odd == kPlain) {
-      const uint8_t* at = bytes.get() + it.at;
+      const uint8_t* at = bytes.data() + it.at;
       perfdata::RecordMeta meta;
       meta.offset = it.offset;
       std::memcpy(&meta.type, at, 4);
@@ -190,13 +145,13 @@ struct alignas(64) RecordBatch {  // filled on one thread, applied on another: l
       o.meta.fill(rec, o.stable, {}, o.payload_size);
       return;
     }
-    const uint8_t* at = bytes.get() + o.at;
+    const uint8_t* at = bytes.data() + o.at;
     o.meta.fill(rec, at, {at + o.meta.size, o.payload_len}, o.payload_size);
   }
   void clear() {
-    used = 0;
+    bytes.clear();
     held = 0;
-    n_items = 0;
+    items.clear();
     odd.clear();
     ahead.clear();
     ahead_frames.clear();
@@ -222,11 +177,6 @@ struct alignas(64) RecordBatch {  // filled on one thread, applied on another: l
     uint16_t size;
     std::memcpy(&size, at + 6, 2);
     return size;
-  }
-  void put_item(const Item& it) {
-    copy_for_other_core(reinterpret_cast<uint8_t*>(items.get() + n_items), reinterpret_cast<const uint8_t*>(&it),
-                        sizeof(Item));
-    ++n_items;
   }
 };
 static_assert(sizeof(RecordBatch::Item) == 24);
@@ -268,7 +218,8 @@ class alignas(64) BatchChannel {  // both threads lock it: lines of its own, apa
     std::lock_guard lock(mu_);
     if (free_.empty()) {
       auto b = std::make_unique<RecordBatch>();
-      b->reserve(kBatchBytes + 65536);
+      b->bytes.reserve(kBatchBytes + 65536);
+      b->items.reserve(kBatchRecords);
       return b;
     }
     std::unique_ptr<RecordBatch> b = std::move(free_.back());
@@ -538,7 +489,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
     rs.current->last = last;
     rs.current->error = error;
     rs.current->progress = rs.progress;
-    publish();
+    util::handoff_publish();
     if (!channel.put(std::move(rs.current))) rs.consumer_gone = true;
     rs.current = last ? nullptr : channel.fresh();
   };
@@ -571,7 +522,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   }
   auto unwind_ahead = [&reader, &ahead, &channel](const perfdata::Record& rec, uint64_t time, RecordBatch& batch) {
     Ahead& a = *ahead;
-    if (batch.n_items == 1) a.this_batch = a.always || channel.queued() >= kBatchDepth / 2;  // a new batch
+    if (batch.items.size() == 1) a.this_batch = a.always || channel.queued() >= kBatchDepth / 2;  // a new batch
     a.rounds.seen(time);
     try {
       if (rec.type != perfdata::kRecordSample) {
@@ -589,7 +540,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
       if (!a.this_batch || !symbols::DwarfUnwinder::wants(attr, a.sample)) return;
       a.frames.clear();
       const size_t n = a.unwinder->unwind(thread, a.sample, kAheadMaxStack, &a.frames);
-      const size_t item = batch.n_items - 1;
+      const size_t item = batch.items.size() - 1;
       if (batch.ahead.size() <= item) batch.ahead.resize(item + 1);
       RecordBatch::AheadAt& at = batch.ahead[item];
       at.key = symbols::DwarfUnwinder::key_of(a.sample);
@@ -626,7 +577,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
       uint64_t n = 0;
       while (!rs.stopping.load(std::memory_order_relaxed) && !rs.consumer_gone && reader.next(rec)) {
         if (perfdata::Reader::applies_in_band(rec.type)) {
-          if (rs.current->n_items != 0) ship(false, nullptr);
+          if (!rs.current->items.empty()) ship(false, nullptr);
           if (rs.consumer_gone || !channel.wait_applied()) break;
           reader.apply_in_band(rec);
         }
@@ -660,7 +611,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
       bool stopped = false;
       perfdata::Record rec;
       symbols::DwarfUnwinder::Ahead unwound;
-      for (size_t i = 0; i < batch->n_items; ++i) {
+      for (size_t i = 0; i < batch->items.size(); ++i) {
         const RecordBatch::Item& it = batch->items[i];
         batch->fill(rec, it);
         // A repeat is told by the item before it in the batch, which this thread applied just

@@ -1612,8 +1612,7 @@ void ScriptWriter::hold(const Record& rec, int ai, session::Thread& thread) {
   if (rec.stable) {
     b.held.push_back({perfdata::RecordMeta::of(rec), rec.bytes.data(), 0, event, &thread});
   } else {
-    const size_t at = b.bytes.size();
-    b.bytes.insert(b.bytes.end(), rec.bytes.begin(), rec.bytes.end());
+    const size_t at = b.bytes.append(rec.bytes.data(), rec.bytes.size());
     b.held.push_back({perfdata::RecordMeta::of(rec), nullptr, at, event, &thread});
   }
   if (b.held.size() >= kBatchSamples || b.bytes.size() >= kBatchBytes) queue_batch();
@@ -1642,6 +1641,7 @@ void ScriptWriter::queue_batch() {
   // What this thread wrote since the last batches (side-band lines, samples it formatted
   // itself) goes out first: the batches are written by the threads that format them.
   if (idle) write_buffered();
+  util::handoff_publish();
   {
     std::lock_guard lock(batches_mu_);
     filling_->state = Batch::State::kQueued;

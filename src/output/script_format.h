@@ -25,6 +25,7 @@
 #include "perfdata/records.h"
 #include "perfdata/sample.h"
 #include "session/callchain.h"
+#include "util/handoff.h"
 
 namespace tperf::session {
 class AddressSpace;
@@ -353,8 +354,9 @@ class alignas(64) ScriptWriter {
   };
   struct alignas(64) Batch {  // filled by this thread, formatted by a worker: lines of its own
     enum class State { kQueued, kFormatting, kDone };
-    std::vector<Held> held;
-    std::vector<uint8_t> bytes;
+    // Written past the cache (util/handoff.h): the formatting thread reads them next.
+    util::HandoffArray<Held> held;
+    util::HandoffArray<uint8_t> bytes;
     std::vector<std::pair<int, perfdata::EventAttr>> events;  // (attr index, its copy without ids)
     std::string text;
     Lane* lane = nullptr;  // the one that formatted it, whose buffer `text` is
