@@ -20,18 +20,31 @@
 
 namespace tperf::util {
 
-// Copies `n` bytes to `to` with non-temporal stores where both ends and the length allow 8-byte
-// stores (x86-64); with memcpy otherwise.
+// Copies `n` bytes to `to` with non-temporal stores where `to` and the length are multiples of 8
+// (x86-64); with memcpy otherwise.
 inline void handoff_copy(void* to, const void* from, size_t n) {
 #if defined(__x86_64__)
-  if (((reinterpret_cast<uintptr_t>(to) | n) & 7) == 0) {
-    auto* d = static_cast<long long*>(to);
+  const auto t = reinterpret_cast<uintptr_t>(to);
+  if (((t | n) & 7) == 0) {
+    auto* d = static_cast<uint8_t*>(to);
     const auto* s = static_cast<const uint8_t*>(from);
-    for (size_t k = 0; k < n / 8; ++k) {
+    auto store8 = [&](size_t k) {
       long long w;
-      std::memcpy(&w, s + 8 * k, 8);
-      _mm_stream_si64(d + k, w);
+      std::memcpy(&w, s + k, 8);
+      _mm_stream_si64(reinterpret_cast<long long*>(d + k), w);
+    };
+    size_t k = 0;
+    if ((t & 8) && n) {  // to the next 16-byte boundary
+      store8(0);
+      k = 8;
     }
+    // 16 bytes a store where it is aligned: half the stores. (The copy is bound by memory more
+    // than by stores: the batch's `add` went from 760-838 to 717-791 profile samples of the
+    // reading thread's 3,300-3,800 on the fp recipe.)
+    for (; k + 16 <= n; k += 16) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(d + k), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k)));
+    }
+    if (k < n) store8(k);
     return;
   }
 #endif
