@@ -287,8 +287,9 @@ bool replay_pipelined(const perfdata::Reader& reader, unsigned jobs) {
   // By default on every file where there is a second core. It was once limited to files with
   // stack copies: two threads were no faster than one on frame-pointer files, because what the
   // reading thread wrote for every record shared cache lines with what the applying thread wrote
-  // (see ReadingSide in replay()). Without that, report --no-children on the 1 GB fp recipe takes
-  // 0.59 s on two threads and 0.87 s on one (bench/README.md).
+  // (see ReadingSide in replay()). Without that, and with the batches written past the cache
+  // (util/handoff.h), report --no-children on the 1 GB fp recipe takes 0.84 s on two threads and
+  // 1.19 s on one on this project's VM (bench/README.md, "Batches written past the cache").
   return util::job_count(jobs) >= 2;
 }
 
