@@ -389,8 +389,9 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   // decides which file gives its symbols (for the kernel: whether /proc/kallsyms may): loading
   // ahead on a worker would race with them. Symbols then load at first use, in stream order.
   if (reader.is_pipe()) preloader = nullptr;
-  // The kernel's symbols load while the first records are read (a pipe's attrs come later).
-  if (std::any_of(reader.attrs().begin(), reader.attrs().end(),
+  // The kernel's symbols load while the first records are read, when symbols load ahead at all
+  // (a command that shows none passes no preloader) and some event samples the kernel.
+  if (preloader && std::any_of(reader.attrs().begin(), reader.attrs().end(),
                   [](const perfdata::EventAttr& ea) { return !ea.attr.flag(perfdata::kFlagExcludeKernel); })) {
     symbolizer.read_kernel_symbols_early();
   }

@@ -183,7 +183,8 @@ struct ReplayResult {
 // renews the kernel space's version, since the kernel's symbols changed even where its maps did
 // not; after an MMAP, `preloader` starts loading the new DSOs' symbols when given; at each
 // FINISHED_ROUND the threads that exited before the previous round are retired, unless the
-// machine keeps them) and hands the samples to `handlers`. A record that cannot be decoded
+// machine keeps them) and hands the samples to `handlers`. With a `preloader`, the running
+// kernel's symbols start loading at once too, for files whose events sample the kernel. A record that cannot be decoded
 // (FormatError from the machine or a handler) does not stop the replay: its message is returned,
 // one per record.
 ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,

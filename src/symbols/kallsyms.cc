@@ -202,6 +202,14 @@ KallsymsRead::KallsymsRead(std::string path, std::string_view ref_name)
     s.done = true;
     s.cv.notify_all();
   });
+  // A second thread that cannot start leaves none behind (the destructor does not run then).
+  struct StopUnlessStarted {
+    KallsymsRead& r;
+    bool started = false;
+    ~StopUnlessStarted() {
+      if (!started) r.stop_and_join();
+    }
+  } guard{*this};
   parsing_ = std::thread([&s] {
     pthread_setname_np(pthread_self(), "tperf-ksymparse");
     for (;;) {
@@ -224,6 +232,7 @@ KallsymsRead::KallsymsRead(std::string path, std::string_view ref_name)
       }
     }
   });
+  guard.started = true;
 }
 
 void KallsymsRead::stop_and_join() {
