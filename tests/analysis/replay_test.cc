@@ -29,16 +29,11 @@ using perfdata::RecordBuilder;
 using perfdata::Writer;
 using test::TempDir;
 
+// cpu-clock samples with callchains, as `perf record -e cpu-clock -c 10000 -g` writes them.
 perfdata::PerfEventAttr chain_attr() {
-  perfdata::PerfEventAttr a;
-  a.type = perfdata::kTypeSoftware;
-  a.size = perfdata::kAttrSizeVer7;
-  a.config = perfdata::kSwCpuClock;
-  a.sample_period = 10000;
-  a.sample_type = perfdata::kSampleIp | perfdata::kSampleTid | perfdata::kSampleTime | perfdata::kSamplePeriod |
-                  perfdata::kSampleCpu | perfdata::kSampleCallchain;
-  a.set_flag(perfdata::kFlagSampleIdAll);
-  return a;
+  return test::cpu_clock_attr(perfdata::kSampleIp | perfdata::kSampleTid | perfdata::kSampleTime |
+                                  perfdata::kSamplePeriod | perfdata::kSampleCpu | perfdata::kSampleCallchain,
+                              10000);
 }
 
 // What a file holds besides samples.
