@@ -1137,13 +1137,71 @@ bool ScriptWriter::print_sideband(const Record& rec, int32_t pid, int32_t tid, u
   return true;
 }
 
+bool ScriptWriter::keeps_held(const Record& rec) const {
+  using namespace perfdata;
+  switch (rec.type) {
+    case kRecordThrottle:
+    case kRecordUnthrottle:
+    case kRecordFinishedRound:  // the threads it may release were copied
+      return true;
+    case kRecordComm:
+    case kRecordExit:
+    case kRecordFork:
+      return !options_.show_task_events;
+    case kRecordMmap:
+    case kRecordMmap2: {
+      // A process's map (its copies hold the maps before it). The kernel's maps are not copied;
+      // a build id may go to a DSO whose symbols are being read.
+      if (options_.show_mmap_events || (rec.misc & kMiscCpumodeMask) != kMiscUser || (rec.misc & kMiscMmapBuildId)) {
+        return false;
+      }
+      const std::span<const uint8_t> body = rec.body();
+      uint32_t pid;
+      if (body.size() < sizeof pid) return false;
+      std::memcpy(&pid, body.data(), sizeof pid);
+      return pid != UINT32_MAX;  // -1: the kernel's, whatever the mode says
+    }
+    default:
+      return false;
+  }
+}
+
+const session::Thread* ScriptWriter::Copies::find_or_copy(const session::Thread& live) {
+  const session::AddressSpace* space = live.maps();
+  const uint64_t version = space ? space->version() : 0;
+  // Samples come in runs of one thread: the last copies are the ones to look at.
+  const size_t look = std::min<size_t>(of.size(), 8);
+  for (size_t i = of.size(); i > of.size() - look; --i) {
+    const Of& o = of[i - 1];
+    if (o.live == &live && o.comm == live.comm() && o.version == version && o.exited == live.exited() &&
+        o.copy->tid() == live.tid() && o.copy->pid() == live.pid()) {
+      return o.copy;
+    }
+  }
+  session::AddressSpace* maps = nullptr;
+  if (space) {
+    // A version names one state of one space's maps.
+    for (size_t i = 0; i < nr_spaces && !maps; ++i) {
+      if (spaces[i].version() == version) maps = &spaces[i];
+    }
+    if (!maps) {
+      if (nr_spaces == spaces.size()) spaces.emplace_back();
+      maps = &spaces[nr_spaces++];
+      *maps = *space;
+    }
+  }
+  if (of.size() == threads.size()) threads.emplace_back();
+  session::Thread& copy = threads[of.size()];
+  live.copy_to(copy, maps);
+  of.push_back({&live, live.comm(), version, live.exited(), &copy});
+  return &copy;
+}
+
 void ScriptWriter::before_machine(const Record& rec, uint64_t) {
   using namespace perfdata;
-  // The held samples print what the machine says now. A round's end changes nothing for them
-  // unless it releases an exited thread; throttling changes nothing at all.
-  const bool keeps_held = rec.type == kRecordThrottle || rec.type == kRecordUnthrottle ||
-                          (rec.type == kRecordFinishedRound && !machine_.exits_pending());
-  if (jobs_ > 1 && !keeps_held) format_held();
+  // The held samples print what the machine says now (or what their copies say).
+  if (jobs_ > 1 && !keeps_held(rec)) format_held();
+  ++changes_;
   // perf prints an exit before it forgets anything about the task.
   if (rec.type == kRecordExit && options_.show_task_events) {
     TaskEvent e = decode_task(rec.body(), rec.misc, reader_.swapped(), rec.offset + 8);
@@ -1609,11 +1667,12 @@ void ScriptWriter::hold(const Record& rec, int ai, session::Thread& thread) {
     copy.named_by_position = a.named_by_position;
     b.events.emplace_back(ai, std::move(copy));
   }
+  const session::Thread* copy = b.copies.copy_of(thread, changes_);
   if (rec.stable) {
-    b.held.push_back({perfdata::RecordMeta::of(rec), rec.bytes.data(), 0, event, &thread});
+    b.held.push_back({perfdata::RecordMeta::of(rec), rec.bytes.data(), 0, event, copy});
   } else {
     const size_t at = b.bytes.append(rec.bytes.data(), rec.bytes.size());
-    b.held.push_back({perfdata::RecordMeta::of(rec), nullptr, at, event, &thread});
+    b.held.push_back({perfdata::RecordMeta::of(rec), nullptr, at, event, copy});
   }
   if (b.held.size() >= kBatchSamples || b.bytes.size() >= kBatchBytes) queue_batch();
 }
@@ -1738,6 +1797,7 @@ void ScriptWriter::write_done_batches(std::unique_lock<std::mutex>& lock) {
     b->held.clear();
     b->bytes.clear();
     b->events.clear();
+    b->copies.clear();
     lock.lock();
     if (b->error && !batch_error_) batch_error_ = b->error;
     b->error = nullptr;
@@ -1764,6 +1824,7 @@ void ScriptWriter::format_held() {
   b.held.clear();
   b.bytes.clear();
   b.events.clear();
+  b.copies.clear();
   {
     std::lock_guard lock(batches_mu_);
     spare_batches_.push_back(std::move(filling_));

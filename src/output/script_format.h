@@ -25,6 +25,7 @@
 #include "perfdata/records.h"
 #include "perfdata/sample.h"
 #include "session/callchain.h"
+#include "session/machine.h"
 #include "util/handoff.h"
 
 namespace tperf::session {
@@ -297,8 +298,10 @@ class alignas(64) ScriptWriter {
   // With options.jobs above 1, samples are checked, filtered and given their thread here, in
   // order, and collected in batches; a full batch is formatted on a worker while the next one
   // fills (this thread formats one too when the workers lag), and the batches' text is written
-  // in order. Before a record that changes what held samples print (one the machine applies, a
-  // side-band line, a thread retired at the end of a round) every batch is formatted first.
+  // in order. A batch holds copies of its samples' threads and their maps as they were when the
+  // samples came, so that the machine may go on meanwhile. Before a record that changes what
+  // else they print (a side-band line, the kernel's maps, a DSO's build id) every batch is
+  // formatted first.
   void sample(const perfdata::Record& rec);
   void before_machine(const perfdata::Record& rec, uint64_t time);
   void after_machine(const perfdata::Record& rec, uint64_t time);
@@ -350,7 +353,42 @@ class alignas(64) ScriptWriter {
     const uint8_t* bytes;  // nullptr: at `at` in the batch's bytes
     size_t at;
     uint32_t event;  // in the batch's events
-    session::Thread* thread;
+    const session::Thread* thread;  // the batch's copy
+  };
+  // The copies of the held samples' threads and of their processes' maps, as they were when the
+  // samples were held: the machine applies the records that follow (new maps, an exec, an exit,
+  // a thread released at the end of a round) while the batch waits and is formatted. On a
+  // system-wide recording such a record comes every 15 samples; when each made every batch be
+  // formatted first, this thread formatted nearly all of them. Reused from batch to batch.
+  struct Copies {
+    struct Of {
+      const session::Thread* live;  // the machine's thread (only compared: it may be gone)
+      const std::string* comm;
+      uint64_t version;  // of its maps (0: none)
+      bool exited;
+      const session::Thread* copy;
+    };
+    std::deque<session::Thread> threads;
+    std::deque<session::AddressSpace> spaces;
+    std::vector<Of> of;        // threads[i] was made of of[i]
+    size_t nr_spaces = 0;      // spaces in use (the rest are kept for reuse)
+    // The last copy asked for, and the count of machine changes then (ScriptWriter::changes_):
+    // most samples are of the thread the one before was of, with no change in between.
+    const session::Thread* last_live = nullptr;
+    const session::Thread* last_copy = nullptr;
+    uint64_t last_changes = 0;
+    const session::Thread* copy_of(const session::Thread& live, uint64_t changes) {
+      if (last_live == &live && last_changes == changes && last_copy->pid() == live.pid()) return last_copy;
+      last_live = &live;
+      last_changes = changes;
+      return last_copy = find_or_copy(live);
+    }
+    const session::Thread* find_or_copy(const session::Thread& live);
+    void clear() {
+      of.clear();
+      nr_spaces = 0;
+      last_live = nullptr;
+    }
   };
   struct alignas(64) Batch {  // filled by this thread, formatted by a worker: lines of its own
     enum class State { kQueued, kFormatting, kDone };
@@ -362,6 +400,7 @@ class alignas(64) ScriptWriter {
     Lane* lane = nullptr;  // the one that formatted it, whose buffer `text` is
     State state = State::kQueued;
     std::exception_ptr error;
+    Copies copies;
   };
 
   // `read`: one of the samples perf makes of a SAMPLE_READ record (its event and period).
@@ -393,6 +432,10 @@ class alignas(64) ScriptWriter {
   void write_buffered();
   // Every held sample formatted and written: before anything that changes what they print.
   void format_held();
+  // Whether the held samples, and those being formatted, print the same once the machine applied
+  // `rec` (a side-band record, about to be), while other threads format them: whether it prints
+  // no line and changes nothing they read from the machine besides their threads and maps.
+  bool keeps_held(const perfdata::Record& rec) const;
   void on_callchain_deferred(const perfdata::Record& rec, uint64_t time);
   void on_attr();
   // The line start of a side-band record; false when the record is filtered out (--cpu).
@@ -428,6 +471,7 @@ class alignas(64) ScriptWriter {
   // Written by this thread for every sample (admit, hold).
   alignas(64) std::unique_ptr<Batch> filling_;  // samples held, not yet queued
   uint64_t samples_printed_ = 0;
+  uint64_t changes_ = 0;  // side-band records the machine applied while samples were held
 
   // The hand-over of batches: any thread, once per batch, under batches_mu_.
   alignas(64) std::mutex batches_mu_;

@@ -248,6 +248,17 @@ Machine::Process* Machine::process_holding(const Thread& t) const {
   return nullptr;
 }
 
+void Thread::copy_to(Thread& out, AddressSpace* maps) const {
+  out.pid_ = pid_;
+  out.tid_ = tid_;
+  out.ppid_ = ppid_;
+  out.comms_ = comms_;
+  out.maps_ = maps;
+  out.exited_ = exited_;
+  out.exit_time_ = exit_time_;
+  out.start_time_ = start_time_;
+}
+
 void Machine::join(Thread& t, Process& p) {
   t.maps_ = &p.space;
   ++p.threads;

@@ -150,6 +150,11 @@ class Thread {
   uint64_t exit_time() const { return exit_time_; }
   uint64_t start_time() const { return start_time_; }
 
+  // Makes `out` this thread as it is now, with `maps` (a copy of maps() taken now, or nullptr)
+  // for its address space: for a reader on another thread that works on samples held while the
+  // machine goes on changing the thread, its process and its maps.
+  void copy_to(Thread& out, AddressSpace* maps) const;
+
  private:
   friend class Machine;
   int32_t pid_ = -1, tid_ = -1, ppid_ = -1;

@@ -500,5 +500,104 @@ TEST(JobsE2E, SamplesAfterTheirThreadsExitAsPerfForEveryJobCount) {
   EXPECT_GT(expect_same_for_every_j(path), 0u);
 }
 
+// With -j 2 and more, script holds samples in batches while the machine goes on: a batch keeps
+// copies of its samples' threads and maps as they were. Here the records that follow samples still
+// held change those very processes: a map replaced by another file, an exec (new comm, maps
+// cleared), a fork that copies the maps, an exit and the rounds that release the thread, a thread
+// whose tid comes back in a new process. Every sample must print the comm and the DSOs of its own
+// time, as perf 6.1 prints them, for every -j.
+TEST(JobsE2E, HeldSamplesPrintTheThreadsAndMapsOfTheirTime) {
+  TPERF_REQUIRE_PROGRAM("perf");
+  TempDir dir;
+  const std::string path = dir.file("changes.data");
+  ChainFile file(path);
+  Writer& w = file.w;
+  const RecordBuilder& rb = file.rb;
+  const uint64_t kSecond = 1000000000;
+  uint64_t time = 1000;
+  auto map = [&](int32_t pid, uint64_t addr, const char* name) {
+    Mmap2Event m;
+    m.pid = m.tid = pid;
+    m.addr = addr;
+    m.len = 0x10000;
+    m.filename = name;
+    w.write_record(rb.mmap2(m, sid_at(pid, time++)));
+  };
+  auto comm = [&](int32_t tid, const char* name, bool exec) {
+    w.write_record(rb.comm({.pid = tid, .tid = tid, .comm = name, .exec = exec}, sid_at(tid, time++)));
+  };
+  auto task = [&](bool fork, int32_t pid, int32_t ppid) {
+    TaskEvent e;
+    e.pid = e.tid = pid;
+    e.ppid = e.ptid = ppid;
+    e.time = time++;
+    w.write_record(fork ? rb.fork(e, sid_at(pid, e.time)) : rb.exit(e, sid_at(pid, e.time)));
+  };
+  // `n` samples of each of `tids` in turn, each with a three-frame chain in [base, base + 0x10000).
+  auto samples = [&](std::initializer_list<int32_t> tids, uint64_t base, int n) {
+    for (int i = 0; i < n; ++i) {
+      for (int32_t tid : tids) {
+        Sample s;
+        s.pid = s.tid = static_cast<uint32_t>(tid);
+        s.time = time++;
+        s.period = 100;
+        s.id = 7;
+        s.ip = base + 0x10 * static_cast<uint64_t>(i % 50);
+        s.callchain = {kContextUser, s.ip, base + 0x1000 + 0x8 * static_cast<uint64_t>(i % 7), base + 0x2000};
+        w.write_record(rb.sample(s, kMiscUser));
+      }
+    }
+  };
+  comm(42, "first", false);
+  map(42, 0x400000, "/nonexistent/tperf-a.so");
+  comm(43, "other", false);
+  map(43, 0x400000, "/nonexistent/tperf-c.so");
+  samples({42, 43}, 0x400000, 150);
+  map(42, 0x400000, "/nonexistent/tperf-b.so");  // replaces a.so under samples still held
+  samples({42, 43}, 0x400000, 100);
+  comm(42, "second", true);  // exec: the maps go
+  map(42, 0x500000, "/nonexistent/tperf-d.so");
+  samples({42, 43}, 0x500000, 100);
+  task(true, 44, 42);  // a child with 42's maps
+  samples({44, 42}, 0x500000, 50);
+  task(false, 42, 1);
+  w.write_record(rb.finished_round());
+  samples({44, 43}, 0x500000, 50);
+  time += 3 * kSecond;  // rounds past 42's exit release it
+  w.write_record(rb.finished_round());
+  samples({43}, 0x400000, 20);
+  w.write_record(rb.finished_round());
+  task(true, 42, 43);  // tid 42 again, a child of 43 with its maps
+  comm(42, "third", false);
+  samples({42, 43, 44}, 0x400000, 30);
+  w.finish();
+  for (int j : {1, 2, 3}) {
+    SCOPED_TRACE(j);
+    ComparedOutputs c = compare_outputs(fmt::format("perf script -F comm,tid,time,ip,sym,dso -i {}", shell_quote(path)),
+                                        fmt::format("{} script -j {} -F comm,tid,time,ip,sym,dso -i {}", TPERF_BINARY,
+                                                    j, shell_quote(path)),
+                                        path);
+    EXPECT_EQ(c.diff, "");
+    EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
+    // 1,010 samples of five lines each (the line start, three frames, a blank line).
+    EXPECT_EQ(c.perf_lines, 5050u);
+  }
+  // The samples by comm and the DSO of their leaf, as perf prints them (checked above): 42's
+  // before and after its map was replaced, the child's after the exec (perf keeps the maps of
+  // before the exec: b.so at 0x400000 still), the new 42's with 43's maps.
+  const CommandResult by_dso = run(fmt::format(
+      "{} script -j 2 -F comm,ip,dso -i {} | awk '$1 ~ /^[a-z]/ {{c = $1; getline; print c, $2}}' | sort | uniq -c",
+      TPERF_BINARY, shell_quote(path)));
+  EXPECT_EQ(by_dso.out,
+            "    150 first (/nonexistent/tperf-a.so)\n"
+            "    100 first (/nonexistent/tperf-b.so)\n"
+            "    300 other (/nonexistent/tperf-c.so)\n"
+            "    150 other ([unknown])\n"
+            "     30 second (/nonexistent/tperf-b.so)\n"
+            "    250 second (/nonexistent/tperf-d.so)\n"
+            "     30 third (/nonexistent/tperf-c.so)\n");
+  EXPECT_GT(expect_same_for_every_j(path), 0u);
+}
+
 }  // namespace
 }  // namespace tperf::test::e2e
