@@ -13,6 +13,7 @@
 #include "analysis/tree_replay.h"
 #include "session/machine.h"
 #include "symbols/symbol_table.h"
+#include "util/huge_arena.h"
 #include "util/text.h"
 
 namespace tperf::analysis {
@@ -321,7 +322,7 @@ bool OrderRisk::note(const HistEntry& key) {
 }
 
 void Hist::grow_index() {
-  std::vector<Slot> old = std::move(index_);
+  util::MappedVector<Slot> old = std::move(index_);
   index_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
   const size_t mask = index_.size() - 1;
   for (const Slot& s : old) {
@@ -566,8 +567,10 @@ class Hist::TreeBuilder {
   }
 
   const CallFrameTable* frames_;
-  // The trees' nodes, used by the building thread alone, released at once after the trees.
-  std::pmr::unsynchronized_pool_resource pool_;
+  // The trees' nodes, used by the building thread alone, released at once after the trees; the
+  // pool's chunks in huge pages.
+  util::HugeArena arena_;
+  std::pmr::unsynchronized_pool_resource pool_{&arena_};
   std::vector<std::unique_ptr<CallTree>> trees_;  // by entry index, created on first chain
   std::thread thread_;
   std::mutex mu_;

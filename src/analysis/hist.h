@@ -316,7 +316,7 @@ class Hist {
     uint32_t hash = 0;
     uint32_t entry = 0;
   };
-  std::vector<Slot> index_;
+  util::MappedVector<Slot> index_;
   void grow_index();
   // When lookups walk input_ (below): the entry each walk found for a key equal to it, kept while
   // no entry has been inserted since (tree_gen_), for the tree's shape decides where a walk ends.
@@ -328,7 +328,7 @@ class Hist {
   };
   static constexpr uint32_t kNoMemo = ~uint32_t{0};
   static constexpr size_t kMemoProbes = 4;
-  std::vector<MemoSlot> walk_memo_;
+  util::MappedVector<MemoSlot> walk_memo_;
   uint32_t tree_gen_ = 1;
   bool walk_memo_hit(const MemoSlot& s, size_t h, const HistEntry& key) const;
   uint32_t walk_memo_find(size_t h, const HistEntry& key) const;

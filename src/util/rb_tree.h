@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "util/mapped_allocator.h"
+
 namespace tperf::util {
 
 class RbTree {
@@ -43,7 +45,8 @@ class RbTree {
   void transplant(int32_t u, int32_t v);
   void erase_fixup(int32_t x, int32_t parent);
 
-  std::vector<Node> nodes_;
+  // A hist of a system-wide recording links millions: faulted in huge pages once large.
+  MappedVector<Node> nodes_;
   int32_t root_ = -1;
 };
 
