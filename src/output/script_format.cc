@@ -1151,8 +1151,10 @@ bool ScriptWriter::keeps_held(const Record& rec) const {
     case kRecordMmap:
     case kRecordMmap2: {
       // A process's map (its copies hold the maps before it). The kernel's maps are not copied;
-      // a build id may go to a DSO whose symbols are being read.
-      if (options_.show_mmap_events || (rec.misc & kMiscCpumodeMask) != kMiscUser || (rec.misc & kMiscMmapBuildId)) {
+      // a build id may go to a DSO whose symbols are being read; a new DSO goes into the table
+      // that a first kernel lookup may be reading.
+      if (options_.show_mmap_events || (rec.misc & kMiscCpumodeMask) != kMiscUser || (rec.misc & kMiscMmapBuildId) ||
+          (options_.symbolizer && options_.symbolizer->kernel_lookup_reads_machine())) {
         return false;
       }
       const std::span<const uint8_t> body = rec.body();

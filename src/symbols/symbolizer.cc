@@ -237,6 +237,7 @@ void Symbolizer::load_kallsyms_once() {
     std::string path = options_.kallsyms;
     // Taken for the workers before a kernel DSO was queued; else this is the machine's thread.
     const KernelRef ref = kernel_ref_ ? *kernel_ref_ : kernel_ref();
+    kernel_ref_read_.store(true, std::memory_order_release);
     const session::Dso* kdso = ref.dso;
     if (path.empty() && !options_.symfs.empty()) {
       // perf takes no local kallsyms (running kernel's or build-id cache's) once a symfs root is

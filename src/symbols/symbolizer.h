@@ -154,6 +154,15 @@ class Symbolizer {
   // any lookup, from one thread.
   void read_kernel_symbols_early();
 
+  // Whether the first lookup of a kernel address may still read the machine's DSO table and
+  // kernel maps (to pick the kernel's symbol file): until the machine's thread took that
+  // reference (preload of a kernel DSO) or a lookup read it. While it may, another thread that
+  // looks addresses up must not run while the machine applies records. Call on the machine's
+  // thread.
+  bool kernel_lookup_reads_machine() const {
+    return !kernel_ref_ && !kernel_ref_read_.load(std::memory_order_acquire);
+  }
+
   // One-line messages for the user (a DSO whose build id matched no file, kernel symbols that
   // could not be read and why), each given once, sorted; the caller prints them to stderr.
   std::vector<std::string> take_warnings();
@@ -207,6 +216,7 @@ class Symbolizer {
   // Kernel symbols, parsed once for the kernel image and every module.
   std::once_flag kallsyms_once_;
   std::optional<KernelRef> kernel_ref_;  // taken by note_kernel_ref() for the workers
+  std::atomic<bool> kernel_ref_read_{false};  // load_kallsyms_once() has read what it needs
   struct KernelData;
   std::unique_ptr<KernelData> kernel_;
   std::unique_ptr<KallsymsRead> early_kallsyms_;  // read_kernel_symbols_early()

@@ -15,6 +15,7 @@
 #include "session/machine.h"
 #include "symbols/symbolizer.h"
 #include "test_util.h"
+#include "util/workqueue.h"
 
 namespace tperf::symbols {
 namespace {
@@ -130,6 +131,58 @@ TEST(Resolver, AKsymbolOverAnAddressLookedUpBeforeWins) {
   const ResolvedFrame other = resolver.resolve(&t, perfdata::kMiscKernel, 0xffffffff81001010);
   ASSERT_NE(other.at.sym, nullptr);
   EXPECT_EQ(other.at.sym->name(), "kernel_fn_a");
+}
+
+// script formats samples on other threads while the machine applies records; the first kernel
+// lookup reads the machine's DSO table and kernel maps (to choose the kernel's symbol file), so
+// script waits for its batches before a record that adds a DSO until that read is done. The
+// flag it asks says so: set until a lookup made the read or the machine's thread took the
+// reference (a kernel DSO queued for loading).
+TEST(Resolver, KernelLookupReadsTheMachineUntilItsFirstLookupOrAPreload) {
+  test::TempDir dir;
+  const std::string kallsyms = dir.path() + "/kallsyms";
+  {
+    std::ofstream f(kallsyms);
+    f << "ffffffff81000000 T _text\n"
+         "ffffffff81001000 T kernel_fn_a\n"
+         "ffffffff81003000 T _etext\n";
+  }
+  perfdata::MmapEvent e;
+  e.misc = perfdata::kMiscKernel;
+  e.pid = -1;
+  e.addr = 0xffffffff81000000;
+  e.len = 0x3000;
+  e.pgoff = 0xffffffff81000000;
+  e.filename = "[kernel.kallsyms]_text";
+  SymbolizerOptions options;
+  options.kallsyms = kallsyms;
+  {
+    session::Machine machine;
+    Symbolizer symbolizer(machine, options);
+    Resolver resolver(machine, &symbolizer);
+    machine.on_mmap(e);
+    const session::Thread& t = machine.findnew_thread(1, 1);
+    EXPECT_TRUE(symbolizer.kernel_lookup_reads_machine());
+    // A user address reads nothing of the kernel's.
+    (void)resolver.resolve(&t, perfdata::kMiscUser, 0x401000);
+    EXPECT_TRUE(symbolizer.kernel_lookup_reads_machine());
+    const ResolvedFrame f = resolver.resolve(&t, perfdata::kMiscKernel, 0xffffffff81001010);
+    ASSERT_NE(f.at.sym, nullptr);
+    EXPECT_EQ(f.at.sym->name(), "kernel_fn_a");
+    EXPECT_FALSE(symbolizer.kernel_lookup_reads_machine());
+  }
+  {
+    session::Machine machine;
+    Symbolizer symbolizer(machine, options);
+    machine.on_mmap(e);
+    util::WorkQueue queue(1);
+    std::vector<const session::Dso*> dsos;
+    for (const session::Map& m : machine.kernel_maps().maps()) dsos.push_back(m.dso);
+    ASSERT_FALSE(dsos.empty());
+    symbolizer.preload_async(dsos, queue);
+    EXPECT_FALSE(symbolizer.kernel_lookup_reads_machine());
+    queue.flush();
+  }
 }
 
 }  // namespace
