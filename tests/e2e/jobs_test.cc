@@ -128,8 +128,8 @@ TEST(JobsE2E, CompressedRecordingPrintsTheSameForEveryJobCount) {
 
 // Thirty processes one after the other, 60 ms each, as a real recording has them: threads exit
 // and are released a second after their EXIT while later samples wait to be formatted, and every
-// new process's records end a batch. (SamplesAfterTheirThreadsExit below makes a thread released
-// while its own samples wait.)
+// new process's records come while batches hold samples (of its parent, of the process before).
+// (SamplesAfterTheirThreadsExit below makes a thread released while its own samples wait.)
 TEST(JobsE2E, ShortLivedProcessesPrintTheSameForEveryJobCount) {
   TPERF_REQUIRE_RECORDING(rec, recording("short", "-g", "sh -c \"for i in \\$(seq 30); do {} 0.06; done\""));
   EXPECT_GT(expect_same_for_every_j(rec.path), 100u);
@@ -452,9 +452,10 @@ TEST(JobsE2E, StacksAddedWhileTheNextBatchFillsAsPerf) {
 
 // Samples stamped well after their thread's EXIT (as AUX decoding makes them), then the ends of
 // rounds that release the thread: perf 6.1 prints them with the thread's comm, and so must every
-// -j. With -j 2 and more the samples wait in batches to be formatted; a round's end that releases
-// a thread must have them formatted first (under AddressSanitizer a sample formatted after its
-// thread was freed is a use-after-free; without it, a wrong or garbled comm).
+// -j. With -j 2 and more the samples wait in batches to be formatted, with copies of their threads
+// made when they were held: a round's end may release the thread meanwhile (a batch that held the
+// machine's thread instead would be a use-after-free under AddressSanitizer, and without it a wrong
+// or garbled comm).
 TEST(JobsE2E, SamplesAfterTheirThreadsExitAsPerfForEveryJobCount) {
   TPERF_REQUIRE_PROGRAM("perf");
   PerfEventAttr attr = cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleId);
