@@ -1168,16 +1168,18 @@ bool ScriptWriter::keeps_held(const Record& rec) const {
   }
 }
 
-const session::Thread* ScriptWriter::Copies::find_or_copy(const session::Thread& live) {
-  const session::AddressSpace* space = live.maps();
+const session::Thread* ScriptWriter::Copies::find_or_copy(const session::Thread& t) {
+  const session::AddressSpace* space = t.maps();
   const uint64_t version = space ? space->version() : 0;
-  // Samples come in runs of one thread: the last copies are the ones to look at.
-  const size_t look = std::min<size_t>(of.size(), 8);
-  for (size_t i = of.size(); i > of.size() - look; --i) {
-    const Of& o = of[i - 1];
-    if (o.live == &live && o.comm == live.comm() && o.version == version && o.exited == live.exited() &&
-        o.copy->tid() == live.tid() && o.copy->pid() == live.pid()) {
-      return o.copy;
+  auto version_of = [](const session::Thread& c) { return c.maps() ? c.maps()->version() : 0; };
+  // Samples come in runs of one thread: the last copies are the ones to look at. A copy still
+  // stands for the thread while what it copied is unchanged.
+  const size_t n = live.size();
+  for (size_t i = n; i > n - std::min<size_t>(n, 8); --i) {
+    const session::Thread& c = threads[i - 1];
+    if (live[i - 1] == &t && c.comm() == t.comm() && version_of(c) == version && c.exited() == t.exited() &&
+        c.tid() == t.tid() && c.pid() == t.pid()) {
+      return &c;
     }
   }
   session::AddressSpace* maps = nullptr;
@@ -1192,10 +1194,10 @@ const session::Thread* ScriptWriter::Copies::find_or_copy(const session::Thread&
       *maps = *space;
     }
   }
-  if (of.size() == threads.size()) threads.emplace_back();
-  session::Thread& copy = threads[of.size()];
-  live.copy_to(copy, maps);
-  of.push_back({&live, live.comm(), version, live.exited(), &copy});
+  if (n == threads.size()) threads.emplace_back();
+  session::Thread& copy = threads[n];
+  t.copy_to(copy, maps);
+  live.push_back(&t);
   return &copy;
 }
 

@@ -361,17 +361,10 @@ class alignas(64) ScriptWriter {
   // system-wide recording such a record comes every 15 samples; when each made every batch be
   // formatted first, this thread formatted nearly all of them. Reused from batch to batch.
   struct Copies {
-    struct Of {
-      const session::Thread* live;  // the machine's thread (only compared: it may be gone)
-      const std::string* comm;
-      uint64_t version;  // of its maps (0: none)
-      bool exited;
-      const session::Thread* copy;
-    };
-    std::deque<session::Thread> threads;
+    std::deque<session::Thread> threads;     // the first live.size() are in use
+    std::vector<const session::Thread*> live;  // what threads[i] was copied from (only compared: it may be gone)
     std::deque<session::AddressSpace> spaces;
-    std::vector<Of> of;        // threads[i] was made of of[i]
-    size_t nr_spaces = 0;      // spaces in use (the rest are kept for reuse)
+    size_t nr_spaces = 0;  // spaces in use (the rest are kept for reuse)
     // The last copy asked for, and the count of machine changes then (ScriptWriter::changes_):
     // most samples are of the thread the one before was of, with no change in between.
     const session::Thread* last_live = nullptr;
@@ -385,7 +378,7 @@ class alignas(64) ScriptWriter {
     }
     const session::Thread* find_or_copy(const session::Thread& live);
     void clear() {
-      of.clear();
+      live.clear();
       nr_spaces = 0;
       last_live = nullptr;
     }
