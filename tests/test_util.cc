@@ -1,6 +1,7 @@
 #include "test_util.h"
 
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -154,6 +155,12 @@ perfdata::Mmap2Event executable_map(int32_t pid, uint64_t addr, const std::strin
   m.prot = 5;
   m.filename = path;
   return m;
+}
+
+bool page_mapped(const void* p) {
+  const auto page = reinterpret_cast<uintptr_t>(p) & ~static_cast<uintptr_t>(sysconf(_SC_PAGESIZE) - 1);
+  unsigned char in_core = 0;
+  return mincore(reinterpret_cast<void*>(page), 1, &in_core) == 0;
 }
 
 }  // namespace tperf::test

@@ -68,4 +68,7 @@ perfdata::PerfEventAttr cpu_clock_attr(uint64_t sample_type, uint64_t period = 1
 // An MMAP2 of 64 KiB of `path` at `addr`, read and execute, in process `pid` (its main thread).
 perfdata::Mmap2Event executable_map(int32_t pid, uint64_t addr, const std::string& path);
 
+// Whether the page that holds `p` is mapped (mincore fails with ENOMEM on a page that is not).
+bool page_mapped(const void* p);
+
 }  // namespace tperf::test

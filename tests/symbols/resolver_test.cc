@@ -83,24 +83,16 @@ TEST(Resolver, AnswersAsTheSymbolizerInEveryProcessAndOnEveryLookup) {
   EXPECT_GT(named, compared / 10) << "the test program's own symbols were not found";
 }
 
-// A kallsyms file of our own for the kernel: a KSYMBOL (a BPF program) registered later over
-// an address the kernel's table answered before must be the answer from then on.
-TEST(Resolver, AKsymbolOverAnAddressLookedUpBeforeWins) {
-  test::TempDir dir;
-  const std::string kallsyms = dir.path() + "/kallsyms";
-  {
-    std::ofstream f(kallsyms);
-    f << "ffffffff81000000 T _text\n"
-         "ffffffff81000000 T startup_64\n"
-         "ffffffff81001000 T kernel_fn_a\n"
-         "ffffffff81002000 T kernel_fn_b\n"
-         "ffffffff81003000 T _etext\n";
-  }
-  session::Machine machine;
+// A kallsyms file in `dir` with `lines`, and the options that name it.
+SymbolizerOptions with_kallsyms(const test::TempDir& dir, const char* lines) {
   SymbolizerOptions options;
-  options.kallsyms = kallsyms;
-  Symbolizer symbolizer(machine, options);
-  Resolver resolver(machine, &symbolizer);
+  options.kallsyms = dir.path() + "/kallsyms";
+  std::ofstream(options.kallsyms) << lines;
+  return options;
+}
+
+// The kernel image's map as perf records it, over [0xffffffff81000000, +0x3000).
+perfdata::MmapEvent kernel_text_map() {
   perfdata::MmapEvent e;
   e.misc = perfdata::kMiscKernel;
   e.pid = -1;
@@ -108,7 +100,23 @@ TEST(Resolver, AKsymbolOverAnAddressLookedUpBeforeWins) {
   e.len = 0x3000;
   e.pgoff = 0xffffffff81000000;
   e.filename = "[kernel.kallsyms]_text";
-  machine.on_mmap(e);
+  return e;
+}
+
+// A kallsyms file of our own for the kernel: a KSYMBOL (a BPF program) registered later over
+// an address the kernel's table answered before must be the answer from then on.
+TEST(Resolver, AKsymbolOverAnAddressLookedUpBeforeWins) {
+  test::TempDir dir;
+  session::Machine machine;
+  const SymbolizerOptions options = with_kallsyms(dir,
+                                                  "ffffffff81000000 T _text\n"
+                                                  "ffffffff81000000 T startup_64\n"
+                                                  "ffffffff81001000 T kernel_fn_a\n"
+                                                  "ffffffff81002000 T kernel_fn_b\n"
+                                                  "ffffffff81003000 T _etext\n");
+  Symbolizer symbolizer(machine, options);
+  Resolver resolver(machine, &symbolizer);
+  machine.on_mmap(kernel_text_map());
   const session::Thread& t = machine.findnew_thread(1, 1);
   const uint64_t addr = 0xffffffff81002010;
   ResolvedFrame before = resolver.resolve(&t, perfdata::kMiscKernel, addr);
@@ -140,27 +148,15 @@ TEST(Resolver, AKsymbolOverAnAddressLookedUpBeforeWins) {
 // reference (a kernel DSO queued for loading).
 TEST(Resolver, KernelLookupReadsTheMachineUntilItsFirstLookupOrAPreload) {
   test::TempDir dir;
-  const std::string kallsyms = dir.path() + "/kallsyms";
-  {
-    std::ofstream f(kallsyms);
-    f << "ffffffff81000000 T _text\n"
-         "ffffffff81001000 T kernel_fn_a\n"
-         "ffffffff81003000 T _etext\n";
-  }
-  perfdata::MmapEvent e;
-  e.misc = perfdata::kMiscKernel;
-  e.pid = -1;
-  e.addr = 0xffffffff81000000;
-  e.len = 0x3000;
-  e.pgoff = 0xffffffff81000000;
-  e.filename = "[kernel.kallsyms]_text";
-  SymbolizerOptions options;
-  options.kallsyms = kallsyms;
+  const SymbolizerOptions options = with_kallsyms(dir,
+                                                  "ffffffff81000000 T _text\n"
+                                                  "ffffffff81001000 T kernel_fn_a\n"
+                                                  "ffffffff81003000 T _etext\n");
   {
     session::Machine machine;
     Symbolizer symbolizer(machine, options);
     Resolver resolver(machine, &symbolizer);
-    machine.on_mmap(e);
+    machine.on_mmap(kernel_text_map());
     const session::Thread& t = machine.findnew_thread(1, 1);
     EXPECT_TRUE(symbolizer.kernel_lookup_reads_machine());
     // A user address reads nothing of the kernel's.
@@ -174,7 +170,7 @@ TEST(Resolver, KernelLookupReadsTheMachineUntilItsFirstLookupOrAPreload) {
   {
     session::Machine machine;
     Symbolizer symbolizer(machine, options);
-    machine.on_mmap(e);
+    machine.on_mmap(kernel_text_map());
     util::WorkQueue queue(1);
     std::vector<const session::Dso*> dsos;
     for (const session::Map& m : machine.kernel_maps().maps()) dsos.push_back(m.dso);

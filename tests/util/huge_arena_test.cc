@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -15,12 +17,6 @@
 
 namespace tperf::util {
 namespace {
-
-bool page_mapped(const void* p) {
-  const auto page = reinterpret_cast<uintptr_t>(p) & ~static_cast<uintptr_t>(sysconf(_SC_PAGESIZE) - 1);
-  unsigned char in_core = 0;
-  return mincore(reinterpret_cast<void*>(page), 1, &in_core) == 0;
-}
 
 // The VmFlags line the kernel shows for the mapping that holds `p` (/proc/self/smaps), or "".
 std::string vm_flags_of(const void* p) {
@@ -91,11 +87,11 @@ TEST(HugeArena, LargeRegionsAskForHugePagesAndGoWithTheArena) {
     EXPECT_NE(large_flags.find(" hg"), std::string::npos) << large_flags;
     // Huge pages need 2 MiB-aligned ranges: the region is used from such a boundary.
     EXPECT_EQ(reinterpret_cast<uintptr_t>(large) % HugeArena::kHugePage, 0u);
-    EXPECT_TRUE(page_mapped(small));
-    EXPECT_TRUE(page_mapped(large));
+    EXPECT_TRUE(test::page_mapped(small));
+    EXPECT_TRUE(test::page_mapped(large));
   }
-  EXPECT_FALSE(page_mapped(small));
-  EXPECT_FALSE(page_mapped(large));
+  EXPECT_FALSE(test::page_mapped(small));
+  EXPECT_FALSE(test::page_mapped(large));
 }
 
 // As a pool's upstream (what the call trees use): blocks freed to the pool come back from it.

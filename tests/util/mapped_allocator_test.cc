@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include <cstdint>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -10,13 +12,6 @@
 
 namespace tperf::util {
 namespace {
-
-// Whether the page that holds `p` is mapped (mincore fails with ENOMEM on a page that is not).
-bool page_mapped(const void* p) {
-  const auto page = reinterpret_cast<uintptr_t>(p) & ~static_cast<uintptr_t>(sysconf(_SC_PAGESIZE) - 1);
-  unsigned char in_core = 0;
-  return mincore(reinterpret_cast<void*>(page), 1, &in_core) == 0;
-}
 
 constexpr uint64_t kMul = 2654435761;
 
@@ -48,11 +43,11 @@ TEST(MappedAllocator, BuffersLeftBehindGoBackToTheSystem) {
   for (size_t n = MappedAllocator<char>::kMappedFrom; n <= 8 * MappedAllocator<char>::kMappedFrom; n *= 2) {
     const char* before = v.data();
     v.resize(n, 'x');
-    ASSERT_TRUE(page_mapped(v.data()));
+    ASSERT_TRUE(test::page_mapped(v.data()));
     if (before && before != v.data()) left.push_back(before);
   }
   ASSERT_EQ(left.size(), 3u);  // 1, 2 and 4 MiB
-  for (const char* p : left) EXPECT_FALSE(page_mapped(p)) << "a buffer left behind is still mapped";
+  for (const char* p : left) EXPECT_FALSE(test::page_mapped(p)) << "a buffer left behind is still mapped";
   EXPECT_EQ(v[v.size() - 1], 'x');
 }
 
