@@ -184,9 +184,9 @@ struct ReplayResult {
 // not; after an MMAP, `preloader` starts loading the new DSOs' symbols when given; at each
 // FINISHED_ROUND the threads that exited before the previous round are retired, unless the
 // machine keeps them) and hands the samples to `handlers`. With a `preloader`, the running
-// kernel's symbols start loading at once too, for files whose events sample the kernel. A record that cannot be decoded
-// (FormatError from the machine or a handler) does not stop the replay: its message is returned,
-// one per record.
+// kernel's symbols start loading at once too, for files whose events sample the kernel. A record
+// that cannot be decoded (FormatError from the machine or a handler) does not stop the replay:
+// its message is returned, one per record.
 ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
                     SymbolPreloader* preloader, const ReplayHandlers& handlers);
 
