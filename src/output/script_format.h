@@ -28,13 +28,6 @@
 #include "session/machine.h"
 #include "util/handoff.h"
 
-namespace tperf::session {
-class AddressSpace;
-class Machine;
-class Thread;
-struct Map;
-}  // namespace tperf::session
-
 namespace tperf::symbols {
 class Symbolizer;
 class DwarfUnwinder;
