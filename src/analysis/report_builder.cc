@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -284,9 +285,7 @@ struct ReportBuilder::Impl {
       add_batch(filling);
       return;
     }
-    adder.wait_idle();
-    std::swap(filling, adding);
-    adder.start();
+    adder.submit(filling);
   }
   // flush_combos(), then waits until every batch is in the hists: before the events or the
   // kernel's symbols change, and at the end.
@@ -392,7 +391,6 @@ struct ReportBuilder::Impl {
     }
   };
   ComboBatch filling;  // the samples coming in
-  ComboBatch adding;   // the batch the adding thread is adding
   // The adding thread's: what the last add of each group credited, and which groups repeat.
   std::vector<Hist::AddMemo> add_memos;
   std::vector<uint8_t> repeated;
@@ -415,15 +413,15 @@ struct ReportBuilder::Impl {
   // still held are noted here as they are made.
   std::vector<OrderRisk> order_risks;
   size_t batch_bytes = 0;  // what `filling` and its keys in combo_index hold, about
-  // A batch ends when it holds `batch_budget` bytes; with the adding thread two batches are alive
-  // (one filling, one being added). Every batch resolves again the stacks that earlier batches
-  // resolved (on fp, 47,748 distinct stacks made 400,176 combinations in batches of 16K frames),
-  // so a larger batch pays where samples repeat their stacks, and only costs memory where they
-  // do not (-a on a busy machine). The budget follows what the last batch saw: doubled when its
-  // samples were three times its combinations or more, halved below one and a half. Files whose
-  // events copy user stacks keep the smallest batches: unwinding each costs far more than resolving its
-  // frames again, and their long chains made the dwarf recipe's peak 7 MB higher (a fifth) with
-  // batches of 3 MiB, for no time saved.
+  // A batch ends when it holds `batch_budget` bytes; with the adding thread up to 1 +
+  // Adder::kDepth batches are alive (one filling, the others queued or being added). Every batch
+  // resolves again the stacks that earlier batches resolved (on fp, 47,748 distinct stacks made
+  // 400,176 combinations in batches of 16K frames), so a larger batch pays where samples repeat
+  // their stacks, and only costs memory where they do not (-a on a busy machine). The budget
+  // follows what the last batch saw: doubled when its samples were three times its combinations
+  // or more, halved below one and a half. Files whose events copy user stacks keep the smallest
+  // batches: unwinding each costs far more than resolving its frames again, and their long chains
+  // made the dwarf recipe's peak 7 MB higher (a fifth) with batches of 3 MiB, for no time saved.
   static constexpr size_t kBatchMinBytes = size_t{256} << 10;
   static constexpr size_t kBatchMaxBytes = size_t{4} << 20;
   size_t batch_budget = size_t{1} << 20;
@@ -440,31 +438,45 @@ struct ReportBuilder::Impl {
 
   SampleReadSplitter read_splitter;
 
-  // The thread that adds batches to the hists while the next one fills (-j above 1); declared
-  // last, so that it stops before anything it uses goes.
+  // The thread that adds batches to the hists, in the order they were filled, while the next ones
+  // fill (-j above 1). Up to kDepth full batches wait for it or are being added: with one, this
+  // thread waited for it a tenth of the time on the sys recipe (report --no-children), whenever a
+  // batch took it longer than filling the next one took here (both share two cores with the
+  // reading and the tree-building threads). Declared last, so that it stops before anything it
+  // uses goes.
   class Adder {
    public:
-    Adder(unsigned jobs, std::function<void()> add)
-        : threaded_(util::job_count(jobs) > 1), add_(std::move(add)) {}
+    static constexpr size_t kDepth = 3;
+    Adder(unsigned jobs, std::function<void(ComboBatch&)> add)
+        : threaded_(util::job_count(jobs) > 1), add_(std::move(add)) {
+      for (ComboBatch& b : pool_) free_.push_back(&b);
+    }
     ~Adder() { stop(); }
     bool threaded() const { return threaded_; }
-    // Waits until the batch started last is added; rethrows what adding it threw.
-    void wait_idle() {
+    // Queues the full batch `filling` (whose arrays it takes, giving back those of an added
+    // batch, empty): waits while kDepth batches are queued or being added. Rethrows what adding
+    // an earlier batch threw, first (`filling` is then left as it is).
+    void submit(ComboBatch& filling) {
       std::unique_lock lock(mu_);
-      idle_cv_.wait(lock, [&] { return !busy_; });
+      free_cv_.wait(lock, [&] { return !free_.empty() || error_; });
       if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
-    }
-    // Adds the batch (after wait_idle()).
-    void start() {
-      std::lock_guard lock(mu_);
+      ComboBatch* b = free_.back();
+      free_.pop_back();
+      std::swap(*b, filling);
+      queue_.push_back(b);
       if (!thread_.joinable()) {
         thread_ = std::thread([this] {
           pthread_setname_np(pthread_self(), "tperf-add");  // cosmetic: names it in profiles
           work();
         });
       }
-      busy_ = true;
       work_cv_.notify_one();
+    }
+    // Waits until every batch queued is added; rethrows what adding one threw.
+    void wait_idle() {
+      std::unique_lock lock(mu_);
+      idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
+      if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
     }
     void stop() {
       {
@@ -480,31 +492,40 @@ struct ReportBuilder::Impl {
     void work() {
       std::unique_lock lock(mu_);
       for (;;) {
-        work_cv_.wait(lock, [&] { return busy_ || stopping_; });
-        if (!busy_) return;
+        work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+        if (queue_.empty()) return;
+        ComboBatch* b = queue_.front();
+        queue_.pop_front();
+        busy_ = true;
         lock.unlock();
         std::exception_ptr error;
         try {
-          add_();
+          add_(*b);
         } catch (...) {
           error = std::current_exception();
         }
+        b->clear();  // (add_ clears it unless it threw)
         lock.lock();
-        error_ = error;
+        if (error && !error_) error_ = error;
         busy_ = false;
-        idle_cv_.notify_all();
+        free_.push_back(b);
+        free_cv_.notify_one();
+        if (queue_.empty()) idle_cv_.notify_all();
       }
     }
 
     const bool threaded_;
-    std::function<void()> add_;
+    std::function<void(ComboBatch&)> add_;
+    ComboBatch pool_[kDepth];
     std::mutex mu_;
-    std::condition_variable work_cv_, idle_cv_;
+    std::condition_variable work_cv_, idle_cv_, free_cv_;
+    std::deque<ComboBatch*> queue_;  // full, oldest first
+    std::vector<ComboBatch*> free_;  // empty, for submit() to swap with
     bool busy_ = false, stopping_ = false;
     std::exception_ptr error_;
     std::thread thread_;
   };
-  Adder adder{opt.jobs, [this] { add_batch(adding); }};
+  Adder adder{opt.jobs, [this](ComboBatch& b) { add_batch(b); }};
 };
 
 void ReportBuilder::Impl::join_combo(uint32_t id, uint64_t period, uint64_t stack_user) {
