@@ -362,7 +362,9 @@ analysis::HistEntry sample_entry(session::Machine& machine, const session::Threa
 SymbolPreloader::SymbolPreloader(const session::Machine& machine, symbols::Symbolizer& symbolizer)
     : machine_(machine),
       symbolizer_(symbolizer),
-      loaders_(std::make_unique<util::WorkQueue>(0, util::WorkQueueOptions{.name = "tperf-syms"})) {}
+      loaders_(std::make_unique<util::WorkQueue>(0, util::WorkQueueOptions{.name = "tperf-syms"})),
+      listed_(std::any_of(machine.dsos().all().begin(), machine.dsos().all().end(),
+                          [](const auto& d) { return d->listed; })) {}
 
 SymbolPreloader::~SymbolPreloader() = default;  // runs what is queued, then joins
 
@@ -375,6 +377,7 @@ void SymbolPreloader::on_new_maps() {
   std::vector<const session::Dso*> ready;
   std::erase_if(unmapped_, [&](const session::Dso* d) {
     if (!d->kernel && d->first_pid < 0) return false;
+    if (listed_ && !d->listed) return true;  // no sample is in it (see listed_)
     ready.push_back(d);
     return true;
   });

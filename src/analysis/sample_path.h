@@ -90,6 +90,15 @@ class SymbolPreloader {
   std::unique_ptr<util::WorkQueue> loaders_;
   size_t seen_ = 0;                               // DSOs of the table looked at
   std::vector<const session::Dso*> unmapped_;     // known (BUILD_ID feature) but not mapped yet
+  // Whether the machine had DSOs of the file's BUILD_ID feature when the preloader was made
+  // (make_replay_machine gives it the list). perf record lists the DSOs its samples hit there
+  // (unless told --buildid-all), so a DSO the list does not name has no sample, and loading its
+  // symbols ahead is work for nothing: on the sys recipe, perf's own libraries (libperl,
+  // libstdc++, libopencsd and a dozen more) took the loading thread 25-30 ms while the
+  // compiler's symbols, which the samples needed next, waited behind them. Such a DSO still loads
+  // at first use if a callchain frame needs it. false (a file without the feature, a pipe): every
+  // DSO mapped is loaded ahead.
+  bool listed_ = false;
 };
 
 // What the replay driver hands to its caller. Every hook is optional.

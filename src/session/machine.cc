@@ -130,7 +130,7 @@ void DsoTable::apply_build_ids(const std::vector<perfdata::BuildIdEntry>& entrie
     if (e.filename.empty() || e.build_id.empty()) continue;
     uint16_t mode = e.misc & kMiscCpumodeMask;
     bool kernel = mode == perfdata::kMiscKernel || mode == perfdata::kMiscGuestKernel;
-    intern(e.filename, to_build_id(e.build_id), kernel);
+    intern(e.filename, to_build_id(e.build_id), kernel)->listed = true;
   }
 }
 

@@ -47,6 +47,9 @@ struct Dso {
   const std::string* name = nullptr;
   BuildId build_id;
   bool kernel = false;  // the kernel image or a module
+  // Named by the file's BUILD_ID feature (DsoTable::apply_build_ids), which perf record fills
+  // with the DSOs its samples hit (unless told --buildid-all).
+  bool listed = false;
   // The process of the first map of this file: perf looks for the file in that process's mount
   // namespace (a container's root) while the process lives. -1 for kernel and pseudo DSOs.
   int32_t first_pid = -1;
