@@ -26,6 +26,12 @@ bool parse_hex(std::string_view s, uint64_t* out) {
 // Pieces of kallsyms text smaller than this on average are compacted when parsed (see finish()).
 constexpr size_t kCompactBelow = 64 << 10;
 
+// Symbols the parser makes room for at its first piece (KallsymsParser::add): just under 4 MiB,
+// a mapping of its own in small pages (util::MappedAllocator asks huge pages from 4 MiB on, which
+// would back the unwritten rest of the last one). This project's machines list 122,000 lines; a
+// larger kernel doubles the array once or twice.
+constexpr size_t kReserve = ((size_t{4} << 20) - 4096) / sizeof(Symbol);
+
 // perf keeps text, weak, data and bss symbols of kallsyms.
 bool kept_type(char type) {
   char t = static_cast<char>(std::toupper(static_cast<unsigned char>(type)));
@@ -82,9 +88,12 @@ void KallsymsParser::add(util::FileBuffer piece) {
   char* const base = piece.data();
   const size_t size = piece.size();
   const size_t newlines = count_newlines(base, size);
-  // Room for the lines of this piece, doubling: pieces come one by one.
+  // Room for the lines of this piece. The first piece reserves room for kReserve symbols at once
+  // (address space: a page takes memory once a symbol is written to it): grown by doubling as the
+  // pieces came, the array was copied into fresh pages at each step, and those page faults and
+  // copies cost more than parsing the lines.
   if (all_.size() + newlines + 1 > reserved_) {
-    reserved_ = std::max(all_.size() + newlines + 1, 2 * reserved_);
+    reserved_ = std::max({all_.size() + newlines + 1, 2 * reserved_, kReserve});
     all_.reserve(reserved_);
   }
   size_t pos = 0, kept = 0;
@@ -162,12 +171,10 @@ std::optional<KernelSymbols> KallsymsParser::finish(std::string* error) {
   out.kernel.finish(SymbolTable::Fixups::kNone);
   // The kernel's names are what the pieces kept. They are moved into memory of their own only
   // when the pieces were small (a few pages each, in tests), whose spare room would be more than
-  // the names.
-  if (bytes_ / pieces_ < kCompactBelow) {
-    out.kernel.compact();
-  } else {
-    out.kernel.trim();
-  }
+  // the names. Else the symbol array keeps its spare room, which was never written to and takes
+  // no memory: shrinking it to fit copied every symbol into fresh pages (7 ms of the 17 the end
+  // of the parse took, on the sample thread's way to its first kernel frame).
+  if (bytes_ / pieces_ < kCompactBelow) out.kernel.compact();
   for (auto& [name, table] : out.modules) table.finish(SymbolTable::Fixups::kNone);
   return out;
 }

@@ -1,5 +1,7 @@
 #include "symbols/symbol_table.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cassert>
 #include <cstring>
@@ -308,7 +310,15 @@ const Symbol* SymbolTable::find(uint64_t addr) const {
 size_t SymbolTable::memory_bytes() const {
   size_t adopted = 0;
   for (const util::FileBuffer& b : adopted_) adopted += b.capacity();
-  return symbols_.capacity() * sizeof(Symbol) + arena_bytes_ + blocks_.capacity() * sizeof(void*) + adopted;
+  // A symbol array in a mapping of its own (util::MappedAllocator) takes memory up to the page of
+  // its last symbol: the rest of the mapping, spare room never written to (the kallsyms parser
+  // reserves room for more than it fills), takes none. A heap array counts whole.
+  size_t array = symbols_.capacity() * sizeof(Symbol);
+  if (array >= util::MappedAllocator<Symbol>::kMappedFrom) {
+    static const size_t kPage = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    array = std::min(array, (symbols_.size() * sizeof(Symbol) + kPage - 1) / kPage * kPage);
+  }
+  return array + arena_bytes_ + blocks_.capacity() * sizeof(void*) + adopted;
 }
 
 }  // namespace tperf::symbols

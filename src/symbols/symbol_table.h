@@ -79,8 +79,6 @@ class SymbolTable {
   // For a finished table whose symbols no caller points at yet; one that keeps its insertion
   // order or a perf tree (late adds) is left as it is.
   void compact();
-  // Gives back the symbol array's spare room (compact() without moving the names).
-  void trim() { symbols_.shrink_to_fit(); }
   // Forgets the order the symbols were added in (kept from finish() for merge_late_adds()).
   void release_insertion_order() {
     inserted_.clear();
