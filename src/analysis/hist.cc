@@ -20,11 +20,13 @@ namespace tperf::analysis {
 
 namespace {
 
-// Bytes of a batch handed to the tree builder (its ids, jobs and branches): 1 MiB. Counting the
+// Bytes of a batch handed to the tree builder (its ids, jobs and branches): 256 KiB. Counting the
 // jobs matters with --children, where each chain comes with a job for every entry it credits
 // (about as many as its frames, four times the bytes of its ids): a limit on the ids alone let
-// each batch grow to 5 MiB there, and up to six batches are alive at a time.
-constexpr size_t kBatchBytes = size_t{1} << 20;
+// each batch grow to 5 MiB there, and up to seven batches are alive at a time (one filling, four
+// queued, two spare). Batches of 1 MiB held 2-2.5 MB more at the peak (sys report --no-children,
+// fp report) for no time saved: a hand-over costs a lock and a wake-up, a few hundred of them.
+constexpr size_t kBatchBytes = size_t{256} << 10;
 
 struct KeyName {
   const char* name;
