@@ -26,11 +26,11 @@ bool parse_hex(std::string_view s, uint64_t* out) {
 // Pieces of kallsyms text smaller than this on average are compacted when parsed (see finish()).
 constexpr size_t kCompactBelow = 64 << 10;
 
-// Symbols the parser makes room for at its first piece (KallsymsParser::add): just under 4 MiB,
-// a mapping of its own in small pages (util::MappedAllocator asks huge pages from 4 MiB on, which
-// would back the unwritten rest of the last one). This project's machines list 122,000 lines; a
-// larger kernel doubles the array once or twice.
-constexpr size_t kReserve = ((size_t{4} << 20) - 4096) / sizeof(Symbol);
+// Symbols the parser makes room for at its first piece (KallsymsParser::add): just under
+// MappedAllocator::kHugeFrom (4 MiB), a mapping of its own in small pages (huge pages would back
+// the unwritten rest of the last one). This project's machines list 122,000 lines; a larger
+// kernel doubles the array once or twice.
+constexpr size_t kReserve = (util::MappedAllocator<Symbol>::kHugeFrom - 1) / sizeof(Symbol);
 
 // perf keeps text, weak, data and bss symbols of kallsyms.
 bool kept_type(char type) {

@@ -25,6 +25,7 @@ class MappedAllocator {
  public:
   using value_type = T;
   static constexpr size_t kMappedFrom = size_t{1} << 20;
+  static constexpr size_t kHugeFrom = size_t{4} << 20;  // mappings from here on ask for huge pages
 
   MappedAllocator() = default;
   template <class U>
@@ -36,7 +37,7 @@ class MappedAllocator {
     if (bytes < kMappedFrom) return std::allocator<T>().allocate(n);
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
-    if (bytes >= (size_t{4} << 20)) madvise(p, bytes, MADV_HUGEPAGE);
+    if (bytes >= kHugeFrom) madvise(p, bytes, MADV_HUGEPAGE);
     return static_cast<T*>(p);
   }
   void deallocate(T* p, size_t n) noexcept {
