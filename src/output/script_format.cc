@@ -1386,8 +1386,19 @@ void ScriptWriter::format_sample(Lane& lane, const Record& rec, const analysis::
     start.comm = comm_buf;
   }
   const bool has_callchain = ea.attr.has(kSampleCallchain);
+  // The kernel's chain is walked first (it writes nothing) so that the frame cache's slots of
+  // all its frames are on their way from memory while the line start is formatted: probed one
+  // after the other, each random slot of the cache was a miss the next had to wait for.
+  const bool prints_chain = (fields & kFieldIp) && use_callchain_ && has_callchain;
+  bool chain_ok = false;
+  if (prints_chain) {
+    chain_ok = session::resolve_callchain(machine_, nullptr, s, options_.max_stack, &lane.chain_frames);
+    if (lane.frame_cache && !options_.inline_callchains) {
+      for (const session::CallchainFrame& f : lane.chain_frames) prefetch_frame(lane, thread, f.cpumode, f.ip);
+    }
+  }
   ScriptStartStyle style = style_;
-  style.comm_unpadded = (fields & kFieldIp) && has_callchain && use_callchain_;
+  style.comm_unpadded = prints_chain;
   append_line_start(out, fields, start, style);
 
   if (fields & kFieldPeriod) append_period(out, period);
@@ -1437,7 +1448,7 @@ void ScriptWriter::format_sample(Lane& lane, const Record& rec, const analysis::
   }
 
   if (fields & kFieldIp) {
-    if (use_callchain_ && has_callchain) {
+    if (prints_chain) {
       out += '\n';
       // One frame, or its inline chain (innermost first) when `expand_inlines` and it has one.
       auto frame = [&](uint8_t mode, uint64_t ip, bool expand_inlines) {
@@ -1477,7 +1488,6 @@ void ScriptWriter::format_sample(Lane& lane, const Record& rec, const analysis::
       // The kernel's chain as every command walks it (context markers, --max-stack); a chain
       // with a context perf does not know is dropped, as perf drops it.
       // No thread: no map is looked up for the frames here (most lines come from the frame cache).
-      const bool chain_ok = session::resolve_callchain(machine_, nullptr, s, options_.max_stack, &lane.chain_frames);
       if (options_.inline_callchains) {
         // --inline-callchains: a frame inside inlined code becomes its inline chain.
         for (const session::CallchainFrame& f : lane.chain_frames) frame(f.cpumode, f.ip, true);
@@ -1578,12 +1588,7 @@ void ScriptWriter::append_callchain_frame(Lane& lane, const session::Thread& thr
   // The frame's text depends on the map and the symbols found for ip in the space the mode
   // selects (the same lookups locate() does), and nothing else that changes during a session:
   // a map change renews the space's version, a KSYMBOL record the kernel's (the replay driver).
-  const session::AddressSpace* space = nullptr;
-  if (mode == perfdata::kMiscKernel) {
-    space = &machine_.kernel_maps();
-  } else if (mode == perfdata::kMiscUser) {
-    space = thread.maps();
-  }
+  const session::AddressSpace* space = frame_space(thread, mode);
   if (space && lane.frame_cache) {
     // The hit, which most frames are, kept apart from the rest so that it costs no more than
     // the probe and the copy.
@@ -1595,6 +1600,22 @@ void ScriptWriter::append_callchain_frame(Lane& lane, const session::Thread& thr
     }
   }
   append_uncached_frame(lane, thread, space, mode, ip, ipo, srcline);
+}
+
+const session::AddressSpace* ScriptWriter::frame_space(const session::Thread& thread, uint8_t mode) const {
+  if (mode == perfdata::kMiscKernel) return &machine_.kernel_maps();
+  if (mode == perfdata::kMiscUser) return thread.maps();
+  return nullptr;
+}
+
+void ScriptWriter::prefetch_frame(const Lane& lane, const session::Thread& thread, uint8_t mode,
+                                  uint64_t ip) const {
+  const session::AddressSpace* space = frame_space(thread, mode);
+  if (!space) return;
+  // The slot's head and the rest of a typical line (about 60 characters).
+  const char* slot = reinterpret_cast<const char*>(&lane.frame_cache[frame_slot(space->version(), ip)]);
+  __builtin_prefetch(slot);
+  __builtin_prefetch(slot + 64);
 }
 
 void ScriptWriter::append_uncached_frame(Lane& lane, const session::Thread& thread,
