@@ -1389,12 +1389,18 @@ void ScriptWriter::format_sample(Lane& lane, const Record& rec, const analysis::
   // The kernel's chain is walked first (it writes nothing) so that the frame cache's slots of
   // all its frames are on their way from memory while the line start is formatted: probed one
   // after the other, each random slot of the cache was a miss the next had to wait for.
+  ScriptIpOptions ipo;
+  ipo.ip = fields & kFieldIp;
+  ipo.sym = fields & kFieldSym;
+  ipo.symoff = fields & kFieldSymoff;
+  ipo.dso = fields & kFieldDso;
+  const bool srcline = (fields & kFieldSrcline) && options_.symbolizer;
   const bool prints_chain = (fields & kFieldIp) && use_callchain_ && has_callchain;
   bool chain_ok = false;
   if (prints_chain) {
     chain_ok = session::resolve_callchain(machine_, nullptr, s, options_.max_stack, &lane.chain_frames);
     if (lane.frame_cache && !options_.inline_callchains) {
-      for (const session::CallchainFrame& f : lane.chain_frames) prefetch_frame(lane, thread, f.cpumode, f.ip);
+      for (const session::CallchainFrame& f : lane.chain_frames) prefetch_frame(lane, thread, f.cpumode, f.ip, ipo, srcline);
     }
   }
   ScriptStartStyle style = style_;
@@ -1413,12 +1419,6 @@ void ScriptWriter::format_sample(Lane& lane, const Record& rec, const analysis::
     trace_->append(out, ea.attr.config, start.cpu, s.raw, thread);
   }
 
-  ScriptIpOptions ipo;
-  ipo.ip = fields & kFieldIp;
-  ipo.sym = fields & kFieldSym;
-  ipo.symoff = fields & kFieldSymoff;
-  ipo.dso = fields & kFieldDso;
-  const bool srcline = (fields & kFieldSrcline) && options_.symbolizer;
   const uint8_t cpumode = rec.misc & kMiscCpumodeMask;
 
   if (fields & kFieldAddr) {
@@ -1592,9 +1592,9 @@ void ScriptWriter::append_callchain_frame(Lane& lane, const session::Thread& thr
   if (space && lane.frame_cache) {
     // The hit, which most frames are, kept apart from the rest so that it costs no more than
     // the probe and the copy.
-    const uint64_t version = space->version();
-    const FrameSlot& slot = lane.frame_cache[frame_slot(version, ip)];
-    if (slot.version == version && slot.ip == ip) {
+    const uint64_t tag = frame_tag(space->version(), ipo, srcline);
+    const FrameSlot& slot = lane.frame_cache[frame_slot(tag, ip)];
+    if (slot.tag == tag && slot.ip == ip) {
       lane.out->append(slot.text, slot.len);
       return;
     }
@@ -1608,12 +1608,12 @@ const session::AddressSpace* ScriptWriter::frame_space(const session::Thread& th
   return nullptr;
 }
 
-void ScriptWriter::prefetch_frame(const Lane& lane, const session::Thread& thread, uint8_t mode,
-                                  uint64_t ip) const {
+void ScriptWriter::prefetch_frame(const Lane& lane, const session::Thread& thread, uint8_t mode, uint64_t ip,
+                                  const ScriptIpOptions& ipo, bool srcline) const {
   const session::AddressSpace* space = frame_space(thread, mode);
   if (!space) return;
   // The slot's head and the rest of a typical line (about 60 characters).
-  const char* slot = reinterpret_cast<const char*>(&lane.frame_cache[frame_slot(space->version(), ip)]);
+  const char* slot = reinterpret_cast<const char*>(&lane.frame_cache[frame_slot(frame_tag(space->version(), ipo, srcline), ip)]);
   __builtin_prefetch(slot);
   __builtin_prefetch(slot + 64);
 }
@@ -1649,10 +1649,10 @@ void ScriptWriter::append_uncached_frame(Lane& lane, const session::Thread& thre
   const size_t len = out.size() - begin;
   // locate() may have changed the space (a kernel map widened from kallsyms): key by what it
   // is now, so the entry is never taken for the space it was before.
-  const uint64_t version = space->version();
-  FrameSlot& slot = lane.frame_cache[frame_slot(version, ip)];
+  const uint64_t tag = frame_tag(space->version(), ipo, srcline);
+  FrameSlot& slot = lane.frame_cache[frame_slot(tag, ip)];
   if (len <= sizeof(slot.text)) {
-    slot.version = version;
+    slot.tag = tag;
     slot.ip = ip;
     slot.len = static_cast<uint32_t>(len);
     std::memcpy(slot.text, out.data() + begin, len);

@@ -308,13 +308,14 @@ class alignas(64) ScriptWriter {
   uint64_t samples_printed() const { return samples_printed_; }
 
  private:
-  // The formatted lines of callchain frames, keyed by the address space's version and the ip:
+  // The formatted lines of callchain frames, keyed by the address space's version, the parts of
+  // the line shown (frame_tag) and the ip:
   // stacks repeat, so most frames cost a probe and a copy instead of a map lookup, a symbol
   // lookup and the formatting. Direct-mapped with a fixed number of fixed-size slots (a line
   // too long for a slot is not cached), so its memory is bounded: kFrameSlots * sizeof(FrameSlot)
   // = 8 MiB per lane, mapped populated on the lane's first callchain frame.
   struct FrameSlot {
-    uint64_t version;  // 0: empty (AddressSpace versions start at 1)
+    uint64_t tag;  // frame_tag(); 0: empty (AddressSpace versions start at 1)
     uint64_t ip;
     uint32_t len;
     char text[236];
@@ -441,13 +442,19 @@ class alignas(64) ScriptWriter {
   // The space a frame of this cpumode is looked up in (nullptr: neither kernel nor user).
   const session::AddressSpace* frame_space(const session::Thread& thread, uint8_t mode) const;
   // Starts loading the frame cache's slot of a frame append_callchain_frame will look up.
-  void prefetch_frame(const Lane& lane, const session::Thread& thread, uint8_t mode, uint64_t ip) const;
+  void prefetch_frame(const Lane& lane, const session::Thread& thread, uint8_t mode, uint64_t ip,
+                      const ScriptIpOptions& ipo, bool srcline) const;
   [[gnu::noinline]] void append_uncached_frame(Lane& lane, const session::Thread& thread,
                                                const session::AddressSpace* space, uint8_t mode, uint64_t ip,
                                                const ScriptIpOptions& ipo, bool srcline) const;
-  static size_t frame_slot(uint64_t version, uint64_t ip) {
-    return static_cast<size_t>(((ip ^ (version << 40) ^ (version >> 24)) * 0x9E3779B97F4A7C15ULL) >>
-                               (64 - kFrameSlotBits));
+  // What a frame's line depends on besides its ip: the space's version and the parts of the line
+  // shown, which each event type sets apart (-F hw:ip,sym -F sw:ip,dso).
+  static uint64_t frame_tag(uint64_t version, const ScriptIpOptions& ipo, bool srcline) {
+    return version << 5 | uint64_t{ipo.ip} | uint64_t{ipo.sym} << 1 | uint64_t{ipo.symoff} << 2 |
+           uint64_t{ipo.dso} << 3 | uint64_t{srcline} << 4;
+  }
+  static size_t frame_slot(uint64_t tag, uint64_t ip) {
+    return static_cast<size_t>(((ip ^ (tag << 35) ^ (tag >> 29)) * 0x9E3779B97F4A7C15ULL) >> (64 - kFrameSlotBits));
   }
   void flush_if_full();
   Lane& lane0() { return *lanes_[0]; }

@@ -282,6 +282,62 @@ TEST(ScriptE2E, RepeatedFramesFollowMapChanges) {
   }
 }
 
+// Field lists per event type (-F hw:... -F sw:...) print the same frames differently: a line
+// cached for one event's fields is not the other's.
+TEST(ScriptE2E, FramesOfEventTypesWithTheirOwnFields) {
+  using namespace perfdata;
+  TPERF_REQUIRE_PROGRAM("perf");
+  std::string path = test::e2e::scratch_dir() + "/two-types.data";
+  Writer w;
+  w.open(path);
+  PerfEventAttr attr;
+  attr.size = kAttrSizeVer7;
+  attr.sample_period = 10000;
+  attr.sample_type = kSampleIdentifier | kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleCallchain;
+  for (auto bit : {kFlagDisabled, kFlagInherit, kFlagExcludeKernel, kFlagExcludeHv, kFlagSampleIdAll, kFlagMmap,
+                   kFlagComm, kFlagTask, kFlagMmap2}) {
+    attr.set_flag(bit);
+  }
+  attr.type = kTypeHardware;
+  attr.config = 0;  // cycles
+  w.add_attr(attr, {7}, "cycles:u");
+  attr.type = kTypeSoftware;
+  attr.config = kSwCpuClock;
+  w.add_attr(attr, {8}, "cpu-clock:u");
+  w.set_arch("x86_64");
+  w.set_nrcpus(1, 1);
+  RecordBuilder rb = w.builder(0);
+  constexpr int32_t kPid = 4242;
+  uint64_t t = 1'000'000'000;
+  auto sid = [&] { return SampleId{.pid = kPid, .tid = kPid, .time = t, .id = 7}; };
+  w.write_record(rb.comm({.pid = kPid, .tid = kPid, .comm = "app"}, sid()));
+  t += 1000;
+  w.write_record(rb.mmap2({.pid = kPid, .tid = kPid, .addr = 0x400000, .len = 0x10000, .filename = "/opt/app"}, sid()));
+  t += 1000;
+  for (int i = 0; i < 6; ++i) {
+    Sample s;
+    s.identifier = i % 2 ? 8 : 7;  // the events take turns on the same stacks
+    s.ip = 0x401234;
+    s.pid = kPid;
+    s.tid = kPid;
+    s.time = t;
+    s.period = 10000;
+    s.callchain = {kContextUser, 0x401234, 0x402000, 0x403000};
+    w.write_record(rb.sample(s));
+    t += 1000;
+  }
+  w.finish();
+
+  EXPECT_SAME_NONEMPTY(path, "-F hw:comm,tid,ip,sym -F sw:comm,tid,ip,dso");
+  EXPECT_SAME_NONEMPTY(path, "-F hw:tid,ip,dso -F sw:tid,ip,sym,symoff");
+  // What the comparison is about: each event's frames as its own fields show them.
+  std::string text =
+      run(fmt::format("{} script -i {} -F hw:comm,tid,ip,sym -F sw:comm,tid,ip,dso", TPERF_BINARY, shell_quote(path)))
+          .out;
+  EXPECT_NE(text.find(" 2000 [unknown]\n"), std::string::npos) << text;  // offsets into the file
+  EXPECT_NE(text.find(" 2000 (/opt/app)\n"), std::string::npos) << text;
+}
+
 TEST(ScriptE2E, SharedLibraryCallchainDsos) {
   REQUIRE_RECORDING(rec, "dynamic-g", kDynamicChain);
   EXPECT_SAME_NONEMPTY(rec.path, "-F comm,pid,tid,time,event,ip,dso");
