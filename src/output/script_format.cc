@@ -1400,7 +1400,14 @@ void ScriptWriter::format_sample(Lane& lane, const Record& rec, const analysis::
   if (prints_chain) {
     chain_ok = session::resolve_callchain(machine_, nullptr, s, options_.max_stack, &lane.chain_frames);
     if (lane.frame_cache && !options_.inline_callchains) {
-      for (const session::CallchainFrame& f : lane.chain_frames) prefetch_frame(lane, thread, f.cpumode, f.ip, ipo, srcline);
+      for (const session::CallchainFrame& f : lane.chain_frames) {
+        // The slot's head and the rest of a typical line (about 60 characters). Here, in the loop:
+        // a function that only prefetches has no effect the compiler keeps a call for.
+        if (const char* slot = cached_frame_slot(lane, thread, f.cpumode, f.ip, ipo, srcline)) {
+          __builtin_prefetch(slot);
+          __builtin_prefetch(slot + 64);
+        }
+      }
     }
   }
   ScriptStartStyle style = style_;
@@ -1608,14 +1615,11 @@ const session::AddressSpace* ScriptWriter::frame_space(const session::Thread& th
   return nullptr;
 }
 
-void ScriptWriter::prefetch_frame(const Lane& lane, const session::Thread& thread, uint8_t mode, uint64_t ip,
-                                  const ScriptIpOptions& ipo, bool srcline) const {
+const char* ScriptWriter::cached_frame_slot(const Lane& lane, const session::Thread& thread, uint8_t mode,
+                                            uint64_t ip, const ScriptIpOptions& ipo, bool srcline) const {
   const session::AddressSpace* space = frame_space(thread, mode);
-  if (!space) return;
-  // The slot's head and the rest of a typical line (about 60 characters).
-  const char* slot = reinterpret_cast<const char*>(&lane.frame_cache[frame_slot(frame_tag(space->version(), ipo, srcline), ip)]);
-  __builtin_prefetch(slot);
-  __builtin_prefetch(slot + 64);
+  if (!space) return nullptr;
+  return reinterpret_cast<const char*>(&lane.frame_cache[frame_slot(frame_tag(space->version(), ipo, srcline), ip)]);
 }
 
 void ScriptWriter::append_uncached_frame(Lane& lane, const session::Thread& thread,

@@ -441,9 +441,10 @@ class alignas(64) ScriptWriter {
                               const ScriptIpOptions& ipo, bool srcline) const;
   // The space a frame of this cpumode is looked up in (nullptr: neither kernel nor user).
   const session::AddressSpace* frame_space(const session::Thread& thread, uint8_t mode) const;
-  // Starts loading the frame cache's slot of a frame append_callchain_frame will look up.
-  void prefetch_frame(const Lane& lane, const session::Thread& thread, uint8_t mode, uint64_t ip,
-                      const ScriptIpOptions& ipo, bool srcline) const;
+  // Where in the frame cache (made) append_callchain_frame will look a frame up; nullptr: it
+  // will not.
+  const char* cached_frame_slot(const Lane& lane, const session::Thread& thread, uint8_t mode, uint64_t ip,
+                                const ScriptIpOptions& ipo, bool srcline) const;
   [[gnu::noinline]] void append_uncached_frame(Lane& lane, const session::Thread& thread,
                                                const session::AddressSpace* space, uint8_t mode, uint64_t ip,
                                                const ScriptIpOptions& ipo, bool srcline) const;
