@@ -114,10 +114,51 @@ struct OrderedEvents::Queue {
     // Records mostly arrive in order: sort the new tail, then merge it into the sorted head.
     auto first = pending.begin() + static_cast<std::ptrdiff_t>(head);
     auto mid = pending.begin() + static_cast<std::ptrdiff_t>(sorted_prefix);
-    if (!std::is_sorted(mid, pending.end(), less)) std::sort(mid, pending.end(), less);
+    sort_runs(mid, pending.end(), less);
     if (mid != first && less(*mid, *(mid - 1))) std::inplace_merge(first, mid, pending.end(), less);
     sorted_prefix = pending.size();
   }
+
+  // A round holds what each CPU's ring buffer had, one buffer after the other, each in time
+  // order: a few sorted runs. They are merged pairwise (a pass per halving of their number)
+  // into `scratch` and back, which reads and writes the records in order, where sorting them
+  // compared and moved them about at random (3.5% of sys script). Many runs (records not in
+  // order at all) are sorted.
+  template <class Less>
+  void sort_runs(std::vector<Entry>::iterator begin, std::vector<Entry>::iterator end, Less less) {
+    runs.clear();
+    runs.push_back(0);
+    const size_t n = static_cast<size_t>(end - begin);
+    for (size_t i = 1; i < n; ++i) {
+      if (less(begin[static_cast<std::ptrdiff_t>(i)], begin[static_cast<std::ptrdiff_t>(i - 1)])) {
+        runs.push_back(i);
+        if (runs.size() > kMaxRuns) {
+          std::sort(begin, end, less);
+          return;
+        }
+      }
+    }
+    if (runs.size() == 1) return;
+    runs.push_back(n);
+    scratch.resize(n);
+    Entry* from = &*begin;
+    Entry* to = scratch.data();
+    while (runs.size() > 2) {
+      size_t kept = 0;
+      for (size_t r = 0; r + 1 < runs.size(); r += 2) {
+        const size_t lo = runs[r], hi = runs[r + 1], last = r + 2 < runs.size() ? runs[r + 2] : hi;
+        std::merge(from + lo, from + hi, from + hi, from + last, to + lo, less);
+        runs[kept++] = lo;
+      }
+      runs[kept++] = n;
+      runs.resize(kept);
+      std::swap(from, to);
+    }
+    if (from != &*begin) std::copy(from, from + n, begin);
+  }
+  static constexpr size_t kMaxRuns = 256;
+  std::vector<size_t> runs;
+  std::vector<Entry> scratch;
 };
 
 OrderedEvents::OrderedEvents(const perfdata::Reader& reader, Deliver deliver)

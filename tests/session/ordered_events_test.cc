@@ -184,6 +184,19 @@ TEST(OrderedEvents, SameOrderAsPerfScript) {
     items.insert(items.end(), r.begin(), r.end());
     items.push_back({0, true});
   }
+  // A round of five runs in order on their own (five ring buffers, an odd number to merge), the
+  // same times in several; then one far from any order (more runs than are merged: sorted).
+  base += 40'000;
+  for (int run = 0; run < 5; ++run) {
+    for (uint64_t t = 0; t < 300; t += 1 + static_cast<uint64_t>(run)) items.push_back({base + t});
+  }
+  items.push_back({0, true});
+  base += 1000;
+  std::vector<Item> r;
+  for (int i = 0; i < 2000; ++i) r.push_back({base + rng() % 5000});
+  std::shuffle(r.begin(), r.end(), rng);
+  items.insert(items.end(), r.begin(), r.end());
+  items.push_back({0, true});
   std::string path = write(dir, items);
   auto d = run(path);
   EXPECT_GT(d.stats.out_of_order, 0u);
