@@ -213,6 +213,23 @@ TEST(ScriptE2E, DefaultOutputWithCallchainsWithoutSymbols) {
   EXPECT_SAME_NONEMPTY(rec.path, "-F comm,tid,ip,sym");
 }
 
+// The attr of the writer-made files below: a user-space event with identifiers, times, periods
+// and callchains, and the side-band records perf record asks for.
+perfdata::PerfEventAttr user_chain_attr(uint32_t type, uint64_t config) {
+  using namespace perfdata;
+  PerfEventAttr attr;
+  attr.type = type;
+  attr.size = kAttrSizeVer7;
+  attr.config = config;
+  attr.sample_period = 10000;
+  attr.sample_type = kSampleIdentifier | kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleCallchain;
+  for (auto bit : {kFlagDisabled, kFlagInherit, kFlagExcludeKernel, kFlagExcludeHv, kFlagSampleIdAll, kFlagMmap,
+                   kFlagComm, kFlagTask, kFlagMmap2}) {
+    attr.set_flag(bit);
+  }
+  return attr;
+}
+
 // tperf caches the text of callchain frames per address-space version and ip: the same ip must
 // print the new file once a later mmap covers it, in the same process and in a forked child that
 // copied the parent's maps and then mapped something else there. The file is made with our
@@ -221,19 +238,9 @@ TEST(ScriptE2E, RepeatedFramesFollowMapChanges) {
   using namespace perfdata;
   TPERF_REQUIRE_PROGRAM("perf");
   std::string path = test::e2e::scratch_dir() + "/map-changes.data";
-  PerfEventAttr attr;
-  attr.type = kTypeSoftware;
-  attr.size = kAttrSizeVer7;
-  attr.config = kSwCpuClock;
-  attr.sample_period = 10000;
-  attr.sample_type = kSampleIdentifier | kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleCallchain;
-  for (auto bit : {kFlagDisabled, kFlagInherit, kFlagExcludeKernel, kFlagExcludeHv, kFlagSampleIdAll, kFlagMmap,
-                   kFlagComm, kFlagTask, kFlagMmap2}) {
-    attr.set_flag(bit);
-  }
   Writer w;
   w.open(path);
-  w.add_attr(attr, {7}, "cpu-clock:u");
+  w.add_attr(user_chain_attr(kTypeSoftware, kSwCpuClock), {7}, "cpu-clock:u");
   w.set_arch("x86_64");
   w.set_nrcpus(1, 1);
   RecordBuilder rb = w.builder(0);
@@ -290,20 +297,8 @@ TEST(ScriptE2E, FramesOfEventTypesWithTheirOwnFields) {
   std::string path = test::e2e::scratch_dir() + "/two-types.data";
   Writer w;
   w.open(path);
-  PerfEventAttr attr;
-  attr.size = kAttrSizeVer7;
-  attr.sample_period = 10000;
-  attr.sample_type = kSampleIdentifier | kSampleIp | kSampleTid | kSampleTime | kSamplePeriod | kSampleCallchain;
-  for (auto bit : {kFlagDisabled, kFlagInherit, kFlagExcludeKernel, kFlagExcludeHv, kFlagSampleIdAll, kFlagMmap,
-                   kFlagComm, kFlagTask, kFlagMmap2}) {
-    attr.set_flag(bit);
-  }
-  attr.type = kTypeHardware;
-  attr.config = 0;  // cycles
-  w.add_attr(attr, {7}, "cycles:u");
-  attr.type = kTypeSoftware;
-  attr.config = kSwCpuClock;
-  w.add_attr(attr, {8}, "cpu-clock:u");
+  w.add_attr(user_chain_attr(kTypeHardware, 0 /* cycles */), {7}, "cycles:u");
+  w.add_attr(user_chain_attr(kTypeSoftware, kSwCpuClock), {8}, "cpu-clock:u");
   w.set_arch("x86_64");
   w.set_nrcpus(1, 1);
   RecordBuilder rb = w.builder(0);
