@@ -54,21 +54,23 @@ constexpr size_t kBatchDepth = 8;
 constexpr unsigned kAheadMaxStack = 4096;
 
 // Records as the ordering stage delivered them, for the thread that applies them. Every record
-// passes through here, so an item is small: 24 bytes, written past the cache as the bytes are
+// passes through here, so an item is small: 32 bytes, written past the cache as the bytes are
 // (util/handoff.h).
-// A plain record (read from the file, its header in host order, nothing beyond it: all records
-// of an ordinary file) keeps only its time, offset and where its bytes are; the type, misc and
-// size are read back from its header. Any other (in the reader's mapping of the file, unpacked
-// from COMPRESSED, from another file of a directory, with a payload, or byte-swapped) has its
-// whole description in `odd`. A record in the mapping (meta.stable) is kept where it is; the
-// others are copied into the byte buffer.
+// A plain record (perfdata::plain_record: all records of an ordinary file) keeps only its time,
+// offset and where its bytes are; the type, misc and size are read back from its header. Held by
+// the ordering stage (Record::held: it keeps its chunk until this batch is given back), it is not
+// copied: `held` points to it there. Else it is copied into the byte buffer. Any other record (in
+// the reader's mapping of the file, unpacked from COMPRESSED, from another file of a directory,
+// with a payload, or byte-swapped) has its whole description in `odd`; one in the mapping
+// (meta.stable) is kept where it is, the others are copied into the byte buffer.
 struct alignas(64) RecordBatch {  // filled on one thread, applied on another: lines of its own
   static constexpr uint32_t kPlain = UINT32_MAX;
   struct Item {
     uint64_t time;
     uint64_t offset;
-    uint32_t at;   // plain: where its bytes start in `bytes`
-    uint32_t odd;  // kPlain, or its index in `odd`
+    const uint8_t* held;  // a held plain record's bytes, or nullptr
+    uint32_t at;          // plain, not held: where its bytes start in `bytes`
+    uint32_t odd;         // kPlain, or its index in `odd`
   };
   struct Odd {
     perfdata::RecordMeta meta;
@@ -78,7 +80,7 @@ struct alignas(64) RecordBatch {  // filled on one thread, applied on another: l
     uint32_t payload_len;   // payload bytes kept
   };
   util::HandoffArray<uint8_t> bytes;
-  size_t held = 0;  // bytes of the records kept in the mapping, for the batch's size limit
+  size_t in_place = 0;  // bytes of the records kept where they are (held, or in the mapping), for the size limit
   util::HandoffArray<Item> items;
   std::vector<Odd> odd;
   // Unwinding ahead: for items[i], ahead[i] (when ahead.size() > i and has_frames) holds its
@@ -94,19 +96,33 @@ struct alignas(64) RecordBatch {  // filled on one thread, applied on another: l
   std::exception_ptr error;  // reading failed after these records
   bool last = false;
 
-  bool full() const { return items.size() >= kBatchRecords || size_bytes() >= kBatchBytes; }
+  bool full() const { return item_count() >= kBatchRecords || size_bytes() >= kBatchBytes; }
+  // Items are gathered in `staged_` first: lines only the filling thread touches, so that the
+  // stores past the cache into `items` go a few whole lines at a time. One such store for each
+  // item stalled the reading thread: 7% of report's time on the fp recipe at -j 2, nearly all
+  // on that store. seal() writes what is left before the batch goes.
+  size_t item_count() const { return items.size() + n_staged_; }
+  void seal() {
+    if (n_staged_) items.append(staged_, n_staged_);
+    n_staged_ = 0;
+  }
   // The caller ships the batch once full().
   void add(const perfdata::Record& rec, uint64_t time) {
     const size_t n = rec.bytes.size(), p = rec.payload.size();
-    if (!rec.stable && plain(rec)) {
-      items.push_back({time, rec.offset, static_cast<uint32_t>(bytes.append(rec.bytes.data(), n)), kPlain});
+    if (rec.held) {
+      push_item({time, rec.offset, rec.bytes.data(), 0, kPlain});
+      in_place += n;
+      return;
+    }
+    if (!rec.stable && perfdata::plain_record(rec)) {
+      push_item({time, rec.offset, nullptr, static_cast<uint32_t>(bytes.append(rec.bytes.data(), n)), kPlain});
       return;
     }
     const auto index = static_cast<uint32_t>(odd.size());
     if (rec.stable && p == 0) {
       odd.push_back({perfdata::RecordMeta::of(rec), rec.payload_size, rec.bytes.data(), 0, 0});
-      items.push_back({time, rec.offset, 0, index});
-      held += n;
+      push_item({time, rec.offset, nullptr, 0, index});
+      in_place += n;
       return;
     }
     const size_t at = bytes.append(rec.bytes.data(), n);
@@ -114,24 +130,28 @@ struct alignas(64) RecordBatch {  // filled on one thread, applied on another: l
     perfdata::RecordMeta meta = perfdata::RecordMeta::of(rec);
     meta.stable = false;
     odd.push_back({meta, rec.payload_size, nullptr, static_cast<uint32_t>(at), static_cast<uint32_t>(p)});
-    items.push_back({time, rec.offset, 0, index});
+    push_item({time, rec.offset, nullptr, 0, index});
   }
-  size_t size_bytes() const { return bytes.size() + held; }
+  size_t size_bytes() const { return bytes.size() + in_place; }
+  // A plain item's bytes.
+  const uint8_t* plain_at(const Item& it) const { return it.held ? it.held : bytes.data() + it.at; }
   uint32_t type_of(const Item& it) const {
     if (it.odd != kPlain) return odd[it.odd].meta.type;
     uint32_t type;
-    std::memcpy(&type, bytes.data() + it.at, 4);
+    std::memcpy(&type, plain_at(it), 4);
     return type;
   }
   // The bytes of an item (without its payload).
   std::span<const uint8_t> bytes_of(const Item& it) const {
-    if (it.odd == kPlain) return {bytes.data() + it.at, size_in_header(bytes.data() + it.at)};
+    if (it.odd == kPlain) return {plain_at(it), size_in_header(plain_at(it))};
     const Odd& o = odd[it.odd];
     return {o.stable ? o.stable : bytes.data() + o.at, o.meta.size};
   }
+  // The record of an item, its bytes valid as long as the batch is not given back (so for the
+  // consumer's delivery, never Record::held).
   void fill(perfdata::Record& rec, const Item& it) const {
     if (it.odd == kPlain) {
-      const uint8_t* at = bytes.data() + it.at;
+      const uint8_t* at = plain_at(it);
       perfdata::RecordMeta meta;
       meta.offset = it.offset;
       std::memcpy(&meta.type, at, 4);
@@ -150,8 +170,9 @@ struct alignas(64) RecordBatch {  // filled on one thread, applied on another: l
   }
   void clear() {
     bytes.clear();
-    held = 0;
+    in_place = 0;
     items.clear();
+    n_staged_ = 0;
     odd.clear();
     ahead.clear();
     ahead_frames.clear();
@@ -161,25 +182,21 @@ struct alignas(64) RecordBatch {  // filled on one thread, applied on another: l
   }
 
  private:
-  // Whether a record is described by its header, offset and time alone (see above).
-  static bool plain(const perfdata::Record& rec) {
-    if (rec.from_compressed || rec.stream_offset != 0 || rec.file_index != 0 || rec.payload_size != 0 ||
-        !rec.payload.empty() || rec.bytes.size() < 8) {
-      return false;
-    }
-    uint32_t type;
-    uint16_t misc;
-    std::memcpy(&type, rec.bytes.data(), 4);
-    std::memcpy(&misc, rec.bytes.data() + 4, 2);
-    return type == rec.type && misc == rec.misc && size_in_header(rec.bytes.data()) == rec.bytes.size();
+  static constexpr uint32_t kStaged = 8;  // 4 lines
+  void push_item(const Item& it) {
+    staged_[n_staged_++] = it;
+    if (n_staged_ == kStaged) seal();
   }
+  alignas(64) Item staged_[kStaged];
+  uint32_t n_staged_ = 0;
+
   static uint16_t size_in_header(const uint8_t* at) {
     uint16_t size;
     std::memcpy(&size, at + 6, 2);
     return size;
   }
 };
-static_assert(sizeof(RecordBatch::Item) == 24);
+static_assert(sizeof(RecordBatch::Item) == 32);
 
 // The hand-over between the two stages: at most `depth` batches wait, emptied ones come back
 // for reuse, and close() (the applying side leaves early) makes every later put() fail.
@@ -235,6 +252,16 @@ class alignas(64) BatchChannel {  // both threads lock it: lines of its own, apa
     // given back woke the reading thread waiting for room, for nothing, and each wake is a
     // futex call: 4% of script's time on the sys recipe.)
     if (returned_ == shipped_) applied_.notify_all();
+  }
+  // Batches put so far, and given back: batches are given back in the order they were put, so
+  // the first `returned()` are (the ordering stage's hold tickets count on that).
+  uint64_t shipped() {
+    std::lock_guard lock(mu_);
+    return shipped_;
+  }
+  uint64_t returned() {
+    std::lock_guard lock(mu_);
+    return returned_;
   }
   // Batches put and not yet taken (read without the lock: a hint).
   size_t queued() const { return queued_.load(std::memory_order_relaxed); }
@@ -494,6 +521,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
     rs.current->last = last;
     rs.current->error = error;
     rs.current->progress = rs.progress;
+    rs.current->seal();
     util::handoff_publish();
     if (!channel.put(std::move(rs.current))) rs.consumer_gone = true;
     rs.current = last ? nullptr : channel.fresh();
@@ -527,7 +555,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   }
   auto unwind_ahead = [&reader, &ahead, &channel](const perfdata::Record& rec, uint64_t time, RecordBatch& batch) {
     Ahead& a = *ahead;
-    if (batch.items.size() == 1) a.this_batch = a.always || channel.queued() >= kBatchDepth / 2;  // a new batch
+    if (batch.item_count() == 1) a.this_batch = a.always || channel.queued() >= kBatchDepth / 2;  // a new batch
     a.rounds.seen(time);
     try {
       if (rec.type != perfdata::kRecordSample) {
@@ -545,7 +573,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
       if (!a.this_batch || !symbols::DwarfUnwinder::wants(attr, a.sample)) return;
       a.frames.clear();
       const size_t n = a.unwinder->unwind(thread, a.sample, kAheadMaxStack, &a.frames);
-      const size_t item = batch.items.size() - 1;
+      const size_t item = batch.item_count() - 1;
       if (batch.ahead.size() <= item) batch.ahead.resize(item + 1);
       RecordBatch::AheadAt& at = batch.ahead[item];
       at.key = symbols::DwarfUnwinder::key_of(a.sample);
@@ -565,13 +593,19 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   // stack, in a cache line with what this thread writes for every record (rounds, the record
   // being delivered), and reading it for every record made the reading thread wait on each.
   const bool unwinding_ahead = ahead != nullptr;
+  // The ordering stage keeps the records it delivers until the batch they went into is given
+  // back, so a batch points to them where a copy took a fifth of the reading thread's time
+  // (report --no-children on the fp recipe, -j 2). The batch being filled is number shipped + 1.
+  session::OrderedEvents::Options holding = ordered_options;
+  holding.hold_ticket = [&channel] { return channel.shipped() + 1; };
+  holding.released = [&channel] { return channel.returned(); };
   rs.ordered = std::make_unique<session::OrderedEvents>(reader, [&rs, &ship, unwinding_ahead, &unwind_ahead](
                                                                     const perfdata::Record& rec, uint64_t time) {
     if (rs.consumer_gone) return;
     rs.current->add(rec, time);
     if (unwinding_ahead) unwind_ahead(rec, time, *rs.current);
     if (rs.current->full()) ship(false, nullptr);
-  }, ordered_options);
+  }, std::move(holding));
   session::OrderedEvents& ordered = *rs.ordered;
   reader.defer_in_band(true);
   std::thread reading([&rs, &ship, &channel, &reader, &ordered, data_start] {
@@ -582,7 +616,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
       uint64_t n = 0;
       while (!rs.stopping.load(std::memory_order_relaxed) && !rs.consumer_gone && reader.next(rec)) {
         if (perfdata::Reader::applies_in_band(rec.type)) {
-          if (!rs.current->items.empty()) ship(false, nullptr);
+          if (rs.current->item_count() != 0) ship(false, nullptr);
           if (rs.consumer_gone || !channel.wait_applied()) break;
           reader.apply_in_band(rec);
         }

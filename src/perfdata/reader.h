@@ -7,6 +7,7 @@
 #include <array>
 #include <bitset>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <span>
@@ -55,6 +56,10 @@ struct Record {
   // `bytes` stay where they are for as long as the Reader lives (the record lies in the mapping
   // of the whole file), so a stage that holds records may keep the span instead of a copy.
   bool stable = false;
+  // `bytes` stay where they are after the delivery, until the stage that delivered the record
+  // lets them go (session::OrderedEvents::Options::hold_ticket): the consumer may keep the span
+  // until then instead of a copy. Only a plain record (below) is held.
+  bool held = false;
   uint32_t file_index = 0;  // 0 = main file; N+1 = data.N in the directory layout
   uint32_t type = 0;
   uint16_t misc = 0;
@@ -64,6 +69,23 @@ struct Record {
   uint64_t payload_size = 0;         // its announced size (payload is left empty when it is huge)
   std::span<const uint8_t> body() const { return bytes.subspan(8); }
 };
+
+// Whether a record is described by its bytes and file offset alone: read from the file itself
+// (not unpacked from COMPRESSED, not from another file of a directory), nothing beyond its
+// header's size, and a header in host order that says its type, misc and size. Every record of an
+// ordinary file is; a stage that hands records on may then keep only their bytes and offset.
+inline bool plain_record(const Record& rec) {
+  if (rec.from_compressed || rec.stream_offset != 0 || rec.file_index != 0 || rec.payload_size != 0 ||
+      !rec.payload.empty() || rec.bytes.size() < 8) {
+    return false;
+  }
+  uint32_t type;
+  uint16_t misc, size;
+  std::memcpy(&type, rec.bytes.data(), 4);
+  std::memcpy(&misc, rec.bytes.data() + 4, 2);
+  std::memcpy(&size, rec.bytes.data() + 6, 2);
+  return type == rec.type && misc == rec.misc && size == rec.bytes.size();
+}
 
 // A Record's fields without its spans, packed for stages that hold many records (the ordering
 // queue, the batches handed between threads), and given back to a Record in place by fill().
@@ -90,6 +112,7 @@ struct RecordMeta {
     rec.stream_offset = stream_offset;
     rec.from_compressed = from_compressed;
     rec.stable = stable;
+    rec.held = false;
     rec.file_index = file_index;
     rec.type = type;
     rec.misc = misc;

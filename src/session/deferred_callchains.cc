@@ -133,6 +133,7 @@ void DeferredCallchains::push(const Record& rec, uint64_t time) {
   w.meta.bytes = {};
   w.meta.payload = {};
   w.meta.stable = false;  // delivered from a buffer of this stage
+  w.meta.held = false;
   w.bytes.assign(rec.bytes.begin(), rec.bytes.end());
   waiting_bytes_ += w.bytes.size();
   ++waiting_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 
 namespace tperf::session {
 
@@ -29,6 +30,7 @@ struct Entry {
   perfdata::RecordMeta meta;
   const uint8_t* bytes;
   uint32_t chunk;
+  bool held;  // delivered as Record::held (Options::hold_ticket)
 };
 
 constexpr uint32_t kNoChunk = UINT32_MAX;
@@ -36,6 +38,12 @@ constexpr uint32_t kNoChunk = UINT32_MAX;
 }  // namespace
 
 struct OrderedEvents::Queue {
+  explicit Queue(const Options& o) : hold(o.hold_ticket && o.released), options(o) {}
+  // Options::hold_ticket: plain records are delivered held, and emptied chunks wait in `retired`
+  // (oldest first, each with its ticket) until the consumer lets them go.
+  const bool hold;
+  const Options& options;
+  std::deque<std::pair<uint64_t, std::unique_ptr<Chunk>>> retired;
   std::vector<std::unique_ptr<Chunk>> chunks;  // index = Entry::chunk; freed ones are null
   std::vector<uint32_t> free_slots;
   // Delivered chunks kept for reuse: a fresh 1 MiB allocation is a fresh mmap whose pages the
@@ -58,19 +66,44 @@ struct OrderedEvents::Queue {
     size_t n = rec.bytes.size();
     bytes += n;
     if (rec.stable) {
-      pending.push_back({time, seq++, perfdata::RecordMeta::of(rec), rec.bytes.data(), kNoChunk});
+      pending.push_back({time, seq++, perfdata::RecordMeta::of(rec), rec.bytes.data(), kNoChunk, false});
       return;
     }
-    if (current == UINT32_MAX || chunks[current]->capacity - chunks[current]->used < n) new_chunk(n);
+    // A held record starts at a multiple of 8 in its chunk, as the consumer's own copies do.
+    const size_t room = hold ? (n + 7) & ~size_t{7} : n;
+    if (current == UINT32_MAX || chunks[current]->capacity - chunks[current]->used < room) new_chunk(room);
     Chunk& c = *chunks[current];
     uint8_t* at = c.data.get() + c.used;
     std::memcpy(at, rec.bytes.data(), n);
-    pending.push_back({time, seq++, perfdata::RecordMeta::of(rec), at, current});
-    c.used += n;
+    const bool held = hold && perfdata::plain_record(rec);
+    pending.push_back({time, seq++, perfdata::RecordMeta::of(rec), at, current, held});
+    c.used += room;
     ++c.live;
   }
 
+  // Holding: a chunk whose records were all delivered waits for the consumer to let them go.
+  void retire(uint32_t slot) {
+    retired.emplace_back(options.hold_ticket(), std::move(chunks[slot]));
+    free_slots.push_back(slot);
+  }
+  // Holding: the chunks the consumer let go become spares (or are freed).
+  void take_back_released() {
+    if (retired.empty()) return;
+    const uint64_t released = options.released();
+    while (!retired.empty() && retired.front().first <= released) {
+      std::unique_ptr<Chunk>& c = retired.front().second;
+      if (c->capacity == kChunkSize && spare.size() < kSpareChunks) spare.push_back(std::move(c));
+      retired.pop_front();
+    }
+  }
+
   void new_chunk(size_t need) {
+    if (hold) {
+      // The chunk filled so far may have had all its records delivered already: it waits too.
+      if (current != UINT32_MAX && chunks[current]->live == 0) retire(current);
+      current = UINT32_MAX;
+      take_back_released();
+    }
     std::unique_ptr<Chunk> c;
     if (need <= kChunkSize && !spare.empty()) {
       c = std::move(spare.back());
@@ -96,14 +129,16 @@ struct OrderedEvents::Queue {
     bytes -= e.meta.size;
     if (e.chunk == kNoChunk) return;
     Chunk& c = *chunks[e.chunk];
-    if (--c.live == 0 && e.chunk != current) {
+    if (--c.live == 0 && e.chunk != current && hold) {
+      retire(e.chunk);
+    } else if (c.live == 0 && e.chunk != current) {
       if (c.capacity == kChunkSize && spare.size() < kSpareChunks) {
         spare.push_back(std::move(chunks[e.chunk]));
       } else {
         chunks[e.chunk].reset();
       }
       free_slots.push_back(e.chunk);
-    } else if (c.live == 0) {
+    } else if (c.live == 0 && !hold) {
       c.used = 0;  // the current chunk is empty again: reuse it from the start
     }
   }
@@ -165,7 +200,7 @@ OrderedEvents::OrderedEvents(const perfdata::Reader& reader, Deliver deliver)
     : OrderedEvents(reader, std::move(deliver), Options{}) {}
 
 OrderedEvents::OrderedEvents(const perfdata::Reader& reader, Deliver deliver, Options options)
-    : reader_(reader), deliver_(std::move(deliver)), options_(options), queue_(std::make_unique<Queue>()) {
+    : reader_(reader), deliver_(std::move(deliver)), options_(std::move(options)), queue_(std::make_unique<Queue>(options_)) {
   if (options_.merge_deferred_callchains) {
     deferred_ = std::make_unique<DeferredCallchains>(reader, deliver_, options_.deferred);
   }
@@ -235,6 +270,7 @@ void OrderedEvents::flush_until(uint64_t limit) {
   while (n < q.pending.size() && q.pending[n].time <= limit) {
     const Entry& e = q.pending[n];
     e.meta.fill(rec, e.bytes);
+    rec.held = e.held;
     last_flushed_ = std::max(last_flushed_, e.time);
     flushed_any_ = true;
     emit(rec, e.time);

@@ -27,6 +27,15 @@ class alignas(64) OrderedEvents {
     // as perf does by default; off, both go through raw (`perf script --no-merge-callchains`).
     bool merge_deferred_callchains = true;
     DeferredCallchains::Options deferred;
+    // Holding: the consumer may keep the bytes of a queued plain record past its delivery
+    // (Record::held), so that it need not copy them (the replay driver hands them to another
+    // thread in batches). The consumer numbers what it keeps them for (its batches) 1, 2, ...
+    // and lets them go in that order: hold_ticket() is the number of the one being filled, and
+    // released() how many it let go. A chunk of the queue whose records were all delivered is
+    // reused (or freed) once released() reaches the ticket it was given then. Both empty: a
+    // record's bytes are valid during its delivery only.
+    std::function<uint64_t()> hold_ticket;
+    std::function<uint64_t()> released;
   };
 
   struct Stats {

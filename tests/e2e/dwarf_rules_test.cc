@@ -95,7 +95,7 @@ TEST(DwarfRules, CachedRulesGiveLibdwflsFramesOnDeepRecursionWithoutFramePointer
   // which has no FDE and goes to libdwfl) are left out. Where page faults are slow (a VM) they
   // were 32 of 274 samples, past the 5% the check below allows.
   const Recording rec = record_with_perf(
-      fmt::format("perf record -q -e cpu-clock -c 100000 -D 10 --call-graph dwarf,16384 -o {} -- {} 1.0",
+      fmt::format("perf record -q -e cpu-clock -c 100000 -D 10 --call-graph dwarf,16384 -o {} -- {} 0.06",
                   shell_quote(path), shell_quote(bin)),
       path);
   ASSERT_TRUE(rec.error.empty()) << "set-up failed: " << rec.error;

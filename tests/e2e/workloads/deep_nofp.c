@@ -2,6 +2,7 @@
  * comparison calls back in), built with -O2 and without frame pointers: the DWARF unwinding
  * tests need deep stacks whose every frame only .eh_frame can walk. */
 #include <stdlib.h>
+#include <time.h>
 
 volatile unsigned long sink;
 void f0(int d);
@@ -42,11 +43,13 @@ __attribute__((noinline)) void f0(int d) {
   }
 }
 
+/* Runs for argv[1] seconds of CPU time (a count of iterations made the recording's size follow
+ * the machine's speed: 105 samples where the test wants 200 on a fast one). */
 int main(int argc, char** argv) {
   double secs = argc > 1 ? atof(argv[1]) : 1;
-  long iters = (long)(secs * 2e5);
+  const clock_t until = clock() + (clock_t)(secs * CLOCKS_PER_SEC);
   int v[16];
-  for (long i = 0; i < iters; i++) {
+  for (long i = 0; i % 256 != 0 || clock() < until; i++) {
     f0(10 + (int)(i % 20));
     if (i % 64 == 0) {
       for (int k = 0; k < 16; k++) v[k] = (int)((i * 7 + k * 13) % 31);
