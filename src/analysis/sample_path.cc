@@ -599,6 +599,11 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   session::OrderedEvents::Options holding = ordered_options;
   holding.hold_ticket = [&channel] { return channel.shipped() + 1; };
   holding.released = [&channel] { return channel.returned(); };
+  // And where the reader can keep its windows, the queue keeps records where they were read
+  // instead of copying them into its chunks.
+  if (reader.set_holding(true)) {
+    holding.release_window = [&reader](uint64_t window) { reader.release_window(window); };
+  }
   rs.ordered = std::make_unique<session::OrderedEvents>(reader, [&rs, &ship, unwinding_ahead, &unwind_ahead](
                                                                     const perfdata::Record& rec, uint64_t time) {
     if (rs.consumer_gone) return;
@@ -640,6 +645,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
       channel.close();
       t.join();
       reader.defer_in_band(false);
+      reader.set_holding(false);  // no batch points into the windows any more
     }
   };
   std::exception_ptr error;

@@ -14,6 +14,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <mutex>
 
@@ -164,6 +165,38 @@ class Window {
   // What get() returns stays valid as long as the window lives: the whole file is mapped.
   bool stable() const { return whole_; }
 
+  // Reader::set_holding: each fill reads into a buffer of its own, numbered, kept until it is
+  // given back.
+  bool set_holding(bool on) {
+    if (!on) {
+      holding_ = false;
+      if (!held_.empty()) {
+        // The window being read goes on in the plain buffer, from where it is.
+        const size_t keep = buf_len_;
+        if (buf_.size() < keep) buf_.resize(keep);
+        if (keep) std::memcpy(buf_.data(), data_, keep);
+        data_ = buf_.data();
+      }
+      held_.clear();
+      held_pool_.clear();
+      held_seq_ = 0;
+      return false;
+    }
+    if (!seekable_ || slot_ || whole_) return false;
+    holding_ = true;
+    return true;
+  }
+  uint64_t held_seq() const { return held_seq_; }
+  void release_held(uint64_t seq) {
+    if (held_.empty() || seq < held_.front().seq || seq >= held_.back().seq) return;  // not one before the current
+    held_[static_cast<size_t>(seq - held_.front().seq)].released = true;
+    while (held_.size() > 1 && held_.front().released) {
+      Held& h = held_.front();
+      if (h.cap == kChunk && held_pool_.size() < kHeldPool) held_pool_.push_back(std::move(h.data));
+      held_.pop_front();
+    }
+  }
+
  private:
   // A regular file is mapped whole, once: records can then be handed on (queued in time order,
   // passed to another thread) as spans into the mapping, never copied. The pages behind the
@@ -265,13 +298,29 @@ class Window {
     size_t chunk = kChunk;
     if (file_size_ && off < file_size_) chunk = static_cast<size_t>(std::min<uint64_t>(kChunk, file_size_ - off));
     size_t cap = std::max(chunk, n);
-    if (buf_.size() < cap) buf_.resize(cap);
-    data_ = buf_.data();
-    // Keep the part of the window that overlaps the request to save a re-read.
+    uint8_t* into;
+    if (holding_) {
+      // A buffer of its own: the records of the windows before stay where they are.
+      Held h;
+      h.seq = ++held_seq_;
+      h.cap = std::max(kChunk, cap);
+      if (h.cap == kChunk && !held_pool_.empty()) {
+        h.data = std::move(held_pool_.back());
+        held_pool_.pop_back();
+      } else {
+        h.data = std::make_unique_for_overwrite<uint8_t[]>(h.cap);
+      }
+      into = h.data.get();
+      held_.push_back(std::move(h));
+    } else {
+      if (buf_.size() < cap) buf_.resize(cap);
+      into = buf_.data();
+    }
+    data_ = into;
     buf_off_ = off;
     buf_len_ = 0;
     while (buf_len_ < cap) {
-      ssize_t got = ::pread(fd_, buf_.data() + buf_len_, cap - buf_len_, static_cast<off_t>(off + buf_len_));
+      ssize_t got = ::pread(fd_, into + buf_len_, cap - buf_len_, static_cast<off_t>(off + buf_len_));
       if (got < 0) {
         if (errno == EINTR) continue;
         throw IoError(fmt::format("{}: read at offset {:#x}: {}", name_, off + buf_len_, errno_text(errno)));
@@ -322,6 +371,19 @@ class Window {
   bool seekable_;
   std::string name_;
   std::vector<uint8_t> buf_;
+  // Holding: the windows not given back yet, oldest first (their numbers follow on; the last is
+  // being read), and emptied buffers for the next ones.
+  struct Held {
+    uint64_t seq = 0;
+    std::unique_ptr<uint8_t[]> data;
+    size_t cap = 0;
+    bool released = false;
+  };
+  static constexpr size_t kHeldPool = 8;
+  bool holding_ = false;
+  uint64_t held_seq_ = 0;
+  std::deque<Held> held_;
+  std::vector<std::unique_ptr<uint8_t[]>> held_pool_;
   const uint8_t* data_ = nullptr;  // the window's first byte: in buf_, or in the mapping
   void* map_ = nullptr;
   size_t map_len_ = 0;
@@ -406,6 +468,22 @@ struct Reader::Impl {
 };
 
 Reader::~Reader() = default;
+
+bool Reader::set_holding(bool on) {
+  Impl& im = *impl_;
+  if (im.streams.size() != 1) return false;
+  return im.streams.front()->win.set_holding(on);
+}
+
+uint64_t Reader::window_seq() const {
+  const Impl& im = *impl_;
+  return im.streams.size() == 1 ? im.streams.front()->win.held_seq() : 0;
+}
+
+void Reader::release_window(uint64_t seq) {
+  Impl& im = *impl_;
+  if (im.streams.size() == 1) im.streams.front()->win.release_held(seq);
+}
 
 uint64_t ReaderStats::count(uint32_t type) const {
   if (type < by_type.size()) return by_type[type];
@@ -1075,6 +1153,8 @@ bool read_raw_record(Stream& s, bool swap, Record& rec, Diagnostics& diag) {
   rec.stream_offset = 0;
   rec.from_compressed = false;
   rec.stable = s.win.stable();
+  rec.held = false;
+  rec.window = s.win.held_seq();
   rec.file_index = s.file_index;
   rec.type = type;
   rec.misc = misc;
@@ -1153,6 +1233,8 @@ bool take_decompressed(Stream& s, bool swap, Record& rec) {
   }
   if (left < size) return false;
   rec.offset = s.compressed_at;
+  rec.held = false;
+  rec.window = 0;
   rec.stream_offset = s.dstream_off;
   rec.from_compressed = true;
   rec.stable = false;

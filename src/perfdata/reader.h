@@ -60,6 +60,9 @@ struct Record {
   // lets them go (session::OrderedEvents::Options::hold_ticket): the consumer may keep the span
   // until then instead of a copy. Only a plain record (below) is held.
   bool held = false;
+  // Reader::set_holding: the window of the file the bytes lie in, kept until it is given back
+  // (0: none; such bytes are valid until the next read only).
+  uint64_t window = 0;
   uint32_t file_index = 0;  // 0 = main file; N+1 = data.N in the directory layout
   uint32_t type = 0;
   uint16_t misc = 0;
@@ -113,6 +116,7 @@ struct RecordMeta {
     rec.from_compressed = from_compressed;
     rec.stable = stable;
     rec.held = false;
+    rec.window = 0;
     rec.file_index = file_index;
     rec.type = type;
     rec.misc = misc;
@@ -196,6 +200,20 @@ class Reader {
   // apply_in_band() at a moment of its choosing (replay's reading thread: once the thread that
   // reads attrs and decodes samples concurrently has caught up).
   void defer_in_band(bool on) { defer_in_band_ = on; }
+
+  // Holding: each window of the file read from now on (numbered 1, 2, ... in reading order) stays
+  // where it is until release_window() gives it back, and each record read from one says which
+  // (Record::window), so that the stages after the reader (the ordering queue, the batches for
+  // another thread) can keep records where they lie instead of copying them. Only a regular
+  // file read window by window may hold (not a pipe, a directory's streams or a mapped file):
+  // returns whether this one does. Turned off, every window still held is freed: nothing may
+  // point into one any more.
+  bool set_holding(bool on);
+  // The window being read (its records have Record::window equal to it; every window before it
+  // is read to the end). 0 when not holding.
+  uint64_t window_seq() const;
+  // Gives back a window before the one being read (the caller points into it no more).
+  void release_window(uint64_t seq);
   void apply_in_band(const Record& rec) { apply_header_record(rec); }
 
   // The attr a record belongs to, following perf's id rules; -1 when it cannot be told.

@@ -24,25 +24,70 @@ struct Chunk {
 // (AUXTRACE, a pipe's tracing data) are not timestamped and never wait here.
 // A record whose bytes stay where the reader has them (meta.stable: the file is mapped whole,
 // Reader::Options::map) is not copied: `bytes` points there, and it takes no room in a chunk (chunk is kNoChunk).
-struct Entry {
+struct Entry {  // 64 bytes
   uint64_t time;
   uint64_t seq;
   perfdata::RecordMeta meta;
   const uint8_t* bytes;
-  uint32_t chunk;
-  bool held;  // delivered as Record::held (Options::hold_ticket)
+  uint32_t chunk;  // its chunk, or kNoChunk; in_window: the reader's window it lies in
+  bool held;       // delivered as Record::held (Options::hold_ticket)
+  bool in_window;  // kept where the reader read it (Options::release_window)
 };
 
 constexpr uint32_t kNoChunk = UINT32_MAX;
+static_assert(sizeof(Entry) == 64);
 
 }  // namespace
 
 struct OrderedEvents::Queue {
-  explicit Queue(const Options& o) : hold(o.hold_ticket && o.released), options(o) {}
+  explicit Queue(const perfdata::Reader& r, const Options& o)
+      : hold(o.hold_ticket && o.released), hold_windows(hold && o.release_window), reader(r), options(o) {}
   // Options::hold_ticket: plain records are delivered held, and emptied chunks wait in `retired`
   // (oldest first, each with its ticket) until the consumer lets them go.
   const bool hold;
+  const bool hold_windows;  // Options::release_window
+  const perfdata::Reader& reader;
   const Options& options;
+  // Holding windows: the records queued in each window from `win_base` on (index: window -
+  // win_base), whether it was given back, and the windows waiting for the consumer to let them
+  // go (ticket, window), oldest first.
+  struct WindowState {
+    uint32_t live = 0;
+    bool retired = false;
+  };
+  std::deque<WindowState> windows;
+  uint64_t win_base = 1;
+  uint64_t win_current = 0;  // the reader's window when the last record came
+  std::deque<std::pair<uint64_t, uint64_t>> win_retired;
+  WindowState& window_state(uint64_t w) { return windows[static_cast<size_t>(w - win_base)]; }
+  // A record came from window `w`: the windows before it are read to the end, and those without
+  // a queued record wait for the consumer.
+  void note_window(uint64_t w) {
+    if (w <= win_current) return;
+    while (win_base + windows.size() <= w) windows.emplace_back();
+    for (uint64_t old = std::max(win_current, win_base); old < w; ++old) {
+      WindowState& st = window_state(old);
+      if (st.live == 0 && !st.retired) retire_window(old);
+    }
+    win_current = w;
+    give_back_windows();
+  }
+  void retire_window(uint64_t w) {
+    window_state(w).retired = true;
+    win_retired.emplace_back(options.hold_ticket(), w);
+    while (!windows.empty() && windows.front().retired) {
+      windows.pop_front();
+      ++win_base;
+    }
+  }
+  void give_back_windows() {
+    if (win_retired.empty()) return;
+    const uint64_t released = options.released();
+    while (!win_retired.empty() && win_retired.front().first <= released) {
+      options.release_window(win_retired.front().second);
+      win_retired.pop_front();
+    }
+  }
   std::deque<std::pair<uint64_t, std::unique_ptr<Chunk>>> retired;
   std::vector<std::unique_ptr<Chunk>> chunks;  // index = Entry::chunk; freed ones are null
   std::vector<uint32_t> free_slots;
@@ -66,8 +111,21 @@ struct OrderedEvents::Queue {
     size_t n = rec.bytes.size();
     bytes += n;
     if (rec.stable) {
-      pending.push_back({time, seq++, perfdata::RecordMeta::of(rec), rec.bytes.data(), kNoChunk, false});
+      pending.push_back({time, seq++, perfdata::RecordMeta::of(rec), rec.bytes.data(), kNoChunk, false, false});
       return;
+    }
+    if (hold_windows) {
+      // A record read from a window was read from the current one; the others (unpacked from
+      // COMPRESSED) ask the reader, whose windows move on under them.
+      const uint64_t w = rec.window != 0 ? rec.window : reader.window_seq();
+      if (w != win_current) note_window(w);
+      if (rec.window != 0 && perfdata::plain_record(rec)) {
+        ++window_state(w).live;
+        // (Windows are 1 MiB at least: their numbers stay far below 2^32.)
+        pending.push_back({time, seq++, perfdata::RecordMeta::of(rec), rec.bytes.data(), static_cast<uint32_t>(w),
+                           true, true});
+        return;
+      }
     }
     // A held record starts at a multiple of 8 in its chunk, as the consumer's own copies do.
     const size_t room = hold ? (n + 7) & ~size_t{7} : n;
@@ -76,7 +134,7 @@ struct OrderedEvents::Queue {
     uint8_t* at = c.data.get() + c.used;
     std::memcpy(at, rec.bytes.data(), n);
     const bool held = hold && perfdata::plain_record(rec);
-    pending.push_back({time, seq++, perfdata::RecordMeta::of(rec), at, current, held});
+    pending.push_back({time, seq++, perfdata::RecordMeta::of(rec), at, current, held, false});
     c.used += room;
     ++c.live;
   }
@@ -127,6 +185,11 @@ struct OrderedEvents::Queue {
 
   void release(const Entry& e) {
     bytes -= e.meta.size;
+    if (e.in_window) {
+      WindowState& st = window_state(e.chunk);
+      if (--st.live == 0 && e.chunk < win_current) retire_window(e.chunk);
+      return;
+    }
     if (e.chunk == kNoChunk) return;
     Chunk& c = *chunks[e.chunk];
     if (--c.live == 0 && e.chunk != current && hold) {
@@ -200,7 +263,7 @@ OrderedEvents::OrderedEvents(const perfdata::Reader& reader, Deliver deliver)
     : OrderedEvents(reader, std::move(deliver), Options{}) {}
 
 OrderedEvents::OrderedEvents(const perfdata::Reader& reader, Deliver deliver, Options options)
-    : reader_(reader), deliver_(std::move(deliver)), options_(std::move(options)), queue_(std::make_unique<Queue>(options_)) {
+    : reader_(reader), deliver_(std::move(deliver)), options_(std::move(options)), queue_(std::make_unique<Queue>(reader, options_)) {
   if (options_.merge_deferred_callchains) {
     deferred_ = std::make_unique<DeferredCallchains>(reader, deliver_, options_.deferred);
   }

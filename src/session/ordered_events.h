@@ -36,6 +36,11 @@ class alignas(64) OrderedEvents {
     // record's bytes are valid during its delivery only.
     std::function<uint64_t()> hold_ticket;
     std::function<uint64_t()> released;
+    // Holding, with a reader that holds its windows (perfdata::Reader::set_holding): a queued
+    // plain record is kept where the reader has it, not copied, and each window is given back
+    // to the reader (with this, on the reading thread) once it is read to the end, its records
+    // were all delivered, and the consumer let them go.
+    std::function<void(uint64_t)> release_window;
   };
 
   struct Stats {

@@ -173,30 +173,31 @@ TEST(OrderedEvents, RecordsOfAMappedFileAreDeliveredWithoutACopy) {
 
 // Holding (Options::hold_ticket): the consumer keeps the spans of the records it was given in
 // "batches" of 500 and lets a batch go only when 100 more wait behind it (2.7 MiB of records,
-// more than two chunks), as the replay driver's applying thread lags behind its reading thread. Every span kept must still hold the record's
-// bytes when its batch goes, though the queue emptied many 1 MiB chunks since; and the chunks let
-// go are used again (the queue does not grow without bound).
-TEST(OrderedEvents, HeldRecordsStayUntilTheConsumerLetsThemGo) {
-  TempDir dir;
-  std::vector<Item> items;
-  for (uint64_t t = 1; t <= 200000; ++t) {
-    items.push_back({(t / 1000) * 1000 + (t * 7919) % 1000});  // scrambled within each round
-    if (t % 1000 == 0) items.push_back({0, true});
-  }
-  const std::string path = write(dir, items);
+// more than two chunks or windows), as the replay driver's applying thread lags behind its
+// reading thread. Every span kept must still hold the record's bytes when its batch goes, though
+// many 1 MiB chunks (or the reader's windows) were emptied since; and the memory let go is used
+// again (nothing grows without bound). `windows`: the reader holds its windows
+// (Reader::set_holding) and the queue keeps records there, giving each window back.
+struct HeldRun {
+  uint64_t held = 0, checked = 0, damaged = 0, windows_given_back = 0;
+  size_t reused = 0;
+  bool reader_holds = false;
+};
+
+HeldRun run_held(const std::string& path, bool windows) {
   auto reader = Reader::open(path);
+  HeldRun out;
   struct Kept {
     const uint8_t* at;
     std::vector<uint8_t> bytes;
   };
   std::vector<std::vector<Kept>> batches(1);  // batches[i]: number released + i + 1
-  uint64_t released = 0, held = 0, checked = 0, damaged = 0;
+  uint64_t released = 0;
   std::set<const uint8_t*> seen;
-  size_t reused = 0;
   auto let_go = [&] {
     for (const Kept& k : batches.front()) {
-      ++checked;
-      if (std::memcmp(k.at, k.bytes.data(), k.bytes.size()) != 0) ++damaged;
+      ++out.checked;
+      if (std::memcmp(k.at, k.bytes.data(), k.bytes.size()) != 0) ++out.damaged;
     }
     batches.erase(batches.begin());
     ++released;
@@ -204,12 +205,20 @@ TEST(OrderedEvents, HeldRecordsStayUntilTheConsumerLetsThemGo) {
   OrderedEvents::Options opt;
   opt.hold_ticket = [&] { return released + batches.size(); };
   opt.released = [&] { return released; };
+  if (windows) {
+    out.reader_holds = reader->set_holding(true);
+    opt.release_window = [&](uint64_t w) {
+      ++out.windows_given_back;
+      EXPECT_LT(w, reader->window_seq()) << "the window being read given back";
+      reader->release_window(w);
+    };
+  }
   OrderedEvents oe(*reader, [&](const Record& rec, uint64_t) {
     if (rec.type != kRecordSample) return;
     EXPECT_TRUE(rec.held);
     if (!rec.held) return;
-    ++held;
-    if (!seen.insert(rec.bytes.data()).second) ++reused;
+    ++out.held;
+    if (!seen.insert(rec.bytes.data()).second) ++out.reused;
     batches.back().push_back({rec.bytes.data(), std::vector<uint8_t>(rec.bytes.begin(), rec.bytes.end())});
     if (batches.back().size() == 500) {
       batches.emplace_back();
@@ -217,23 +226,90 @@ TEST(OrderedEvents, HeldRecordsStayUntilTheConsumerLetsThemGo) {
     }
   }, opt);
   Record rec;
-  while (reader->next(rec)) oe.push(rec);
+  uint64_t last_window = 0;
+  while (reader->next(rec)) {
+    if (windows) {
+      EXPECT_GE(rec.window, last_window) << "windows out of order at " << rec.offset;
+      last_window = rec.window;
+    }
+    oe.push(rec);
+  }
   oe.flush_all();
   while (!batches.empty()) let_go();
-  EXPECT_EQ(held, 200000u);
-  EXPECT_EQ(checked, 200000u);
-  EXPECT_EQ(damaged, 0u) << "records overwritten before the consumer let them go";
+  if (windows) reader->set_holding(false);
+  return out;
+}
+
+std::string held_file(const TempDir& dir) {
+  std::vector<Item> items;
+  for (uint64_t t = 1; t <= 200000; ++t) {
+    items.push_back({(t / 1000) * 1000 + (t * 7919) % 1000});  // scrambled within each round
+    if (t % 1000 == 0) items.push_back({0, true});
+  }
+  return write(dir, items);
+}
+
+TEST(OrderedEvents, HeldRecordsStayUntilTheConsumerLetsThemGo) {
+  TempDir dir;
+  const std::string path = held_file(dir);
+  const HeldRun r = run_held(path, false);
+  EXPECT_EQ(r.held, 200000u);
+  EXPECT_EQ(r.checked, 200000u);
+  EXPECT_EQ(r.damaged, 0u) << "records overwritten before the consumer let them go";
   // 200,000 records of 56 bytes fill 10.7 MiB of chunks, and at most 4-5 MiB are held at a time:
   // the others are used again.
-  EXPECT_GT(reused, 50000u);
+  EXPECT_GT(r.reused, 50000u);
 
   // Without holding, nothing is delivered held.
   auto plain_reader = Reader::open(path);
   size_t held_plain = 0;
-  OrderedEvents plain(*plain_reader, [&](const Record& r, uint64_t) { held_plain += r.held; });
+  OrderedEvents plain(*plain_reader, [&](const Record& rec, uint64_t) { held_plain += rec.held; });
+  Record rec;
   while (plain_reader->next(rec)) plain.push(rec);
   plain.flush_all();
   EXPECT_EQ(held_plain, 0u);
+}
+
+// The same with the records kept where the reader read them: every window but the last few is
+// given back, and the windows' memory is used again.
+TEST(OrderedEvents, RecordsHeldInTheReadersWindowsStayUntilTheConsumerLetsThemGo) {
+  TempDir dir;
+  const HeldRun r = run_held(held_file(dir), true);
+  ASSERT_TRUE(r.reader_holds) << "a regular file read window by window must hold";
+  EXPECT_EQ(r.held, 200000u);
+  EXPECT_EQ(r.checked, 200000u);
+  EXPECT_EQ(r.damaged, 0u) << "records overwritten before the consumer let them go";
+  // 10.7 MiB of records in 1 MiB windows: all but the last few are given back.
+  EXPECT_GE(r.windows_given_back, 6u);
+  EXPECT_GT(r.reused, 50000u);
+}
+
+// A mapped file (Reader::Options::map) does not hold windows: its records stay in the mapping
+// anyway (Record::stable). One read window by window does, and says so.
+TEST(OrderedEvents, MappedFilesHoldNoWindows) {
+  TempDir dir;
+  const std::string path = write(dir, {{10}, {20}, {0, true}});
+  auto mapped = Reader::open(path, Reader::Options{.map = true});
+  EXPECT_FALSE(mapped->set_holding(true));
+  Record rec;
+  size_t n = 0;
+  while (mapped->next(rec)) {
+    ++n;
+    EXPECT_EQ(rec.window, 0u);
+    EXPECT_TRUE(rec.stable);
+  }
+  EXPECT_GT(n, 3u);
+  auto read = Reader::open(path);
+  EXPECT_TRUE(read->set_holding(true));
+  n = 0;
+  while (read->next(rec)) {
+    ++n;
+    EXPECT_EQ(rec.window, read->window_seq());
+    EXPECT_NE(rec.window, 0u);
+  }
+  EXPECT_GT(n, 3u);
+  read->set_holding(false);
+  EXPECT_EQ(read->window_seq(), 0u);
 }
 
 // perf script is the oracle: on a file whose per-round order is scrambled (including records
