@@ -411,6 +411,24 @@ void SymbolPreloader::on_new_maps() {
   symbolizer_.preload_async(ready, *loaders_);
 }
 
+namespace {
+
+// Starts the early read of the kernel's symbols at the first sample taken in the kernel (or a
+// guest's), when `armed`.
+struct KernelSampleWatch {
+  bool armed;
+  symbols::Symbolizer& symbolizer;
+  void see(const perfdata::Record& rec) {
+    if (!armed || rec.type != perfdata::kRecordSample) return;
+    const uint8_t mode = rec.misc & perfdata::kMiscCpumodeMask;
+    if (mode != perfdata::kMiscKernel && mode != perfdata::kMiscGuestKernel) return;
+    armed = false;
+    symbolizer.read_kernel_symbols_early();
+  }
+};
+
+}  // namespace
+
 ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
                     SymbolPreloader* preloader, const ReplayHandlers& handlers) {
   ReplayResult result;
@@ -419,12 +437,15 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   // decides which file gives its symbols (for the kernel: whether /proc/kallsyms may): loading
   // ahead on a worker would race with them. Symbols then load at first use, in stream order.
   if (reader.is_pipe()) preloader = nullptr;
-  // The kernel's symbols load while the first records are read, when symbols load ahead at all
-  // (a command that shows none passes no preloader) and some event samples the kernel.
-  if (preloader && std::any_of(reader.attrs().begin(), reader.attrs().end(),
-                  [](const perfdata::EventAttr& ea) { return !ea.attr.flag(perfdata::kFlagExcludeKernel); })) {
-    symbolizer.read_kernel_symbols_early();
-  }
+  // The kernel's symbols load ahead, when symbols load ahead at all (a command that shows none
+  // passes no preloader) and some event samples the kernel: from the first sample taken in the
+  // kernel on, which the thread that reads the file meets before any other thread may look up its
+  // frames. Not at the start: a file whose event could sample the kernel but never did (the
+  // dwarf recipe) spent a fifth of its CPU time on /proc/kallsyms for nothing.
+  KernelSampleWatch kernel_watch{
+      preloader && std::any_of(reader.attrs().begin(), reader.attrs().end(),
+                               [](const perfdata::EventAttr& ea) { return !ea.attr.flag(perfdata::kFlagExcludeKernel); }),
+      symbolizer};
   session::OrderedEvents::Options ordered_options;
   ordered_options.merge_deferred_callchains = handlers.merge_deferred_callchains;
   MachineRounds rounds;
@@ -491,6 +512,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
     uint64_t n = 0;
     while (reader.next(rec)) {
       if (handlers.stop && handlers.stop()) break;
+      kernel_watch.see(rec);
       ordered.push(rec);
       if (handlers.on_progress && (++n & 1023) == 0) handlers.on_progress(rec.offset > data_start ? rec.offset - data_start : 0);
     }
@@ -613,7 +635,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   }, std::move(holding));
   session::OrderedEvents& ordered = *rs.ordered;
   reader.defer_in_band(true);
-  std::thread reading([&rs, &ship, &channel, &reader, &ordered, data_start] {
+  std::thread reading([&rs, &ship, &channel, &reader, &ordered, &kernel_watch, data_start] {
     pthread_setname_np(pthread_self(), "tperf-read");
     std::exception_ptr error;
     try {
@@ -625,6 +647,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
           if (rs.consumer_gone || !channel.wait_applied()) break;
           reader.apply_in_band(rec);
         }
+        kernel_watch.see(rec);
         ordered.push(rec);
         if ((++n & 1023) == 0) rs.progress = rec.offset > data_start ? rec.offset - data_start : 0;
       }

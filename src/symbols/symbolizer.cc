@@ -226,13 +226,22 @@ void Symbolizer::note_kernel_ref(const std::vector<const session::Dso*>& dsos) {
 }
 
 void Symbolizer::read_kernel_symbols_early() {
+  std::lock_guard lock(early_mu_);
   // As load_kallsyms_once() picks the file when no option names one.
-  if (early_kallsyms_ || !options_.kallsyms.empty() || !options_.symfs.empty()) return;
+  if (early_taken_ || early_kallsyms_ || !options_.kallsyms.empty() || !options_.symfs.empty()) return;
   early_kallsyms_ = std::make_unique<KallsymsRead>("/proc/kallsyms", "_text");
+  early_began_ = true;
 }
 
 void Symbolizer::load_kallsyms_once() {
   std::call_once(kallsyms_once_, [&] {
+    // The early read, if one began; none begins from now on.
+    std::unique_ptr<KallsymsRead> early;
+    {
+      std::lock_guard lock(early_mu_);
+      early = std::move(early_kallsyms_);
+      early_taken_ = true;
+    }
     kernel_ = std::make_unique<KernelData>();
     std::string path = options_.kallsyms;
     // Taken for the workers before a kernel DSO was queued; else this is the machine's thread.
@@ -270,12 +279,12 @@ void Symbolizer::load_kallsyms_once() {
     std::string error;
     int read_errno = 0;
     std::optional<KernelSymbols> parsed;
-    if (early_kallsyms_ && early_kallsyms_->path() == path) {
-      parsed = early_kallsyms_->finish(ref_addr, &error, &read_errno);
+    if (early && early->path() == path) {
+      parsed = early->finish(ref_addr, &error, &read_errno);
     } else {
       parsed = read_kallsyms(path, "_text", ref_addr, &error, &read_errno);
     }
-    early_kallsyms_.reset();
+    early.reset();
     if (read_errno) {
       warn(fmt::format("kernel symbols unavailable: cannot read {}: {}", path, std::strerror(read_errno)));
       return;

@@ -148,11 +148,16 @@ class Symbolizer {
 
   // Begins reading the running kernel's symbols (/proc/kallsyms) on threads of their own, for a
   // recording with kernel samples, when nothing in the options points elsewhere: the 60-90 ms it
-  // takes then overlap the start of the command instead of holding up the first kernel frame.
+  // takes then overlap the work before the first kernel frame instead of holding it up.
   // The first lookup of a kernel symbol takes them if /proc/kallsyms is the file to read then (a
-  // recording of another kernel reads its kallsyms from the build-id cache instead). Call before
-  // any lookup, from one thread.
+  // recording of another kernel reads its kallsyms from the build-id cache instead). May be
+  // called from any thread; once a kernel symbol was looked up it does nothing.
   void read_kernel_symbols_early();
+  // Whether an early read began (it may have been taken by a lookup since).
+  bool kernel_symbols_read_early() const {
+    std::lock_guard lock(early_mu_);
+    return early_began_;
+  }
 
   // Whether the first lookup of a kernel address may still read the machine's DSO table and
   // kernel maps (to pick the kernel's symbol file): until the machine's thread took that
@@ -219,7 +224,10 @@ class Symbolizer {
   std::atomic<bool> kernel_ref_read_{false};  // load_kallsyms_once() has read what it needs
   struct KernelData;
   std::unique_ptr<KernelData> kernel_;
+  mutable std::mutex early_mu_;  // guards the three below: the early read may start on another thread
   std::unique_ptr<KallsymsRead> early_kallsyms_;  // read_kernel_symbols_early()
+  bool early_began_ = false;
+  bool early_taken_ = false;  // load_kallsyms_once() came: no early read any more
 
   std::mutex widened_mu_;
   std::unique_ptr<session::Map> widened_;

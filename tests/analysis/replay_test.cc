@@ -234,5 +234,61 @@ TEST(ReplayTest, TwoThreadsDeliverEveryRecordAsOneThreadDoes) {
   }
 }
 
+// The kernel's symbols are read ahead from the first sample taken in the kernel on, on one thread
+// or two, and not at all for a file whose event could sample the kernel but never did.
+TEST(ReplayTest, KernelSymbolsAreReadAheadOnlyOnceAKernelSampleComes) {
+  TempDir dir;
+  const perfdata::PerfEventAttr a = chain_attr();
+  ASSERT_FALSE(a.flag(perfdata::kFlagExcludeKernel)) << "set-up: the event must be able to sample the kernel";
+  auto write = [&](const std::string& name, int kernel_at) {
+    const std::string path = dir.file(name);
+    Writer w;
+    w.open(path);
+    w.add_attr(a, {1}, "cpu-clock");
+    const RecordBuilder rb = w.builder(0);
+    for (int i = 0; i < 3000; ++i) {
+      perfdata::Sample s;
+      s.pid = s.tid = 100;
+      s.time = 1000 + static_cast<uint64_t>(i);
+      s.period = 10000;
+      const bool kernel = i == kernel_at;
+      s.ip = kernel ? 0xffffffff81000010ULL : 0x401000 + static_cast<uint64_t>(i % 7) * 16;
+      s.callchain = {kernel ? perfdata::kContextKernel : perfdata::kContextUser, s.ip};
+      w.write_record(rb.sample(s, kernel ? perfdata::kMiscKernel : perfdata::kMiscUser));
+      if (i % 500 == 499) w.write_record(rb.finished_round());
+    }
+    w.finish();
+    return path;
+  };
+  const std::string user_only = write("user.data", -1), one_kernel = write("kernel.data", 2500);
+  for (unsigned jobs : {1u, 2u}) {
+    for (const auto& [path, expect] : {std::pair{user_only, false}, std::pair{one_kernel, true}}) {
+      SCOPED_TRACE(fmt::format("{} -j {}", path, jobs));
+      auto reader = perfdata::Reader::open(path);
+      std::unique_ptr<session::Machine> machine = analysis::make_report_machine(*reader);
+      symbols::Symbolizer symbolizer(*machine, {});
+      analysis::SymbolPreloader preloader(*machine, symbolizer);
+      analysis::ReplayHandlers h;
+      h.jobs = jobs;
+      size_t samples = 0;
+      bool early_before_kernel = false;
+      h.on_sample = [&](const perfdata::Record&, uint64_t) {
+        ++samples;
+        // On one thread the read begins as the kernel sample (the 2,501st) is read: the samples
+        // of the rounds before the last but one (the first 2,000) are delivered before that.
+        if (jobs == 1 && samples <= 2000 && symbolizer.kernel_symbols_read_early()) {
+          early_before_kernel = true;
+        }
+      };
+      const analysis::ReplayResult r = analysis::replay(*reader, *machine, symbolizer, &preloader, h);
+      preloader.wait();
+      EXPECT_TRUE(r.problems.empty());
+      EXPECT_EQ(samples, 3000u);
+      EXPECT_EQ(symbolizer.kernel_symbols_read_early(), expect);
+      EXPECT_FALSE(early_before_kernel);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tperf
