@@ -439,9 +439,11 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   if (reader.is_pipe()) preloader = nullptr;
   // The kernel's symbols load ahead, when symbols load ahead at all (a command that shows none
   // passes no preloader) and some event samples the kernel: from the first sample taken in the
-  // kernel on, which the thread that reads the file meets before any other thread may look up its
-  // frames. Not at the start: a file whose event could sample the kernel but never did (the
-  // dwarf recipe) spent a fifth of its CPU time on /proc/kallsyms for nothing.
+  // kernel on, as this thread hands it to its handler, which then looks up its frames. Not at the
+  // start: a file whose event could sample the kernel but never did (the dwarf recipe) spent a
+  // fifth of its CPU time on /proc/kallsyms for nothing. Not on the reading thread either: the
+  // threads that read kallsyms, started there, took time from it (fp report --no-children -j 2:
+  // 0.68-0.76 s against 0.63-0.70).
   KernelSampleWatch kernel_watch{
       preloader && std::any_of(reader.attrs().begin(), reader.attrs().end(),
                                [](const perfdata::EventAttr& ea) { return !ea.attr.flag(perfdata::kFlagExcludeKernel); }),
@@ -454,6 +456,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
     rounds.seen(time);
     try {
       if (rec.type == perfdata::kRecordSample) {
+        kernel_watch.see(rec);
         if (handlers.on_sample) handlers.on_sample(rec, time);
         return;
       }
@@ -512,7 +515,6 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
     uint64_t n = 0;
     while (reader.next(rec)) {
       if (handlers.stop && handlers.stop()) break;
-      kernel_watch.see(rec);
       ordered.push(rec);
       if (handlers.on_progress && (++n & 1023) == 0) handlers.on_progress(rec.offset > data_start ? rec.offset - data_start : 0);
     }
@@ -635,7 +637,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   }, std::move(holding));
   session::OrderedEvents& ordered = *rs.ordered;
   reader.defer_in_band(true);
-  std::thread reading([&rs, &ship, &channel, &reader, &ordered, &kernel_watch, data_start] {
+  std::thread reading([&rs, &ship, &channel, &reader, &ordered, data_start] {
     pthread_setname_np(pthread_self(), "tperf-read");
     std::exception_ptr error;
     try {
@@ -647,7 +649,6 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
           if (rs.consumer_gone || !channel.wait_applied()) break;
           reader.apply_in_band(rec);
         }
-        kernel_watch.see(rec);
         ordered.push(rec);
         if ((++n & 1023) == 0) rs.progress = rec.offset > data_start ? rec.offset - data_start : 0;
       }
