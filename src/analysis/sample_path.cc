@@ -58,8 +58,8 @@ constexpr unsigned kAheadMaxStack = 4096;
 // (util/handoff.h).
 // A plain record (perfdata::plain_record: all records of an ordinary file) keeps only its time,
 // offset and where its bytes are; the type, misc and size are read back from its header. Held by
-// the ordering stage (Record::held: it keeps its chunk until this batch is given back), it is not
-// copied: `held` points to it there. Else it is copied into the byte buffer. Any other record (in
+// the ordering stage (Record::held: its chunk, or the reader's window it was read into, is kept
+// until this batch is given back), it is not copied: `held` points to it there. Else it is copied into the byte buffer. Any other record (in
 // the reader's mapping of the file, unpacked from COMPRESSED, from another file of a directory,
 // with a payload, or byte-swapped) has its whole description in `odd`; one in the mapping
 // (meta.stable) is kept where it is, the others are copied into the byte buffer.
