@@ -81,11 +81,17 @@ struct OrderedEvents::Queue {
     }
   }
   void give_back_windows() {
-    if (win_retired.empty()) return;
+    let_go(win_retired, [&](uint64_t w) { options.release_window(w); });
+  }
+  // Holding: hands each (ticket, x) at the front of `waiting` whose ticket the consumer has let
+  // go to `give`, oldest first, and drops it.
+  template <class T, class Give>
+  void let_go(std::deque<std::pair<uint64_t, T>>& waiting, Give give) {
+    if (waiting.empty()) return;
     const uint64_t released = options.released();
-    while (!win_retired.empty() && win_retired.front().first <= released) {
-      options.release_window(win_retired.front().second);
-      win_retired.pop_front();
+    while (!waiting.empty() && waiting.front().first <= released) {
+      give(waiting.front().second);
+      waiting.pop_front();
     }
   }
   std::deque<std::pair<uint64_t, std::unique_ptr<Chunk>>> retired;
@@ -127,15 +133,13 @@ struct OrderedEvents::Queue {
         return;
       }
     }
-    // A held record starts at a multiple of 8 in its chunk, as the consumer's own copies do.
-    const size_t room = hold ? (n + 7) & ~size_t{7} : n;
-    if (current == UINT32_MAX || chunks[current]->capacity - chunks[current]->used < room) new_chunk(room);
+    if (current == UINT32_MAX || chunks[current]->capacity - chunks[current]->used < n) new_chunk(n);
     Chunk& c = *chunks[current];
     uint8_t* at = c.data.get() + c.used;
     std::memcpy(at, rec.bytes.data(), n);
     const bool held = hold && perfdata::plain_record(rec);
     pending.push_back({time, seq++, perfdata::RecordMeta::of(rec), at, current, held, false});
-    c.used += room;
+    c.used += n;
     ++c.live;
   }
 
@@ -146,13 +150,9 @@ struct OrderedEvents::Queue {
   }
   // Holding: the chunks the consumer let go become spares (or are freed).
   void take_back_released() {
-    if (retired.empty()) return;
-    const uint64_t released = options.released();
-    while (!retired.empty() && retired.front().first <= released) {
-      std::unique_ptr<Chunk>& c = retired.front().second;
+    let_go(retired, [&](std::unique_ptr<Chunk>& c) {
       if (c->capacity == kChunkSize && spare.size() < kSpareChunks) spare.push_back(std::move(c));
-      retired.pop_front();
-    }
+    });
   }
 
   void new_chunk(size_t need) {
