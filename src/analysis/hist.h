@@ -194,6 +194,13 @@ class Hist {
   // The callchain tree of an entry of this hist, nullptr when it has none. The trees are built
   // on a second thread while samples come in; the first call waits for it to catch up.
   const CallTree* tree_of(const HistEntry* e) const;
+  // Trees hold period; one below `floor` draws nothing in an absolute graph (every node drawn
+  // weighs the threshold or more). Before the first tree_of() or settle(): the entries whose tree
+  // would hold less than `floor` get none (tree_of() gives nullptr), and theirs are never made.
+  void want_trees_from(uint64_t floor) const;
+  // The longest chain added to an entry's own tree (CallTree::max_depth: a tree merged into it
+  // does not count), whether or not its tree is made.
+  size_t tree_depth(const HistEntry* e) const;
   // Everything the readers above work out on first use (the trees, the collapse, the srclines and
   // trace texts perf knows) worked out now: afterwards reading this Hist (tree_of, sorted and the
   // rest, all const) changes nothing, so threads may format its entries side by side.
@@ -303,6 +310,7 @@ class Hist {
     }
   };
   void submit_trees() const;
+  void finish_trees() const;  // hands the builder what is left and waits for it
   mutable std::unique_ptr<TreeBuilder> trees_;
   bool tree_thread_ = std::thread::hardware_concurrency() > 1;
   mutable TreeBatch batch_;

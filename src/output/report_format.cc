@@ -217,6 +217,13 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
 
   if (!columns.quiet) fmt::print(out, "{}", column_header(cols));
 
+  // The threshold is of the (relative) total the entries are shown against.
+  const uint64_t threshold_total = members > 1 ? columns.member_totals[0] : total_period;
+  const auto min_hit = static_cast<uint64_t>(static_cast<double>(threshold_total) * (columns.graph_min_percent / 100.0));
+  // Outside fractal graphs no node lighter than min_hit is drawn, so an entry whose whole tree
+  // is lighter draws nothing: its tree need not be made.
+  if ((columns.graph || columns.folded || columns.flat) && !columns.fractal) hist.want_trees_from(min_hit);
+
   // One row and its graph appended to `row`.
   auto format_row = [&](std::string& row, const HistEntry* e) {
     row += "  ";
@@ -295,8 +302,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
         g.total = graph_total;
         g.entry_period = columns.children ? e->children_period : e->period;
         // The threshold is of the (relative) total the entries are shown against.
-        const uint64_t threshold_total = members > 1 ? columns.member_totals[0] : total_period;
-        g.min_hit = static_cast<uint64_t>(static_cast<double>(threshold_total) * (columns.graph_min_percent / 100.0));
+        g.min_hit = min_hit;
         // perf leaves out a chain's first frame when the first sort key is the symbol (not with -F).
         g.skip_first = columns.fields.empty() && !hist.keys().empty() && hist.keys()[0] == SortKey::kSym;
         g.fractal = columns.fractal;
