@@ -1635,7 +1635,7 @@ void ScriptWriter::append_uncached_frame(Lane& lane, const session::Thread& thre
     // page (the probe reads) and then be copied on the write, a TLB shootdown on every CPU of
     // this multi-threaded process each time.
     // Huge pages where the kernel gives them (transparent_hugepage=madvise): a probe is one
-    // random access into 8 MB, which with 4 KiB pages is a TLB miss nearly every time.
+    // random access into 2 MB, which with 4 KiB pages is a TLB miss nearly every time.
     const size_t bytes = sizeof(FrameSlot) << kFrameSlotBits;
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();

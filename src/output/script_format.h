@@ -312,15 +312,19 @@ class alignas(64) ScriptWriter {
   // the line shown (frame_tag) and the ip:
   // stacks repeat, so most frames cost a probe and a copy instead of a map lookup, a symbol
   // lookup and the formatting. Direct-mapped with a fixed number of fixed-size slots (a line
-  // too long for a slot is not cached), so its memory is bounded: kFrameSlots * sizeof(FrameSlot)
-  // = 8 MiB per lane, mapped populated on the lane's first callchain frame.
+  // too long for a slot is not cached), so its memory is bounded: 2^kFrameSlotBits *
+  // sizeof(FrameSlot) = 2 MiB per lane (one huge page), mapped populated on the lane's first
+  // callchain frame. It was 8 MiB: on this project's VM a fresh page costs far more than the
+  // misses of a smaller table (populating 8 MiB was 12% of the main thread's samples of script
+  // -F comm,pid,tid,time,event,ip on the sys recipe); with 2 MiB the sys script took 0.20-0.28 s
+  // against 0.22-0.34 s and peaked at 20 MB against 32 MB, fp's script was no slower.
   struct FrameSlot {
     uint64_t tag;  // frame_tag(); 0: empty (AddressSpace versions start at 1)
     uint64_t ip;
     uint32_t len;
     char text[236];
   };
-  static constexpr unsigned kFrameSlotBits = 15;
+  static constexpr unsigned kFrameSlotBits = 13;
   struct FreeDeleter {
     void operator()(FrameSlot* p) const;
   };
