@@ -849,7 +849,13 @@ std::unique_ptr<Reader> Reader::from_fd(int fd, const std::string& name, Options
     }
   }
   r->finish_attrs();
-  im.streams.push_back(std::make_unique<Stream>(fd, false, true, name, hdr.data.offset, data_end, 0, im.options.map));
+  bool map = im.options.map;
+  if (im.options.map_stack_copies) {
+    for (const EventAttr& ea : r->attrs_) {
+      if (ea.attr.has(kSampleStackUser) && ea.attr.sample_stack_user >= 4096) map = true;
+    }
+  }
+  im.streams.push_back(std::make_unique<Stream>(fd, false, true, name, hdr.data.offset, data_end, 0, map));
   return r;
 }
 

@@ -312,6 +312,64 @@ TEST(OrderedEvents, MappedFilesHoldNoWindows) {
   EXPECT_EQ(read->window_seq(), 0u);
 }
 
+// A file whose event copies user stacks of `stack` bytes (--call-graph dwarf): its records are
+// mostly the copies, which a reader maps by default from 4 KiB on (the unwinder reads a part of
+// each); an event without copies, or with small ones, is read window by window.
+std::string write_stack_copies(const TempDir& dir, uint32_t stack) {
+  Writer w;
+  std::string path = dir.file("stacks-" + std::to_string(stack) + ".data");
+  w.open(path);
+  PerfEventAttr a = attr();
+  a.sample_type |= kSampleRegsUser | kSampleStackUser;
+  a.sample_regs_user = 0xff;
+  a.sample_stack_user = stack;
+  w.add_attr(a, {1}, "cpu-clock");
+  RecordBuilder rb = w.builder(0);
+  std::vector<uint8_t> bytes(stack, 0x5a);
+  for (uint64_t t = 1; t <= 20; ++t) {
+    Sample s;
+    s.pid = s.tid = 50;
+    s.time = t * 1000;
+    s.ip = 0x400000 + t;
+    s.period = 10000;
+    s.regs_user.abi = 2;
+    s.regs_user.mask = 0xff;
+    s.regs_user.regs.assign(8, t);
+    s.stack_user = bytes;
+    s.stack_user_size = stack;
+    s.stack_dyn_size = 256;
+    w.write_record(rb.sample(s));
+  }
+  w.finish();
+  return path;
+}
+
+TEST(OrderedEvents, FilesOfLargeStackCopiesAreMapped) {
+  TempDir dir;
+  auto count_stable = [](Reader& r) {
+    Record rec;
+    size_t n = 0, stable = 0;
+    while (r.next(rec)) {
+      ++n;
+      stable += rec.stable;
+    }
+    EXPECT_EQ(n, 20u);
+    return stable;
+  };
+  const std::string large = write_stack_copies(dir, 8192);
+  auto mapped = Reader::open(large);
+  EXPECT_FALSE(mapped->set_holding(true));  // a mapped file has no windows to hold
+  EXPECT_EQ(count_stable(*mapped), 20u);
+  // Asked not to, the reader reads it.
+  auto read = Reader::open(large, Reader::Options{.map_stack_copies = false});
+  EXPECT_TRUE(read->set_holding(true));
+  EXPECT_EQ(count_stable(*read), 0u);
+  // Copies under 4 KiB: read.
+  auto small = Reader::open(write_stack_copies(dir, 1024));
+  EXPECT_TRUE(small->set_holding(true));
+  EXPECT_EQ(count_stable(*small), 0u);
+}
+
 // perf script is the oracle: on a file whose per-round order is scrambled (including records
 // that come too late), it prints samples in the order OrderedEvents delivers them.
 TEST(OrderedEvents, SameOrderAsPerfScript) {
