@@ -42,6 +42,7 @@ const std::vector<std::string>& commands() {
       "report --stdio --no-children -g none -s comm,dso,sym",
       "script",
       "script -F comm,tid,time,event,ip,sym,dso",
+      "script -F comm,pid,tid,time,event,ip",  // no symbols: held samples stay over user maps
       "script -F comm,pid,tid,cpu,time,period,event,ip,sym,symoff,dso,srcline",
       "script --inline-callchains -F comm,tid,ip,sym,dso",
       "script --show-task-events --show-mmap-events",
@@ -582,6 +583,15 @@ TEST(JobsE2E, HeldSamplesPrintTheThreadsAndMapsOfTheirTime) {
     EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;
     // 1,010 samples of five lines each (the line start, three frames, a blank line).
     EXPECT_EQ(c.perf_lines, 5050u);
+    // Without a symbol field the samples held are not formatted before each map comes (nothing
+    // is looked up then); they print what perf prints all the same.
+    ComparedOutputs ips = compare_outputs(fmt::format("perf script -F comm,tid,time,ip -i {}", shell_quote(path)),
+                                          fmt::format("{} script -j {} -F comm,tid,time,ip -i {}", TPERF_BINARY, j,
+                                                      shell_quote(path)),
+                                          path);
+    EXPECT_EQ(ips.diff, "");
+    EXPECT_EQ(ips.tperf_status, 0) << ips.tperf_err;
+    EXPECT_EQ(ips.perf_lines, 5050u);
   }
   // The samples by comm and the DSO of their leaf, as perf prints them (checked above): 42's
   // before and after its map was replaced, the child's after the exec (perf keeps the maps of
