@@ -112,7 +112,8 @@ MapSlot* claim_map_slot(const std::string& name) {
 // Reading was chosen as the default by measurement: on the VMs this project runs on, each page
 // of a fresh mapping costs a trap to the hypervisor, and the reading thread spent more time on
 // the first touch of each record than the copies of records that stages keep now cost
-// (bench/README.md, "Reading the file").
+// (bench/README.md, "Reading the file"). A file whose records are mostly stack copies is mapped
+// all the same (Reader::Options::map_stack_copies): most of each copy is never read.
 class Window {
  public:
   // `start`: for a pipe, the stream offset of the next byte read() returns.
