@@ -1112,8 +1112,13 @@ bool read_raw_record(Stream& s, bool swap, Record& rec, Diagnostics& diag) {
                                          record_type_name(type), size));
   }
   if (s.end != kNoEnd && size > s.end - s.pos) {
-    throw FormatError(s.pos, fmt::format("record of type {} ({}) with size {} runs past the end of the data at {:#x}",
-                                         type, record_type_name(type), size, s.end));
+    // The last record of a recording cut short (perf killed while writing, a copy cut off): what
+    // came before it is read and shown, and the error says where the data stops.
+    diag.errors.emplace_back(s.pos, fmt::format("{}: record of type {} ({}) with size {} runs past the end of the "
+                                                "data at {:#x} (the data ends inside it)",
+                                                s.name, type, record_type_name(type), size, s.end));
+    s.pos = s.end;
+    return false;
   }
   // Records whose payload follows them, outside header.size.
   uint64_t extra = 0;

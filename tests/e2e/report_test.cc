@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "e2e/recording_util.h"
@@ -257,6 +259,37 @@ TEST(ReportE2E, BadInputAndBadOptions) {
   t = run(fmt::format("{} report -i {} -s nosuchkey", TPERF_BINARY, shell_quote(path)));
   EXPECT_EQ(t.status, 2);
   EXPECT_NE(t.err.find("unknown --sort key 'nosuchkey'"), std::string::npos) << t.err;
+}
+
+// A recording cut inside its last record: report and script show what came before it (perf 6.1
+// shows nothing: "failed to process sample") and end with status 2 and a line naming the file
+// and the offset where the data stops.
+TEST(ReportE2E, RecordingCutInsideARecordKeepsWhatCameBefore) {
+  TPERF_REQUIRE_PROGRAM("perf");
+  test::TempDir dir;
+  const std::string whole = dir.file("whole.data");
+  CommandResult rec = run(fmt::format("perf record -q -e cpu-clock -c 1000000 -o {} -- {} 2>&1", shell_quote(whole),
+                                      "sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'"));
+  ASSERT_EQ(rec.status, 0) << rec.out;
+  const CommandResult samples = run(fmt::format("perf script -F ip -i {} | wc -l", shell_quote(whole)));
+  const unsigned long n = std::stoul(samples.out);
+  ASSERT_GT(n, 20u) << "set-up: too few samples";
+  // Cut 16 bytes into the last sample of the file (the largest offset of perf's raw dump).
+  const CommandResult offsets =
+      run(fmt::format("perf report -D -i {} | awk '/PERF_RECORD_SAMPLE/ {{print $2}}'", shell_quote(whole)));
+  unsigned long long at = 0;
+  std::istringstream lines(offsets.out);
+  for (std::string line; std::getline(lines, line);) at = std::max(at, std::stoull(line, nullptr, 16));
+  ASSERT_GT(at, 0u) << offsets.out;
+  const std::string cut = dir.file("cut.data");
+  run(fmt::format("head -c {} {} > {}", at + 16, shell_quote(whole), shell_quote(cut)));
+  CommandResult t = run(fmt::format("{} report --stdio -i {}", TPERF_BINARY, shell_quote(cut)));
+  EXPECT_EQ(t.status, 2);
+  EXPECT_NE(t.out.find("# Samples: "), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("%  sh "), std::string::npos) << t.out;
+  EXPECT_NE(t.err.find(fmt::format("{}: offset {:#x}: ", cut, at)), std::string::npos) << t.err;
+  t = run(fmt::format("{} script -F ip -i {} | wc -l", TPERF_BINARY, shell_quote(cut)));
+  EXPECT_EQ(std::stoul(t.out), n - 1);
 }
 
 }  // namespace

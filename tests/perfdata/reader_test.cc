@@ -4,6 +4,7 @@
 #include "perfdata/reader.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -458,6 +459,39 @@ TEST(ReaderTest, EveryTruncationIsReported) {
       }
     }
   }
+}
+
+// A copy cut inside its last record (perf killed while writing, a copy cut off): the records
+// before it come back, then the data ends with an error at that record's offset, not an exception
+// that would lose them.
+TEST(ReaderTest, RecordCutAtTheEndEndsTheDataWithAnErrorAfterTheWholeOnes) {
+  TempDir dir;
+  const std::string path = dir.file("whole.data");
+  write_chain_samples(path, 20, 5, 0);
+  std::vector<uint64_t> starts;
+  {
+    auto r = Reader::open(path);
+    Record rec;
+    while (r->next(rec)) {
+      if (rec.type == kRecordSample) starts.push_back(rec.offset);
+    }
+    ASSERT_TRUE(r->errors().empty());
+  }
+  ASSERT_EQ(starts.size(), 20u);
+  const std::vector<uint8_t> full = read_file(path);
+  const std::string cut = dir.file("cut.data");
+  write_file(cut, std::span<const uint8_t>(full.data(), starts.back() + 20));  // 20 bytes into the last
+  auto r = Reader::open(cut);
+  ReadBack back = read_all(*r);
+  EXPECT_EQ(back.samples.size(), 19u);
+  bool named = false;
+  for (const FormatError& e : r->errors()) {
+    if (std::string(e.what()).find(fmt::format("offset {:#x}: ", starts.back())) == 0 &&
+        std::string(e.what()).find("runs past the end of the data") != std::string::npos) {
+      named = true;
+    }
+  }
+  EXPECT_TRUE(named) << "no error names the cut record at " << starts.back();
 }
 
 // The file the cut-short tests below cut: about 12 MB of samples (60,000), so that the part past
