@@ -131,17 +131,7 @@ uint32_t CallFrameTable::intern(const CallFrame& f, const std::string* srcline) 
 }
 
 void CallFrameTable::grow() {
-  // A slot's tag is the low half of its key's hash, which is all the index of a table of up to
-  // 2^32 slots takes.
-  util::MappedVector<Slot> old = std::move(slots_);
-  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
-  const size_t mask = slots_.size() - 1;
-  for (const Slot& s : old) {
-    if (s.id == 0) continue;
-    size_t i = s.tag & mask;
-    while (slots_[i].id != 0) i = (i + 1) & mask;
-    slots_[i] = s;
-  }
+  util::grow_slots(slots_, [](const Slot& s) { return s.id != 0; }, [](const Slot& s) { return s.tag; });
 }
 
 CallTree::CallTree(const CallFrameTable* frames, std::pmr::memory_resource* arena) : resource_(arena), table_(frames) {}

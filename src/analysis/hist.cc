@@ -326,15 +326,7 @@ bool OrderRisk::note(const HistEntry& key) {
 }
 
 void Hist::grow_index() {
-  util::MappedVector<Slot> old = std::move(index_);
-  index_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
-  const size_t mask = index_.size() - 1;
-  for (const Slot& s : old) {
-    if (s.entry == 0) continue;
-    size_t i = s.hash & mask;
-    while (index_[i].entry != 0) i = (i + 1) & mask;
-    index_[i] = s;
-  }
+  util::grow_slots(index_, [](const Slot& s) { return s.entry != 0; }, [](const Slot& s) { return s.hash; });
 }
 
 Hist::MemberValues& Hist::member_values(uint32_t entry, unsigned member) {
@@ -640,26 +632,20 @@ class Hist::TreeBuilder {
     uint64_t period;
   };
 
+  // Makes room for `entry` in the arrays by entry: its depth always, the rest until the trees are
+  // made (they go then).
   void note_entry(uint32_t entry) {
     if (entry < depth_.size()) return;
     const size_t n = std::max<size_t>(entry + 1, 2 * depth_.size());
     depth_.resize(n);
+    if (made_) return;
     total_.resize(n);
     first_.resize(n);
     last_.resize(n);
   }
 
-  // Grows an index to twice its size (a fresh one: 1024 slots), placing each id by its tag.
   static void grow(util::MappedVector<Slot>& slots) {
-    util::MappedVector<Slot> bigger(slots.empty() ? 1024 : 2 * slots.size());
-    const size_t mask = bigger.size() - 1;
-    for (const Slot& s : slots) {
-      if (!s.id) continue;
-      size_t i = s.tag & mask;
-      while (bigger[i].id) i = (i + 1) & mask;
-      bigger[i] = s;
-    }
-    slots.swap(bigger);
+    util::grow_slots(slots, [](const Slot& s) { return s.id != 0; }, [](const Slot& s) { return s.tag; });
   }
 
   uint32_t intern_chain(std::span<const uint32_t> ids) {

@@ -301,7 +301,6 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
         const uint64_t graph_total = members > 1 ? columns.member_totals[0] : chain_total;
         g.total = graph_total;
         g.entry_period = columns.children ? e->children_period : e->period;
-        // The threshold is of the (relative) total the entries are shown against.
         g.min_hit = min_hit;
         // perf leaves out a chain's first frame when the first sort key is the symbol (not with -F).
         g.skip_first = columns.fields.empty() && !hist.keys().empty() && hist.keys()[0] == SortKey::kSym;

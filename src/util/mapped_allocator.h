@@ -57,4 +57,21 @@ class MappedAllocator {
 template <class T>
 using MappedVector = std::vector<T, MappedAllocator<T>>;
 
+// Doubles an open-addressing index of power-of-two size (a fresh one gets 1024 slots), placing
+// each used slot again by linear probing from tag(slot) & mask. `used(slot)`: whether it holds
+// something. The indexes of hist entries, call frames and kept chains keep in each slot the low
+// half of its key's hash, which is all that a table of up to 2^32 slots places by.
+template <class Slot, class Used, class Tag>
+void grow_slots(MappedVector<Slot>& slots, Used used, Tag tag) {
+  MappedVector<Slot> old = std::move(slots);
+  slots.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
+  const size_t mask = slots.size() - 1;
+  for (const Slot& s : old) {
+    if (!used(s)) continue;
+    size_t i = tag(s) & mask;
+    while (used(slots[i])) i = (i + 1) & mask;
+    slots[i] = s;
+  }
+}
+
 }  // namespace tperf::util

@@ -64,6 +64,25 @@ std::vector<Sample> make_samples(unsigned seed) {
   return out;
 }
 
+// A sample's chain as the Hist takes it (frames, and the entries of its callers) and as the
+// expected trees take it (ids of `table`).
+struct Chain {
+  std::vector<CallFrame> frames;
+  std::vector<HistEntry> callers;
+  std::vector<uint32_t> ids;
+};
+Chain chain_of(const Sample& s, CallFrameTable& table) {
+  Chain c;
+  for (uint64_t ip : s.chain) {
+    CallFrame f;
+    f.ip = ip;
+    c.frames.push_back(f);
+    c.callers.push_back(entry_at(ip));
+    c.ids.push_back(table.intern(f));
+  }
+  return c;
+}
+
 class HistTrees : public ::testing::TestWithParam<bool> {};  // the trees' own thread or none
 
 TEST_P(HistTrees, TreesAreTheChainsMergedOneByOne) {
@@ -85,16 +104,7 @@ TEST_P(HistTrees, TreesAreTheChainsMergedOneByOne) {
       depth[entry] = std::max(depth[entry], ids.size());
     };
     for (const Sample& s : make_samples(cumulate ? 7 : 11)) {
-      std::vector<CallFrame> frames;
-      std::vector<HistEntry> callers;
-      std::vector<uint32_t> ids;
-      for (uint64_t ip : s.chain) {
-        CallFrame f;
-        f.ip = ip;
-        frames.push_back(f);
-        callers.push_back(entry_at(ip));
-        ids.push_back(table.intern(f));
-      }
+      const auto [frames, callers, ids] = chain_of(s, table);
       hist.add_with_chain(entry_at(s.self), s.period, cumulate, callers, frames);
       merge(s.self, ids, s.period);
       // With --children every caller's entry but the sample's own takes the chain from its
@@ -140,15 +150,9 @@ TEST_P(HistTrees, EveryEntryGetsItsTreeWithoutAFloor) {
   std::pmr::unsynchronized_pool_resource pool;
   std::map<uint64_t, std::unique_ptr<CallTree>> expected;
   for (const Sample& s : make_samples(3)) {
-    std::vector<CallFrame> frames;
-    std::vector<uint32_t> ids;
-    for (uint64_t ip : s.chain) {
-      CallFrame f;
-      f.ip = ip;
-      frames.push_back(f);
-      ids.push_back(table.intern(f));
-    }
-    hist.add_with_chain(entry_at(s.self), s.period, false, {}, frames);
+    const Chain c = chain_of(s, table);
+    const std::vector<uint32_t>& ids = c.ids;
+    hist.add_with_chain(entry_at(s.self), s.period, false, {}, c.frames);
     auto& t = expected[s.self];
     if (!t) t = std::make_unique<CallTree>(&table, &pool);
     t->append(ids, s.period);
