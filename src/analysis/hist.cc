@@ -473,12 +473,13 @@ void Hist::note_cumulative_compares(uint32_t self, std::span<const HistEntry> ca
 // Merging every chain into its entry's tree as it came took a fifth of the report's CPU time
 // there, and most of its memory with --children, where each chain is merged once per entry it
 // credits: its frames times its frames. Instead each distinct chain is kept once (its ids, found
-// by their hash), and a job becomes an entry's (chain, first frame in it) with the period of
-// every such job: about one probe a job. The trees are made on the first read, only of the
-// entries whose total reaches the floor the reader names (want_trees_from), each from its jobs
-// in the order they first came. That gives the trees merging them as they came gives: a job
-// alike to an earlier one of its entry makes no node (the earlier one made its whole path), and
-// its period ends on the same node as the earlier one's, which splits carry along.
+// by their hash), and a sample's jobs (its entry's and its callers', each an entry and the
+// chain's first frame for it) are kept as one group with the period of every alike sample:
+// one probe a sample. The trees are made on the first read, only of the entries whose total
+// reaches the floor the reader names (want_trees_from), from the groups in the order they first
+// came. That gives the trees merging the chains as they came gives: a job alike to an earlier one
+// of its entry makes no node (the earlier one made its whole path), and its period ends on the
+// same node as the earlier one's, which splits carry along.
 //
 // Branch counts (--branch-history) go per chain: the first batch with branches makes the trees
 // of the jobs kept so far and merges every chain from then on as it comes.
@@ -589,31 +590,39 @@ class Hist::TreeBuilder {
       make_trees();
     }
     const std::span<const uint32_t> ids(batch.ids);
-    uint32_t chain = 0, chain_begin = 0, chain_end = 0;
-    bool have_chain = false;
-    for (const TreeJob& j : batch.jobs) {
-      note_entry(j.entry);
-      depth_[j.entry] = std::max<uint32_t>(depth_[j.entry], j.end - j.begin);
+    const std::span<const TreeJob> jobs(batch.jobs);
+    for (size_t k = 0; k < jobs.size();) {
+      const TreeJob& j = jobs[k];
       if (made_) {
+        note_entry(j.entry);
+        depth_[j.entry] = std::max<uint32_t>(depth_[j.entry], j.end - j.begin);
         if (trees_.size() <= j.entry) trees_.resize(j.entry + 1);
         auto& t = trees_[j.entry];
         if (!t) t = std::make_unique<CallTree>(frames_, &pool_);
         std::span<const ChainBranch> branches;
         if (with_branches) branches = std::span<const ChainBranch>(batch.branches).subspan(j.begin, j.end - j.begin);
         t->append(ids.subspan(j.begin, j.end - j.begin), j.period, branches);
+        ++k;
         continue;
       }
-      total_[j.entry] += j.period;
-      if (j.begin == j.end) continue;  // an empty chain makes no node
-      // A sample's jobs share the end of its chain: the first (its own entry's) holds it whole,
-      // its callers' hold the part from their frame on.
-      if (!have_chain || j.end != chain_end || j.begin < chain_begin) {
-        chain = intern_chain(ids.subspan(j.begin, j.end - j.begin));
-        chain_begin = j.begin;
-        chain_end = j.end;
-        have_chain = true;
+      // A sample's jobs: its own entry's holds its chain whole, its callers' the part from their
+      // frame on; all end where the chain ends and carry one period (Hist::add_again adds to all).
+      size_t n = 1;
+      uint32_t begin = j.begin;
+      while (k + n < jobs.size() && jobs[k + n].end == j.end && jobs[k + n].period == j.period) {
+        begin = std::min(begin, jobs[k + n].begin);
+        ++n;
       }
-      add_job(j.entry, chain, j.begin - chain_begin, j.period);
+      pairs_scratch_.clear();
+      for (size_t i = k; i < k + n; ++i) {
+        const TreeJob& g = jobs[i];
+        note_entry(g.entry);
+        depth_[g.entry] = std::max<uint32_t>(depth_[g.entry], g.end - g.begin);
+        total_[g.entry] += g.period;
+        if (g.begin != g.end) pairs_scratch_.push_back(uint64_t{g.entry} << 32 | (g.begin - begin));  // an empty chain makes no node
+      }
+      if (!pairs_scratch_.empty()) add_group(intern_chain(ids.subspan(begin, j.end - begin)), pairs_scratch_, j.period);
+      k += n;
     }
   }
 
@@ -626,11 +635,21 @@ class Hist::TreeBuilder {
     uint64_t at;  // in chain_ids_
     uint32_t size;
   };
-  struct Job {
-    uint32_t entry, chain, from;  // the chain's ids from `from` on
-    uint32_t next;                // the entry's next job + 1; 0 = none
+  // A sample's jobs (see build()) kept as one group: its chain, and for each entry it credits
+  // (entry << 32 | the chain's first frame for it), with the period of every alike group.
+  // Samples alike in their chain and entries, as samples of one stack mostly are, make one
+  // group: with --children a job per entry and chain took 40 bytes (and its slot) for each of
+  // a sample's entries, most of a system-wide report's memory.
+  struct Group {
+    uint32_t chain;
+    uint32_t n;       // pairs
+    uint64_t at;      // in group_pairs_; the pair itself when n == 1 (a sample without callers)
     uint64_t period;
   };
+  std::span<const uint64_t> pairs_of(const Group& g) const {
+    if (g.n == 1) return {&g.at, 1};
+    return std::span<const uint64_t>(group_pairs_).subspan(static_cast<size_t>(g.at), g.n);
+  }
 
   // Makes room for `entry` in the arrays by entry: its depth always, the rest until the trees are
   // made (they go then).
@@ -640,8 +659,6 @@ class Hist::TreeBuilder {
     depth_.resize(n);
     if (made_) return;
     total_.resize(n);
-    first_.resize(n);
-    last_.resize(n);
   }
 
   static void grow(util::MappedVector<Slot>& slots) {
@@ -668,30 +685,31 @@ class Hist::TreeBuilder {
     }
   }
 
-  void add_job(uint32_t entry, uint32_t chain, uint32_t from, uint64_t period) {
-    if (2 * (jobs_.size() + 1) > job_slots_.size()) grow(job_slots_);
-    const uint64_t h = ((uint64_t{entry} << 32 | chain) * 0x9E3779B97F4A7C15ULL) ^ (uint64_t{from} * 0xC2B2AE3D27D4EB4FULL);
-    const auto tag = static_cast<uint32_t>(h ^ h >> 29);
-    const size_t mask = job_slots_.size() - 1;
+  void add_group(uint32_t chain, std::span<const uint64_t> pairs, uint64_t period) {
+    if (2 * (groups_.size() + 1) > group_slots_.size()) grow(group_slots_);
+    const uint64_t h = XXH3_64bits_withSeed(pairs.data(), pairs.size_bytes(), chain);
+    const auto tag = static_cast<uint32_t>(h);
+    const size_t mask = group_slots_.size() - 1;
     for (size_t i = tag & mask;; i = (i + 1) & mask) {
-      Slot& s = job_slots_[i];
+      Slot& s = group_slots_[i];
       if (!s.id) {
-        const auto id = static_cast<uint32_t>(jobs_.size());
-        s = {id + 1, tag};
-        jobs_.push_back({entry, chain, from, 0, period});
-        if (last_[entry]) {
-          jobs_[last_[entry] - 1].next = id + 1;
-        } else {
-          first_[entry] = id + 1;
+        s = {static_cast<uint32_t>(groups_.size() + 1), tag};
+        Group g{chain, static_cast<uint32_t>(pairs.size()), pairs.front(), period};
+        if (pairs.size() > 1) {
+          g.at = group_pairs_.size();
+          group_pairs_.insert(group_pairs_.end(), pairs.begin(), pairs.end());
         }
-        last_[entry] = id + 1;
+        groups_.push_back(g);
         return;
       }
       if (s.tag != tag) continue;
-      Job& j = jobs_[s.id - 1];
-      if (j.entry == entry && j.chain == chain && j.from == from) {
-        j.period += period;
-        return;
+      Group& g = groups_[s.id - 1];
+      if (g.chain == chain && g.n == pairs.size()) {
+        const std::span<const uint64_t> kept = pairs_of(g);
+        if (std::equal(pairs.begin(), pairs.end(), kept.begin())) {
+          g.period += period;
+          return;
+        }
       }
     }
   }
@@ -708,31 +726,33 @@ class Hist::TreeBuilder {
     for (size_t k = merges_.size(); k-- > 0;) {
       if (wanted[merges_[k].first]) wanted[merges_[k].second] = 1;
     }
+    // Each wanted entry's chains in the order its jobs came: a job alike to one before it (in an
+    // earlier group of other entries) makes no node, as a sample of it merged again would not.
     std::vector<uint32_t> chain;
-    for (size_t e = 0; e < n; ++e) {
-      if (!wanted[e] || !first_[e]) continue;
-      if (trees_.size() <= e) trees_.resize(e + 1);
-      auto& t = trees_[e];
-      t = std::make_unique<CallTree>(frames_, &pool_);
-      for (uint32_t id = first_[e]; id; id = jobs_[id - 1].next) {
-        const Job& j = jobs_[id - 1];
-        const StoredChain& c = chains_[j.chain];
-        const auto begin = chain_ids_.begin() + static_cast<ptrdiff_t>(c.at + j.from);
-        chain.assign(begin, begin + static_cast<ptrdiff_t>(c.size - j.from));
-        t->append(chain, j.period);
+    for (const Group& g : groups_) {
+      for (const uint64_t pair : pairs_of(g)) {
+        const auto e = static_cast<uint32_t>(pair >> 32);
+        if (!wanted[e]) continue;
+        const auto from = static_cast<uint32_t>(pair);
+        if (trees_.size() <= e) trees_.resize(e + 1);
+        auto& t = trees_[e];
+        if (!t) t = std::make_unique<CallTree>(frames_, &pool_);
+        const StoredChain& c = chains_[g.chain];
+        const auto begin = chain_ids_.begin() + static_cast<ptrdiff_t>(c.at + from);
+        chain.assign(begin, begin + static_cast<ptrdiff_t>(c.size - from));
+        t->append(chain, g.period);
       }
     }
     for (const auto& [into, from] : merges_) {
       if (wanted[into]) merge_made(into, from);
     }
     merges_ = {};
-    jobs_ = {};
-    job_slots_ = {};
+    groups_ = {};
+    group_slots_ = {};
+    group_pairs_ = {};
     chains_ = {};
     chain_slots_ = {};
     chain_ids_ = {};
-    first_ = {};
-    last_ = {};
     total_ = {};
   }
 
@@ -753,14 +773,15 @@ class Hist::TreeBuilder {
   std::vector<std::unique_ptr<CallTree>> trees_;  // by entry index, once made
   bool made_ = false;
   uint64_t floor_ = 0;
-  // Until the trees are made: each distinct chain once, its jobs, and by entry its first and
-  // last job (+ 1), the period of its tree and the merges noted.
+  // Until the trees are made: each distinct chain once, the groups of jobs in the order they
+  // came, by entry the period of its tree, and the merges noted.
   util::MappedVector<uint32_t> chain_ids_;
   util::MappedVector<StoredChain> chains_;
   util::MappedVector<Slot> chain_slots_;
-  util::MappedVector<Job> jobs_;
-  util::MappedVector<Slot> job_slots_;
-  std::vector<uint32_t> first_, last_;
+  util::MappedVector<Group> groups_;
+  util::MappedVector<Slot> group_slots_;
+  util::MappedVector<uint64_t> group_pairs_;
+  std::vector<uint64_t> pairs_scratch_;  // build()'s
   std::vector<uint64_t> total_;
   std::vector<std::pair<uint32_t, uint32_t>> merges_;
   std::vector<uint32_t> depth_;  // by entry, kept once the trees are made
