@@ -89,7 +89,7 @@ class CallFrameTable {
   };
   void grow();
   bool by_address_ = false;
-  util::MappedVector<CallFrame> frames_;
+  util::GrowArray<CallFrame> frames_;
   std::vector<const std::string*> srclines_;  // by id, once a frame has one
   util::MappedVector<Slot> slots_;  // open addressing, linear probing, power-of-two size
 };

@@ -775,12 +775,12 @@ class Hist::TreeBuilder {
   uint64_t floor_ = 0;
   // Until the trees are made: each distinct chain once, the groups of jobs in the order they
   // came, by entry the period of its tree, and the merges noted.
-  util::MappedVector<uint32_t> chain_ids_;
-  util::MappedVector<StoredChain> chains_;
+  util::GrowArray<uint32_t> chain_ids_;
+  util::GrowArray<StoredChain> chains_;
   util::MappedVector<Slot> chain_slots_;
-  util::MappedVector<Group> groups_;
+  util::GrowArray<Group> groups_;
   util::MappedVector<Slot> group_slots_;
-  util::MappedVector<uint64_t> group_pairs_;
+  util::GrowArray<uint64_t> group_pairs_;
   std::vector<uint64_t> pairs_scratch_;  // build()'s
   std::vector<uint64_t> total_;
   std::vector<std::pair<uint32_t, uint32_t>> merges_;

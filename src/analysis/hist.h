@@ -289,7 +289,7 @@ class Hist {
 
   // mutable: collapse_once() merges entries on the first read, as perf's collapse step does
   // before its output.
-  mutable util::MappedVector<HistEntry> entries_;
+  mutable util::GrowArray<HistEntry> entries_;
   // Merging chains into the trees (with --children, one chain per caller entry of a sample)
   // is as much work as everything else together: it runs on its own thread, fed in batches
   // in sample order.

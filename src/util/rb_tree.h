@@ -46,7 +46,7 @@ class RbTree {
   void erase_fixup(int32_t x, int32_t parent);
 
   // A hist of a system-wide recording links millions: faulted in huge pages once large.
-  MappedVector<Node> nodes_;
+  GrowArray<Node> nodes_;
   int32_t root_ = -1;
 };
 
