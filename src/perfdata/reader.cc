@@ -162,6 +162,15 @@ class Window {
     return data_ + (off - buf_off_);
   }
 
+  // get()'s answer when [off, off + n) is in the window already and nothing is to be done
+  // about the pages behind it; else nullptr (get() then moves the window, or says why not).
+  const uint8_t* peek(uint64_t off, size_t n) const {
+    if (off >= buf_off_ && off < next_tend_ && off - buf_off_ <= buf_len_ && n <= buf_len_ - (off - buf_off_)) {
+      return data_ + (off - buf_off_);
+    }
+    return nullptr;
+  }
+
   bool seekable() const { return seekable_; }
   // What get() returns stays valid as long as the window lives: the whole file is mapped.
   bool stable() const { return whole_; }
@@ -1287,6 +1296,41 @@ static bool stream_next(Stream& s, bool swap, bool decompress, Record& rec, Read
 
 bool Reader::next(Record& rec) {
   Impl& im = *impl_;
+  // Most records of a file are a kernel record whose bytes are in the window already: read
+  // here without the general path's steps (a tenth of the reading thread's time on the fp
+  // recipe). Anything else (a header record, compressed data, a payload, a record the window
+  // has not reached, damage) takes the general path below.
+  if (im.streams.size() == 1 && !im.merging) {
+    Stream& s = *im.streams.front();
+    if (!s.done && s.dpos == s.dlen && s.end != kNoEnd && s.pos < s.end && s.end - s.pos >= 8) {
+      if (const uint8_t* h = s.win.peek(s.pos, 8)) {
+        const auto type = load<uint32_t>(h, swap_);
+        const auto size = load<uint16_t>(h + 6, swap_);
+        if (type < kRecordHeaderAttr && size >= min_record_size(type) && size <= s.end - s.pos) {
+          if (const uint8_t* p = s.win.peek(s.pos, size)) {
+            rec.offset = s.pos;
+            rec.stream_offset = 0;
+            rec.from_compressed = false;
+            rec.stable = s.win.stable();
+            rec.held = false;
+            rec.window = s.win.held_seq();
+            rec.file_index = s.file_index;
+            rec.type = type;
+            rec.misc = load<uint16_t>(h + 4, swap_);
+            rec.size = size;
+            rec.bytes = std::span<const uint8_t>(p, size);
+            rec.payload = {};
+            rec.payload_size = 0;
+            s.pos += size;
+            ++stats_.records;
+            ++stats_.by_type[type];
+            if (!is_known_type(type)) ++stats_.unknown_records;
+            return true;
+          }
+        }
+      }
+    }
+  }
   Diagnostics diag{warnings_, errors_};
   auto count = [&](const Record& r) {
     ++stats_.records;

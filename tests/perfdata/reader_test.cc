@@ -494,6 +494,45 @@ TEST(ReaderTest, RecordCutAtTheEndEndsTheDataWithAnErrorAfterTheWholeOnes) {
   EXPECT_TRUE(named) << "no error names the cut record at " << starts.back();
 }
 
+// A record shorter than its type's fixed fields is damage: reported at its offset and stepped
+// over, the records around it read (the reader's quick path for records in its window checks the
+// size as its general one does). Each of the two samples is made a kernel record too short for
+// its type by its header.
+TEST(ReaderTest, RecordShorterThanItsTypeIsReportedAndSteppedOver) {
+  TempDir dir;
+  const std::string path = dir.file("short.data");
+  write_chain_samples(path, 20, 1, 0);
+  std::vector<uint64_t> starts;
+  uint16_t size = 0;
+  {
+    auto r = Reader::open(path);
+    Record rec;
+    while (r->next(rec)) {
+      if (rec.type != kRecordSample) continue;
+      starts.push_back(rec.offset);
+      size = rec.size;
+    }
+  }
+  ASSERT_EQ(starts.size(), 20u);
+  ASSERT_LT(size, 8 + 64) << "set-up: a sample is no shorter than an MMAP2 record";
+  std::vector<uint8_t> bytes = read_file(path);
+  const std::vector<std::pair<size_t, uint32_t>> damaged{{3, kRecordMmap2}, {11, kRecordMmap2}};
+  for (const auto& [i, type] : damaged) std::memcpy(bytes.data() + starts[i], &type, 4);
+  const std::string bad = dir.file("bad.data");
+  write_file(bad, bytes);
+  auto r = Reader::open(bad);
+  ReadBack back = read_all(*r);
+  ASSERT_EQ(back.samples.size(), 18u);
+  EXPECT_EQ(back.samples[3].time, 10u + 4);  // the one after the first damaged
+  EXPECT_EQ(back.samples[17].time, 10u + 19);
+  ASSERT_EQ(r->errors().size(), 2u);
+  for (size_t k = 0; k < damaged.size(); ++k) {
+    const std::string what = r->errors()[k].what();
+    EXPECT_EQ(what.find(fmt::format("offset {:#x}: MMAP2 record of {} bytes is shorter than its 72 bytes", starts[damaged[k].first], size)), 0u) << what;
+  }
+  EXPECT_EQ(r->stats().by_type[kRecordMmap2], 0u);
+}
+
 // The file the cut-short tests below cut: about 12 MB of samples (60,000), so that the part past
 // its first megabyte is far ahead of the reader when the cut comes.
 void write_file_to_cut(const std::string& path) {
