@@ -60,7 +60,8 @@ class DeferredCallchains {
   // caller may deliver those itself.
   bool wants(const perfdata::Record& rec) {
     return rec.type == perfdata::kRecordCallchainDeferred ||
-           (rec.type == perfdata::kRecordSample && any_deferred_attr());
+           (rec.type == perfdata::kRecordSample &&
+            (reader_.attrs().size() == attrs_seen_ ? any_deferred_ : any_deferred_attr()));
   }
   bool any_deferred_attr();
   // End of the data: the samples still waiting go out with their kernel part alone.
