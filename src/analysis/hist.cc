@@ -1201,13 +1201,54 @@ std::vector<uint32_t> Hist::rank_values(SortKey key, bool by_name) const {
 }
 
 PerfRbTree Hist::collapse(const std::vector<uint32_t>& order) const {
-  // compare_keys() with the numbers of the keys that have them (key_ranks()).
+  // compare_keys() with the numbers of the keys that have them (key_ranks()), and the symbol
+  // key's comparison by address (no order, so no numbers) from what it reads of each entry, side
+  // by side: the tree's walks visit the entries out of order, and reading the wide entries and
+  // their symbols there took most of the collapse (a third of a system-wide report's output).
   std::vector<const std::vector<uint32_t>*> ranks;
-  for (SortKey k : keys_) ranks.push_back(&key_ranks(k, false));
+  bool sym_key = false;
+  for (SortKey k : keys_) {
+    ranks.push_back(&key_ranks(k, false));
+    sym_key = sym_key || ((k == SortKey::kSym || k == SortKey::kSymoff || k == SortKey::kIpcNull) && ranks.back()->empty());
+  }
+  // An entry as compare_key() compares its symbol by address: a symbol's start, or the address of
+  // an entry without one; an inlined function's symbol (compared by name first) is left to it.
+  struct SymAt {
+    uint64_t at;
+    uint8_t kind;  // 0: no symbol (at: the address), 1: a symbol (at: its start), 2: inlined
+  };
+  std::vector<SymAt> sym_at;
+  const std::vector<uint32_t>* dso_ranks = nullptr;  // compared first without the dso key
+  if (sym_key) {
+    sym_at.resize(entries_.size());
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      const Location& l = entries_[i].loc;
+      sym_at[i] = !l.sym ? SymAt{l.addr, 0} : SymAt{l.sym_start, static_cast<uint8_t>(l.sym->inlined ? 2 : 1)};
+    }
+    if (!use_dso_) dso_ranks = &key_ranks(SortKey::kDso, false);
+  }
+  auto signed_diff = [](uint64_t x, uint64_t y) { return cmp_num(static_cast<int64_t>(x - y), int64_t{0}); };
+  auto compare_sym = [&](size_t k, uint32_t a, uint32_t b) {
+    const SymAt& x = sym_at[a];
+    const SymAt& y = sym_at[b];
+    if (x.kind == 2 || y.kind == 2) return compare_key(keys_[k], entries_[a], entries_[b], true);
+    if (dso_ranks && (x.kind || y.kind)) {
+      if (int c = cmp_num((*dso_ranks)[a], (*dso_ranks)[b])) return c;
+    }
+    if (x.kind != y.kind) return x.kind ? -1 : 1;  // named symbols before unresolved addresses
+    return signed_diff(x.at, y.at);
+  };
   auto compare = [&](uint32_t a, uint32_t b) {
     for (size_t k = 0; k < keys_.size(); ++k) {
       const std::vector<uint32_t>& r = *ranks[k];
-      const int c = r.empty() ? compare_key(keys_[k], entries_[a], entries_[b], true) : cmp_num(r[a], r[b]);
+      int c;
+      if (!r.empty()) {
+        c = cmp_num(r[a], r[b]);
+      } else if (sym_key && (keys_[k] == SortKey::kSym || keys_[k] == SortKey::kSymoff || keys_[k] == SortKey::kIpcNull)) {
+        c = compare_sym(k, a, b);
+      } else {
+        c = compare_key(keys_[k], entries_[a], entries_[b], true);
+      }
       if (c) return c;
     }
     return 0;
