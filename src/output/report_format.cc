@@ -2,9 +2,11 @@
 
 #include <cstring>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <vector>
 
 #include "output/callchain_graph.h"
@@ -20,20 +22,43 @@ using analysis::HistEntry;
 using analysis::SortKey;
 
 // perf prints an address with printf's "%#.16llx", which leaves the 0x off a zero.
+void append_address_text(std::string& out, char level, uint64_t addr) {
+  out += '[';
+  out += level;
+  out += "] ";
+  if (addr) out += "0x";
+  char hex[16];
+  for (size_t i = 16; i-- > 0; addr >>= 4) hex[i] = "0123456789abcdef"[addr & 15];
+  out.append(hex, sizeof hex);
+}
+
 std::string address_text(char level, uint64_t addr) {
-  return addr ? fmt::format("[{}] {:#018x}", level, addr) : fmt::format("[{}] {:016x}", level, addr);
+  std::string out;
+  append_address_text(out, level, addr);
+  return out;
 }
 
 const char* inlined_suffix(const HistEntry& e) { return e.loc.sym->inlined ? " (inlined)" : ""; }
 
-std::string sym_text(const HistEntry& e) {
+void append_sym_text(std::string& out, const HistEntry& e) {
   // perf shows where in a data object (a kallsyms symbol of a type other than t/w) the address
   // is; the kernel's addresses and symbols are both absolute, so the offset is their difference.
   if (e.loc.sym && e.loc.sym->type == symbols::kTypeObject && e.loc.dso && e.loc.dso->kernel && !e.loc.sym->inlined) {
-    return fmt::format("[{}] {}+{:#x}", e.loc.level, e.loc.sym->name(), e.first_addr - e.loc.sym_start);
+    fmt::format_to(std::back_inserter(out), "[{}] {}+{:#x}", e.loc.level, e.loc.sym->name(), e.first_addr - e.loc.sym_start);
+    return;
   }
-  if (e.loc.sym) return fmt::format("[{}] {}{}", e.loc.level, e.loc.sym->name(), inlined_suffix(e));
-  return address_text(e.loc.level, e.loc.addr);
+  if (!e.loc.sym) return append_address_text(out, e.loc.level, e.loc.addr);
+  out += '[';
+  out += e.loc.level;
+  out += "] ";
+  out += e.loc.sym->name();
+  out += inlined_suffix(e);
+}
+
+std::string sym_text(const HistEntry& e) {
+  std::string out;
+  append_sym_text(out, e);
+  return out;
 }
 
 // perf sizes the column for an entry without a symbol as for a 16-digit address ("[.] 0x" and
@@ -57,9 +82,20 @@ namespace {
 // perf prints a value column's cell as " %*.2f%%" (percentages) or " %*lu" (counts) with the
 // column's width less the space and the sign: a value wider than that pushes the row right
 // (a relative percentage over 1000% does) instead of eating the leading space.
+void append_percent(std::string& out, uint64_t part, uint64_t total, size_t width) {
+  const double p = total ? 100.0 * static_cast<double>(part) / static_cast<double>(total) : 0.0;
+  char digits[64];  // p is at most 100 * 2^64
+  const size_t n = static_cast<size_t>(fmt::format_to(digits, FMT_COMPILE("{:.2f}"), p) - digits);
+  out += ' ';
+  if (width > 2 && n < width - 2) out.append(width - 2 - n, ' ');
+  out.append(digits, n);
+  out += '%';
+}
+
 std::string percent(uint64_t part, uint64_t total, size_t width) {
-  double p = total ? 100.0 * static_cast<double>(part) / static_cast<double>(total) : 0.0;
-  return fmt::format(" {:>{}.2f}%", p, width > 2 ? width - 2 : 0);
+  std::string out;
+  append_percent(out, part, total, width);
+  return out;
 }
 
 std::string count(uint64_t value, size_t width) { return fmt::format(" {:>{}}", value, width > 1 ? width - 1 : 0); }
@@ -225,7 +261,8 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
   if ((columns.graph || columns.folded || columns.flat) && !columns.fractal) hist.want_trees_from(min_hit);
 
   // One row and its graph appended to `row`.
-  auto format_row = [&](std::string& row, const HistEntry* e) {
+  // `scratch`: the cell being made (kept by the caller for its capacity).
+  auto format_row = [&](std::string& row, std::string& scratch, const HistEntry* e) {
     row += "  ";
     auto cell = [&](size_t i, std::string_view text) {
       const Column& c = cols[i];
@@ -259,7 +296,12 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
           }
           return "";
         };
-        if (members == 1) {
+        if (members == 1 && (f.kind == Kind::kOverhead || (f.kind == Kind::kOverheadChildren && columns.children))) {
+          scratch.clear();
+          append_percent(scratch, f.kind == Kind::kOverhead ? hist.member_period(*e, 0) : hist.member_children_period(*e, 0),
+                         total_period, width);
+          cell(i, scratch);
+        } else if (members == 1) {
           cell(i, value_text(0));
         } else {
           std::string text;
@@ -273,7 +315,11 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
         case SortKey::kPid: cell(i, fmt::format("{:>7}:{:<{}}", e->tid, thread_comm_of(*e), comm_w)); break;
         case SortKey::kTid: cell(i, fmt::format("{}", e->tid)); break;
         case SortKey::kDso: cell(i, analysis::dso_column_name(e->loc.dso)); break;
-        case SortKey::kSym: cell(i, sym_text(*e)); break;
+        case SortKey::kSym:
+          scratch.clear();
+          append_sym_text(scratch, *e);
+          cell(i, scratch);
+          break;
         case SortKey::kSymoff: cell(i, symoff_text(*e)); break;
         case SortKey::kCpu: cell(i, cpu_text(e->cpu)); break;
         case SortKey::kSrcline: {
@@ -331,8 +377,9 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     pool.parallel_for(0, nr_chunks, [&](size_t c) {
       std::string& text = texts[c];
       text.clear();
+      std::string scratch;
       const size_t b = at + c * kChunkRows, e = std::min(window_end, b + kChunkRows);
-      for (size_t i = b; i < e; ++i) format_row(text, rows[i]);
+      for (size_t i = b; i < e; ++i) format_row(text, scratch, rows[i]);
     });
     for (size_t c = 0; c < nr_chunks; ++c) std::fwrite(texts[c].data(), 1, texts[c].size(), out);
   }

@@ -71,6 +71,9 @@ inline constexpr size_t kUnresolvedWidth = 16;
 // ("[k] 0xffff..."), "[.] name+0x12", and perf's three-digit cpu.
 std::string address_text(char level, uint64_t addr);
 std::string sym_text(const analysis::HistEntry& e);
+// The same, appended to `out` (a report's rows: one scratch string for all, no format parsed).
+void append_address_text(std::string& out, char level, uint64_t addr);
+void append_sym_text(std::string& out, const analysis::HistEntry& e);
 // How wide the Symbol column must be for `e` (perf's hists__calc_col_len): "[k] " and the name for
 // a symbol, whatever is printed past it (" (inlined)", a data object's "+0x..."); the address
 // text for an entry without one.
