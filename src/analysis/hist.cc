@@ -1204,35 +1204,48 @@ std::vector<uint32_t> Hist::rank_values(SortKey key, bool by_name) const {
 
 PerfRbTree Hist::collapse(const std::vector<uint32_t>& order) const {
   // compare_keys() with the numbers of the keys that have them (key_ranks()), and the symbol
-  // key's comparison by address (no order, so no numbers) from what it reads of each entry, side
-  // by side: the tree's walks visit the entries out of order, and reading the wide entries and
-  // their symbols there took most of the collapse (a third of a system-wide report's output).
+  // key's comparison by address (no order, so no numbers) from what it reads of each entry: the
+  // tree's walks visit the entries out of order, and reading the wide entries, their symbols and
+  // a rank array per key there took most of the collapse (a third of a system-wide report's
+  // output).
   std::vector<const std::vector<uint32_t>*> ranks;
   bool sym_key = false;
   for (SortKey k : keys_) {
     ranks.push_back(&key_ranks(k, false));
     sym_key = sym_key || ((k == SortKey::kSym || k == SortKey::kSymoff || k == SortKey::kIpcNull) && ranks.back()->empty());
   }
-  // An entry as compare_key() compares its symbol by address: a symbol's start, or the address of
-  // an entry without one; an inlined function's symbol (compared by name first) is left to it.
-  struct SymAt {
+  // What the walks compare of each entry, side by side: the numbers of the leading keys that have
+  // them as one (a mixed-radix number, when it fits 64 bits), and as compare_key() compares a
+  // symbol by address, a symbol's start or the address of an entry without one (an inlined
+  // function's symbol, compared by name first, is left to compare_key()).
+  size_t lead = 0;  // keys in `prefix`
+  std::vector<uint64_t> radix;
+  for (uint64_t span = 1; lead < keys_.size() && !ranks[lead]->empty(); ++lead) {
+    const std::vector<uint32_t>& r = *ranks[lead];
+    const uint64_t rx = uint64_t{*std::max_element(r.begin(), r.end())} + 1;
+    if (__builtin_mul_overflow(span, rx, &span)) break;
+    radix.push_back(rx);
+  }
+  struct Side {
+    uint64_t prefix;
     uint64_t at;
     uint8_t kind;  // 0: no symbol (at: the address), 1: a symbol (at: its start), 2: inlined
   };
-  std::vector<SymAt> sym_at;
-  const std::vector<uint32_t>* dso_ranks = nullptr;  // compared first without the dso key
-  if (sym_key) {
-    sym_at.resize(entries_.size());
-    for (size_t i = 0; i < entries_.size(); ++i) {
-      const Location& l = entries_[i].loc;
-      sym_at[i] = !l.sym ? SymAt{l.addr, 0} : SymAt{l.sym_start, static_cast<uint8_t>(l.sym->inlined ? 2 : 1)};
-    }
-    if (!use_dso_) dso_ranks = &key_ranks(SortKey::kDso, false);
+  std::vector<Side> side(entries_.size());
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    Side& d = side[i];
+    d.prefix = 0;
+    for (size_t k = 0; k < lead; ++k) d.prefix = d.prefix * radix[k] + (*ranks[k])[i];
+    const Location& l = entries_[i].loc;
+    d.at = l.sym ? l.sym_start : l.addr;
+    d.kind = !l.sym ? 0 : l.sym->inlined ? 2 : 1;
   }
+  const std::vector<uint32_t>* dso_ranks = nullptr;  // compared first without the dso key
+  if (sym_key && !use_dso_) dso_ranks = &key_ranks(SortKey::kDso, false);
   auto signed_diff = [](uint64_t x, uint64_t y) { return cmp_num(static_cast<int64_t>(x - y), int64_t{0}); };
   auto compare_sym = [&](size_t k, uint32_t a, uint32_t b) {
-    const SymAt& x = sym_at[a];
-    const SymAt& y = sym_at[b];
+    const Side& x = side[a];
+    const Side& y = side[b];
     if (x.kind == 2 || y.kind == 2) return compare_key(keys_[k], entries_[a], entries_[b], true);
     if (dso_ranks && (x.kind || y.kind)) {
       if (int c = cmp_num((*dso_ranks)[a], (*dso_ranks)[b])) return c;
@@ -1241,7 +1254,8 @@ PerfRbTree Hist::collapse(const std::vector<uint32_t>& order) const {
     return signed_diff(x.at, y.at);
   };
   auto compare = [&](uint32_t a, uint32_t b) {
-    for (size_t k = 0; k < keys_.size(); ++k) {
+    if (side[a].prefix != side[b].prefix) return side[a].prefix < side[b].prefix ? -1 : 1;
+    for (size_t k = lead; k < keys_.size(); ++k) {
       const std::vector<uint32_t>& r = *ranks[k];
       int c;
       if (!r.empty()) {
