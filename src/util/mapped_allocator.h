@@ -85,7 +85,10 @@ class GrowArray {
   GrowArray() = default;
   GrowArray(const GrowArray& o) { append(o.begin(), o.end()); }
   GrowArray(GrowArray&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)), cap_(std::exchange(o.cap_, 0)) {}
+      : data_(std::exchange(o.data_, nullptr)),
+        size_(std::exchange(o.size_, 0)),
+        cap_(std::exchange(o.cap_, 0)),
+        mapped_(std::exchange(o.mapped_, false)) {}
   GrowArray& operator=(const GrowArray& o) {
     if (this != &o) {
       clear();
@@ -99,6 +102,7 @@ class GrowArray {
       data_ = std::exchange(o.data_, nullptr);
       size_ = std::exchange(o.size_, 0);
       cap_ = std::exchange(o.cap_, 0);
+      mapped_ = std::exchange(o.mapped_, false);
     }
     return *this;
   }
@@ -171,7 +175,6 @@ class GrowArray {
  private:
   static constexpr size_t kMappedFrom = MappedAllocator<T>::kMappedFrom;
   static constexpr size_t kHugeFrom = MappedAllocator<T>::kHugeFrom;
-  bool mapped() const { return cap_ * sizeof(T) >= kMappedFrom; }
 
   void grow_to(size_t want) {
     size_t n = std::max<size_t>({want, 2 * cap_, 16});
@@ -185,7 +188,7 @@ class GrowArray {
       // A mapping's whole pages are the array's.
       bytes = (bytes + 4095) & ~size_t{4095};
       n = bytes / sizeof(T);
-      if (mapped()) {
+      if (mapped_) {
         p = ::mremap(data_, cap_ * sizeof(T), bytes, MREMAP_MAYMOVE);
         if (p == MAP_FAILED) throw std::bad_alloc();
       } else {
@@ -193,6 +196,7 @@ class GrowArray {
         if (p == MAP_FAILED) throw std::bad_alloc();
         if (size_) std::memcpy(p, data_, size_ * sizeof(T));
         std::free(data_);
+        mapped_ = true;
       }
       if (bytes >= kHugeFrom) ::madvise(p, bytes, MADV_HUGEPAGE);
     }
@@ -201,17 +205,19 @@ class GrowArray {
   }
   void release() {
     if (!data_) return;
-    if (mapped()) {
+    if (mapped_) {
       ::munmap(data_, cap_ * sizeof(T));
     } else {
       std::free(data_);
     }
     data_ = nullptr;
     size_ = cap_ = 0;
+    mapped_ = false;
   }
 
   T* data_ = nullptr;
   size_t size_ = 0, cap_ = 0;
+  bool mapped_ = false;  // data_ is a mapping of its own (else from the heap)
 };
 
 // Doubles an open-addressing index of power-of-two size (a fresh one gets 1024 slots), placing

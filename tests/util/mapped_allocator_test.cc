@@ -89,6 +89,30 @@ TEST(GrowArray, KeepsItsValuesAcrossTheThresholdAndEveryGrowth) {
   EXPECT_TRUE(moved.empty());
 }
 
+// Elements whose size does not divide a page (a hist entry's 136 bytes): the mapping's length is
+// whole pages, the capacity what fits in them, and the array is given back as it was taken.
+TEST(GrowArray, ElementsOfAnOddSizeAcrossTheThreshold) {
+  struct Wide {
+    uint64_t v[17];
+  };
+  static_assert(sizeof(Wide) == 136);
+  GrowArray<Wide> a;
+  const size_t n = 3 * MappedAllocator<Wide>::kHugeFrom / sizeof(Wide);
+  for (size_t i = 0; i < n; ++i) {
+    Wide w{};
+    w.v[0] = i;
+    w.v[16] = i * kMul;
+    a.push_back(w);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(a[i].v[0], i);
+    ASSERT_EQ(a[i].v[16], i * kMul);
+  }
+  EXPECT_GE(a.capacity() * sizeof(Wide), MappedAllocator<Wide>::kMappedFrom);
+  GrowArray<Wide> moved = std::move(a);
+  EXPECT_EQ(moved[n - 1].v[0], n - 1);
+}
+
 TEST(GrowArray, InsertsAtItsEndOnly) {
   GrowArray<uint32_t> a;
   const std::vector<uint32_t> v{1, 2, 3};
