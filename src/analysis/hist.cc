@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <memory_resource>
 #include <mutex>
 #include <thread>
@@ -494,7 +495,10 @@ class Hist::TreeBuilder {
       });
     }
   }
-  ~TreeBuilder() { finish(); }
+  ~TreeBuilder() {
+    if (maker_.joinable()) maker_.join();
+    finish();
+  }
 
   // Queues a batch; waits while kMaxQueued are pending, so memory stays bounded. `batch` comes
   // back empty, with the arrays of a batch built before when there is one: a batch's arrays grew
@@ -533,14 +537,33 @@ class Hist::TreeBuilder {
   // Entries whose tree holds less period than `floor` get none (after finish(), before the first
   // tree()); 0: every entry with a chain gets its tree.
   void set_floor(uint64_t floor) {
+    join_maker();
     if (!made_) floor_ = floor;
   }
 
   // After finish(): makes the trees (once).
-  void make() { make_trees(); }
+  void make() {
+    join_maker();
+    make_trees();
+  }
+  // After finish(), once the floor and the merges are known: makes the trees on a thread of its
+  // own while the caller goes on (Hist::sorted replays the output tree meanwhile); make(),
+  // tree(), merge() and set_floor() wait for it. depth() reads what making them leaves alone.
+  void make_ahead() {
+    if (made_ || maker_.joinable()) return;
+    maker_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "tperf-trees");  // cosmetic: names it in profiles
+      try {
+        make_trees();
+      } catch (...) {
+        make_error_ = std::current_exception();
+      }
+    });
+  }
   // After finish(): the tree of an entry, made (with every other one at or above the floor) on
   // the first call.
   const CallTree* tree(size_t entry) {
+    join_maker();
     make_trees();
     return entry < trees_.size() ? trees_[entry].get() : nullptr;
   }
@@ -551,6 +574,7 @@ class Hist::TreeBuilder {
   // Merges the tree of entry `from` into that of `into` (perf's callchain_merge), after finish().
   // Before the trees are made this is noted, and done as they are made.
   void merge(uint32_t into, uint32_t from) {
+    join_maker();
     if (!made_) {
       note_entry(std::max(into, from));
       total_[into] += total_[from];
@@ -563,6 +587,12 @@ class Hist::TreeBuilder {
  private:
   static constexpr size_t kMaxQueued = 4;
   static constexpr size_t kMaxSpare = 2;  // built batches kept for their arrays
+
+  void join_maker() {
+    if (!maker_.joinable()) return;
+    maker_.join();
+    if (make_error_) std::rethrow_exception(std::exchange(make_error_, nullptr));
+  }
 
   void work() {
     TreeBatch batch;
@@ -787,6 +817,8 @@ class Hist::TreeBuilder {
   std::vector<std::pair<uint32_t, uint32_t>> merges_;
   std::vector<uint32_t> depth_;  // by entry, kept once the trees are made
   std::thread thread_;
+  std::thread maker_;  // make_ahead()'s
+  std::exception_ptr make_error_;
   std::mutex mu_;
   std::condition_variable work_cv_, room_cv_;
   std::deque<TreeBatch> queue_;
@@ -923,6 +955,7 @@ void Hist::want_trees_from(uint64_t floor) const {
   if (!trees_) return;
   finish_trees();
   trees_->set_floor(floor);
+  floor_known_ = true;
 }
 
 void Hist::settle() const {
@@ -1320,6 +1353,9 @@ std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees, st
   // comparator, which is not a total order (the caller-above-callee rule below holds within one
   // thread only): replay_tree() gives the order perf's tree shape gives.
   std::vector<const HistEntry*> in = in_key_order();
+  // With the floor named and the entries merged, the trees are made meanwhile: what follows
+  // reads their depths alone, which making them leaves as they are.
+  if (trees_ && floor_known_) trees_->make_ahead();
 
   // The sort keys' comparison, from their numbers (key_ranks()): one number per entry for all of
   // them when every key shown has numbers (digits of a mixed-radix number, or their places in

@@ -312,6 +312,7 @@ class Hist {
   void submit_trees() const;
   void finish_trees() const;  // hands the builder what is left and waits for it
   mutable std::unique_ptr<TreeBuilder> trees_;
+  mutable bool floor_known_ = false;  // want_trees_from() was called
   bool tree_thread_ = std::thread::hardware_concurrency() > 1;
   mutable TreeBatch batch_;
   // The trees' frames (on the heap: trees point at it and a Hist may move).

@@ -131,6 +131,16 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     }
   }
   if (elided_keys.size() == hist.keys().size()) elided_keys.clear();
+  // The graphs' threshold is of the (relative) total the entries are shown against. Outside
+  // fractal graphs no node lighter than it is drawn, so an entry whose whole tree is lighter
+  // draws nothing: its tree need not be made. Unless the total is relative (known from the rows),
+  // the floor is named before the sort, which then makes the trees while it sorts.
+  auto graph_floor = [&](uint64_t total) {
+    const uint64_t threshold_total = columns.member_totals.size() > 1 ? columns.member_totals[0] : total;
+    return static_cast<uint64_t>(static_cast<double>(threshold_total) * (columns.graph_min_percent / 100.0));
+  };
+  const bool trees_floored = (columns.graph || columns.folded || columns.flat) && !columns.fractal;
+  if (trees_floored && !columns.relative) hist.want_trees_from(graph_floor(total_period));
   std::vector<const HistEntry*> rows =
       columns.fields.empty()
           ? hist.sorted(columns.children, columns.graph || columns.folded || columns.flat, elided_keys,
@@ -253,12 +263,8 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
 
   if (!columns.quiet) fmt::print(out, "{}", column_header(cols));
 
-  // The threshold is of the (relative) total the entries are shown against.
-  const uint64_t threshold_total = members > 1 ? columns.member_totals[0] : total_period;
-  const auto min_hit = static_cast<uint64_t>(static_cast<double>(threshold_total) * (columns.graph_min_percent / 100.0));
-  // Outside fractal graphs no node lighter than min_hit is drawn, so an entry whose whole tree
-  // is lighter draws nothing: its tree need not be made.
-  if ((columns.graph || columns.folded || columns.flat) && !columns.fractal) hist.want_trees_from(min_hit);
+  const uint64_t min_hit = graph_floor(total_period);
+  if (trees_floored && columns.relative) hist.want_trees_from(min_hit);
 
   // One row and its graph appended to `row`.
   // `scratch`: the cell being made (kept by the caller for its capacity).
