@@ -137,7 +137,7 @@ class Window {
   // Makes [off, off+n) available. Returns nullptr when the file ends first; *avail then says how
   // many bytes there were.
   const uint8_t* get(uint64_t off, size_t n, size_t* avail) {
-    if (off >= buf_off_ && off - buf_off_ <= buf_len_ && n <= buf_len_ - (off - buf_off_)) {
+    if (holds(off, n)) {
       if (off >= next_tend_) tend(off);
       *avail = n;
       return data_ + (off - buf_off_);
@@ -165,10 +165,7 @@ class Window {
   // get()'s answer when [off, off + n) is in the window already and nothing is to be done
   // about the pages behind it; else nullptr (get() then moves the window, or says why not).
   const uint8_t* peek(uint64_t off, size_t n) const {
-    if (off >= buf_off_ && off < next_tend_ && off - buf_off_ <= buf_len_ && n <= buf_len_ - (off - buf_off_)) {
-      return data_ + (off - buf_off_);
-    }
-    return nullptr;
+    return holds(off, n) && off < next_tend_ ? data_ + (off - buf_off_) : nullptr;
   }
 
   bool seekable() const { return seekable_; }
@@ -235,6 +232,11 @@ class Window {
 
   // Whole mapping: gives back the pages more than kKeepBehind behind `off`. Called every
   // kTendStep bytes. (Faulting the pages ahead in with MADV_POPULATE_READ was tried: no faster.)
+  // Whether [off, off + n) is in the window as it is.
+  bool holds(uint64_t off, size_t n) const {
+    return off >= buf_off_ && off - buf_off_ <= buf_len_ && n <= buf_len_ - (off - buf_off_);
+  }
+
   void tend(uint64_t off) {
     static const uint64_t kPage = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
     if (off > kKeepBehind) {
@@ -1094,6 +1096,38 @@ void Reader::apply_header_record(const Record& rec) {
 
 namespace {
 
+// Makes `rec` the record at s.pos, whose header says `type`, `misc` and `size` and whose bytes
+// are at `p` in the stream's window (its payload of `extra` bytes after them, kept or not), and
+// moves the stream past it.
+void take_from_window(Stream& s, Record& rec, uint32_t type, uint16_t misc, uint16_t size, const uint8_t* p,
+                      uint64_t extra, bool keep_payload) {
+  rec.offset = s.pos;
+  rec.stream_offset = 0;
+  rec.from_compressed = false;
+  rec.stable = s.win.stable();
+  rec.held = false;
+  rec.window = s.win.held_seq();
+  rec.file_index = s.file_index;
+  rec.type = type;
+  rec.misc = misc;
+  rec.size = size;
+  rec.bytes = std::span<const uint8_t>(p, size);
+  rec.payload = keep_payload ? std::span<const uint8_t>(p + size, static_cast<size_t>(extra)) : std::span<const uint8_t>();
+  rec.payload_size = extra;
+  s.pos += size + extra;
+}
+
+// One more record of `type` out of next().
+void count_record(ReaderStats& stats, uint32_t type) {
+  ++stats.records;
+  if (type < stats.by_type.size()) {
+    ++stats.by_type[type];
+  } else {
+    ++stats.other_types[type];
+  }
+  if (!is_known_type(type)) ++stats.unknown_records;
+}
+
 // Reads the record at s.pos from the stream's window into rec (no decompressed data involved).
 // Returns false at the end of the stream.
 bool read_raw_record(Stream& s, bool swap, Record& rec, Diagnostics& diag) {
@@ -1170,24 +1204,8 @@ bool read_raw_record(Stream& s, bool swap, Record& rec, Diagnostics& diag) {
     throw FormatError(s.pos, fmt::format("file ends inside a {} record ({} of {} bytes present)",
                                          record_type_name(type), avail, want));
   }
-  rec.offset = s.pos;
-  rec.stream_offset = 0;
-  rec.from_compressed = false;
-  rec.stable = s.win.stable();
-  rec.held = false;
-  rec.window = s.win.held_seq();
-  rec.file_index = s.file_index;
-  rec.type = type;
-  rec.misc = misc;
-  rec.size = size;
-  rec.bytes = std::span<const uint8_t>(p, size);
-  rec.payload = keep_payload ? std::span<const uint8_t>(p + size, static_cast<size_t>(extra))
-                             : std::span<const uint8_t>();
-  rec.payload_size = extra;
-  if (extra > 0 && !keep_payload && !s.win.seekable()) {
-    // The window moves past the payload lazily on the next get().
-  }
-  s.pos += size + extra;
+  // (A payload not kept: the window moves past it lazily on the next get().)
+  take_from_window(s, rec, type, misc, size, p, extra, keep_payload);
   return true;
 }
 
@@ -1308,23 +1326,8 @@ bool Reader::next(Record& rec) {
         const auto size = load<uint16_t>(h + 6, swap_);
         if (type < kRecordHeaderAttr && size >= min_record_size(type) && size <= s.end - s.pos) {
           if (const uint8_t* p = s.win.peek(s.pos, size)) {
-            rec.offset = s.pos;
-            rec.stream_offset = 0;
-            rec.from_compressed = false;
-            rec.stable = s.win.stable();
-            rec.held = false;
-            rec.window = s.win.held_seq();
-            rec.file_index = s.file_index;
-            rec.type = type;
-            rec.misc = load<uint16_t>(h + 4, swap_);
-            rec.size = size;
-            rec.bytes = std::span<const uint8_t>(p, size);
-            rec.payload = {};
-            rec.payload_size = 0;
-            s.pos += size;
-            ++stats_.records;
-            ++stats_.by_type[type];
-            if (!is_known_type(type)) ++stats_.unknown_records;
+            take_from_window(s, rec, type, load<uint16_t>(h + 4, swap_), size, p, 0, false);
+            count_record(stats_, type);
             return true;
           }
         }
@@ -1333,13 +1336,7 @@ bool Reader::next(Record& rec) {
   }
   Diagnostics diag{warnings_, errors_};
   auto count = [&](const Record& r) {
-    ++stats_.records;
-    if (r.type < stats_.by_type.size()) {
-      ++stats_.by_type[r.type];
-    } else {
-      ++stats_.other_types[r.type];
-    }
-    if (!is_known_type(r.type)) ++stats_.unknown_records;
+    count_record(stats_, r.type);
     if (r.type >= kRecordHeaderAttr && r.type <= kRecordHeaderFeature && !defer_in_band_) apply_header_record(r);
   };
 
