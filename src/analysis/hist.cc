@@ -759,7 +759,6 @@ class Hist::TreeBuilder {
     }
     // Each wanted entry's chains in the order its jobs came: a job alike to one before it (in an
     // earlier group of other entries) makes no node, as a sample of it merged again would not.
-    std::vector<uint32_t> chain;
     for (const Group& g : groups_) {
       for (const uint64_t pair : pairs_of(g)) {
         const auto e = static_cast<uint32_t>(pair >> 32);
@@ -769,9 +768,7 @@ class Hist::TreeBuilder {
         auto& t = trees_[e];
         if (!t) t = std::make_unique<CallTree>(frames_, &pool_);
         const StoredChain& c = chains_[g.chain];
-        const auto begin = chain_ids_.begin() + static_cast<ptrdiff_t>(c.at + from);
-        chain.assign(begin, begin + static_cast<ptrdiff_t>(c.size - from));
-        t->append(chain, g.period);
+        t->append(std::span<const uint32_t>(chain_ids_.data() + c.at + from, c.size - from), g.period);
       }
     }
     for (const auto& [into, from] : merges_) {
@@ -1201,6 +1198,24 @@ std::vector<uint32_t> dense_ranks(size_t n, IdOf id, Cmp cmp) {
   return out;
 }
 
+// The ranks of several keys (each of n entries) as one number per entry: a mixed-radix number,
+// the first key its most significant digit, so that the numbers compare as the keys in turn do.
+// false (and `out` left alone) when they do not fit 64 bits.
+bool combined_ranks(std::span<const std::vector<uint32_t>* const> ranks, size_t n, std::vector<uint64_t>* out) {
+  std::vector<uint64_t> radix;
+  uint64_t span = 1;
+  for (const std::vector<uint32_t>* r : ranks) {
+    radix.push_back(r->empty() ? 1 : uint64_t{*std::max_element(r->begin(), r->end())} + 1);
+    if (__builtin_mul_overflow(span, radix.back(), &span)) return false;
+  }
+  out->assign(n, 0);
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    const std::vector<uint32_t>& r = *ranks[k];
+    for (size_t i = 0; i < n; ++i) (*out)[i] = (*out)[i] * radix[k] + (r.empty() ? 0 : r[i]);
+  }
+  return true;
+}
+
 }  // namespace
 
 const std::vector<uint32_t>& Hist::key_ranks(SortKey key, bool by_name) const {
@@ -1252,13 +1267,9 @@ PerfRbTree Hist::collapse(const std::vector<uint32_t>& order) const {
   // symbol by address, a symbol's start or the address of an entry without one (an inlined
   // function's symbol, compared by name first, is left to compare_key()).
   size_t lead = 0;  // keys in `prefix`
-  std::vector<uint64_t> radix;
-  for (uint64_t span = 1; lead < keys_.size() && !ranks[lead]->empty(); ++lead) {
-    const std::vector<uint32_t>& r = *ranks[lead];
-    const uint64_t rx = uint64_t{*std::max_element(r.begin(), r.end())} + 1;
-    if (__builtin_mul_overflow(span, rx, &span)) break;
-    radix.push_back(rx);
-  }
+  while (lead < keys_.size() && !ranks[lead]->empty()) ++lead;
+  std::vector<uint64_t> prefix;
+  if (!combined_ranks(std::span(ranks).first(lead), entries_.size(), &prefix)) lead = 0;  // compared one by one
   struct Side {
     uint64_t prefix;
     uint64_t at;
@@ -1267,8 +1278,7 @@ PerfRbTree Hist::collapse(const std::vector<uint32_t>& order) const {
   std::vector<Side> side(entries_.size());
   for (size_t i = 0; i < entries_.size(); ++i) {
     Side& d = side[i];
-    d.prefix = 0;
-    for (size_t k = 0; k < lead; ++k) d.prefix = d.prefix * radix[k] + (*ranks[k])[i];
+    d.prefix = lead ? prefix[i] : 0;
     const Location& l = entries_[i].loc;
     d.at = l.sym ? l.sym_start : l.addr;
     d.kind = !l.sym ? 0 : l.sym->inlined ? 2 : 1;
@@ -1371,34 +1381,22 @@ std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees, st
     all_ranked = all_ranked && !ranks.back()->empty();
   }
   std::vector<uint64_t> key_rank;  // with all_ranked: a number per entry, in the keys' order
-  if (all_ranked) {
+  if (all_ranked && !combined_ranks(ranks, entries_.size(), &key_rank)) {
+    // Too many values for one number: the tuples' places in their order instead.
     key_rank.assign(entries_.size(), 0);
-    uint64_t scale = 1;
-    bool fits = true;
-    for (size_t k = ranks.size(); k-- > 0 && fits;) {
-      const std::vector<uint32_t>& r = *ranks[k];
-      const uint64_t radix = r.empty() ? 1 : uint64_t{*std::max_element(r.begin(), r.end())} + 1;
-      for (size_t i = 0; i < r.size() && fits; ++i) {
-        uint64_t digit = 0;
-        fits = !__builtin_mul_overflow(uint64_t{r[i]}, scale, &digit) && !__builtin_add_overflow(key_rank[i], digit, &key_rank[i]);
+    std::vector<uint32_t> order(entries_.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto tuple_cmp = [&](uint32_t a, uint32_t b) {
+      for (const std::vector<uint32_t>* r : ranks) {
+        if ((*r)[a] != (*r)[b]) return (*r)[a] < (*r)[b] ? -1 : 1;
       }
-      fits = fits && (k == 0 || !__builtin_mul_overflow(scale, radix, &scale));
-    }
-    if (!fits) {
-      std::vector<uint32_t> order(entries_.size());
-      for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-      auto tuple_cmp = [&](uint32_t a, uint32_t b) {
-        for (const std::vector<uint32_t>* r : ranks) {
-          if ((*r)[a] != (*r)[b]) return (*r)[a] < (*r)[b] ? -1 : 1;
-        }
-        return 0;
-      };
-      std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return tuple_cmp(a, b) < 0; });
-      uint64_t r = 0;
-      for (size_t j = 0; j < order.size(); ++j) {
-        if (j > 0 && tuple_cmp(order[j - 1], order[j]) != 0) ++r;
-        key_rank[order[j]] = r;
-      }
+      return 0;
+    };
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return tuple_cmp(a, b) < 0; });
+    uint64_t r = 0;
+    for (size_t j = 0; j < order.size(); ++j) {
+      if (j > 0 && tuple_cmp(order[j - 1], order[j]) != 0) ++r;
+      key_rank[order[j]] = r;
     }
   }
 

@@ -133,12 +133,6 @@ class GrowArray {
     }
     data_[size_++] = v;
   }
-  template <class... Args>
-  T& emplace_back(Args&&... args) {
-    push_back(T{std::forward<Args>(args)...});
-    return back();
-  }
-  void pop_back() { --size_; }
   void clear() { size_ = 0; }
   void reserve(size_t n) {
     if (n > cap_) grow_to(n);
