@@ -112,6 +112,14 @@ void SymbolTable::retain_and_shift(const std::function<bool(const Symbol&)>& kee
     d.end -= minus;
   }
   symbols_.resize(out);
+  index_starts();
+}
+
+void SymbolTable::index_starts() {
+  starts_.clear();
+  for (size_t i = 0; i < symbols_.size(); i += kStartStride) starts_.push_back(symbols_[i].start);
+  starts_.shrink_to_fit();
+  indexed_ = symbols_.size();
 }
 
 void SymbolTable::finish(Fixups fixups) {
@@ -123,7 +131,7 @@ void SymbolTable::finish(Fixups fixups) {
   if (!std::is_sorted(symbols_.begin(), symbols_.end(), by_start)) {
     std::stable_sort(symbols_.begin(), symbols_.end(), by_start);
   }
-  if (fixups == Fixups::kNone) return;
+  if (fixups == Fixups::kNone) return index_starts();
   const bool kallsyms = fixups == Fixups::kKallsyms;
   if (!kallsyms) inserted_ = std::move(unsorted);
   // perf extends zero sizes first and only then picks among aliases, so of several zero-size
@@ -155,6 +163,7 @@ void SymbolTable::finish(Fixups fixups) {
     }
     symbols_.resize(out + 1);
   }
+  index_starts();
 }
 
 void SymbolTable::add_after_finish(uint64_t start, uint64_t size, uint8_t binding, uint8_t type,
@@ -189,6 +198,7 @@ void SymbolTable::merge_late_adds() {
   std::stable_sort(mid, symbols_.end(), by_start);
   std::inplace_merge(symbols_.begin(), mid, symbols_.end(), by_start);
   late_begin_ = SIZE_MAX;
+  index_starts();
   if (tree_) {
     // Each node finds the merged table's symbol of its start and name.
     for (PerfTree::Item& n : tree_->items) {
@@ -293,8 +303,15 @@ const Symbol* SymbolTable::find(uint64_t addr) const {
   }
   // The last symbol starting at or below addr; perf's tree walk finds the same one unless
   // symbols overlap, where perf's answer depends on its tree's shape.
-  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), addr,
-                             [](uint64_t v, const Symbol& x) { return v < x.start; });
+  auto lo = symbols_.begin(), hi = symbols_.end();
+  if (indexed_ == symbols_.size()) {
+    // Between the last sampled start at or below addr and the next sampled one.
+    const size_t k = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), addr) - starts_.begin());
+    if (k == 0) return nullptr;  // below the first symbol
+    lo += static_cast<ptrdiff_t>((k - 1) * kStartStride);
+    if (k < starts_.size()) hi = symbols_.begin() + static_cast<ptrdiff_t>(k * kStartStride);
+  }
+  auto it = std::upper_bound(lo, hi, addr, [](uint64_t v, const Symbol& x) { return v < x.start; });
   if (it == symbols_.begin()) return nullptr;
   --it;
   if (it->contains(addr)) return &*it;

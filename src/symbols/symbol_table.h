@@ -94,6 +94,8 @@ class SymbolTable {
 
  private:
   const char* store(std::string_view name);
+  // Samples the starts of the sorted symbols for find(); after every change of their order.
+  void index_starts();
   void push(uint64_t start, uint64_t size, uint8_t binding, uint8_t type, const char* name, size_t len);
 
   util::MappedVector<Symbol> symbols_;
@@ -104,6 +106,13 @@ class SymbolTable {
   size_t arena_bytes_ = 0;
   size_t late_begin_ = SIZE_MAX;  // index of the first add_after_finish() symbol not merged yet
   util::MappedVector<Symbol> inserted_;  // Fixups::kElf: the symbols as added, until the late ones merge
+  // The start of every kStartStride-th symbol, while the table is sorted (`indexed_` symbols,
+  // its size then): find() searches these first, then a run of kStartStride symbols. The kernel's
+  // 170,000 symbols take 5.4 MB, and a search through them all missed the cache at most of its
+  // 17 steps; these take 85 KB.
+  static constexpr size_t kStartStride = 16;
+  std::vector<uint64_t> starts_;
+  size_t indexed_ = SIZE_MAX;
 
   // perf's symbol tree (keyed by start, equal starts to the right), for tables where lookups
   // depend on its shape. Node i < symbols added: the i-th symbol added; after them the late

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -160,6 +162,54 @@ TEST(SymbolTable, ElfSymbolsMatchNm) {
     ++checked;
   }
   EXPECT_EQ(checked, 3);
+}
+
+// Enough functions for find()'s sampled starts to split them into many runs: each one's start
+// and last byte (nm's address and size) find it, and an address below them all finds none.
+TEST(SymbolTable, LookupsAcrossManyFunctionsMatchNm) {
+  if (!test::have_program("gcc") || !test::have_program("nm")) GTEST_SKIP() << "gcc/nm missing";
+  test::TempDir dir;
+  std::string src = dir.path() + "/many.c", bin = dir.path() + "/many";
+  std::string code;
+  for (int i = 0; i < 300; ++i) {
+    code += "__attribute__((noinline)) int g" + std::to_string(i) + "(int x){return x*" + std::to_string(i + 3) +
+            "+" + std::to_string(i) + ";}\n";
+  }
+  code += "int main(int c,char**v){(void)v;int s=0;\n";
+  for (int i = 0; i < 300; ++i) code += "s+=g" + std::to_string(i) + "(c);\n";
+  code += "return s;}\n";
+  std::ofstream(src) << code;
+  int status = 0;
+  test::run_command("gcc -O1 -no-pie -o " + bin + " " + src, &status);
+  ASSERT_EQ(status, 0);
+  auto elf = ElfFile::open(bin);
+  ASSERT_TRUE(elf);
+  SymbolTable t;
+  ASSERT_GT(load_elf_symbols(*elf, *elf, true, t), 0u);
+  t.finish();
+  ASSERT_GT(t.size(), 300u);
+  std::istringstream nm(test::run_command("nm --defined-only -S " + bin + " | grep -E ' [Tt] g[0-9]+$'"));
+  int checked = 0;
+  uint64_t lowest = UINT64_MAX;
+  for (std::string line; std::getline(nm, line);) {
+    std::istringstream fields(line);
+    std::string addr, size, type, name;
+    fields >> addr >> size >> type >> name;
+    const uint64_t vaddr = std::stoull(addr, nullptr, 16), bytes = std::stoull(size, nullptr, 16);
+    GElf_Phdr ph;
+    ASSERT_TRUE(elf->load_segment_for_vaddr(vaddr, &ph));
+    const uint64_t at = vaddr - ph.p_vaddr + ph.p_offset;
+    lowest = std::min(lowest, at);
+    for (uint64_t a : {at, at + bytes - 1}) {
+      const Symbol* s = t.find(a);
+      ASSERT_NE(s, nullptr) << name << " at " << a;
+      EXPECT_EQ(s->name(), name) << a;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 300);
+  ASSERT_GT(lowest, t.symbols().front().start);
+  EXPECT_EQ(t.find(t.symbols().front().start - 1), nullptr);
 }
 
 }  // namespace
