@@ -293,21 +293,21 @@ bool Hist::may_be_equal(const HistEntry& a, const HistEntry& b) const {
   return true;
 }
 
-bool OrderRisk::note(const HistEntry& key) {
+bool OrderRisk::note(const Location& loc) {
   if (walk_always_ || !keyed_by_sym_) return false;
-  if (key.loc.sym) {
+  if (loc.sym) {
     seen_named_ = true;
     // An inlined function's symbol compares with the others of its DSO by name, where two
     // ordinary ones compare by start: no order once both kinds meet. perf's walk can then miss an
     // equal entry and make a second one, which changes the trees' shapes and so the output order.
-    seen_inlined_ |= key.loc.sym->inlined != 0;
+    seen_inlined_ |= loc.sym->inlined != 0;
   } else {
     seen_unresolved_ = true;
     // With the dso key first, addresses meet only within a DSO, where they are all below 2^63
     // (user space, offsets) or all above (the kernel's); entries without one can hold anything.
-    if (!dso_before_sym_ || !key.loc.dso) {
-      min_unresolved_ = std::min(min_unresolved_, key.loc.addr);
-      max_unresolved_ = std::max(max_unresolved_, key.loc.addr);
+    if (!dso_before_sym_ || !loc.dso) {
+      min_unresolved_ = std::min(min_unresolved_, loc.addr);
+      max_unresolved_ = std::max(max_unresolved_, loc.addr);
     }
   }
   const bool wrap =

@@ -99,7 +99,8 @@ class OrderRisk {
  public:
   explicit OrderRisk(const std::vector<SortKey>& keys = {});
   // Notes one entry's keys; true when that made the comparison no order at all (walk_always()).
-  bool note(const HistEntry& e);
+  bool note(const HistEntry& e) { return note(e.loc); }
+  bool note(const Location& loc);
   // Entries of any kind may be missed by the walk; or only those without a DSO (garbage
   // addresses of broken walks, when the dso key comes first).
   bool walk_always() const { return walk_always_; }

@@ -177,37 +177,33 @@ struct ReportBuilder::Impl {
 
   // One frame of the chain the graphs show (`c`: its entry's keys); in chains keyed by address
   // (--branch-history) with its srcline beside it.
-  void push_chain_frame(const HistEntry& c, const session::Map* map, int32_t pid, uint64_t ip) {
-    chain.push_back(CallFrame{ip, c.loc.dso, c.loc.sym, c.loc.sym_start});
+  void push_chain_frame(const Location& loc, const session::Map* map, int32_t pid, uint64_t ip) {
+    chain.push_back(CallFrame{ip, loc.dso, loc.sym, loc.sym_start});
     if (opt.branch_history) {
-      chain_texts.push_back(map && c.loc.sym ? srclines.get(symbolizer, map, pid, ip, false, false) : nullptr);
+      chain_texts.push_back(map && loc.sym ? srclines.get(symbolizer, map, pid, ip, false, false) : nullptr);
     }
   }
 
   // The srcline key of a callchain entry's entry (--children): perf works it out from the raw
   // address when it needs it; in chains keyed by address (--branch-history) the entry takes the
   // frame's own text, known from the start.
-  const std::string* chain_entry_srcline(const session::Map* map, int32_t pid, uint64_t ip, HistEntry& c) {
+  const std::string* chain_entry_srcline(const session::Map* map, int32_t pid, uint64_t ip, bool* eager) {
     if (!opt.branch_history || !map) return srcline_of(map, pid, ip, true);
-    c.srcline_eager = true;
+    *eager = true;
     return srclines.get(symbolizer, map, pid, ip, false, false);
   }
 
   // The parent key: the first symbol of the chain (`callers`, in the order perf walks it) the
   // pattern matches; every entry of the sample (its own and, with --children, its callers')
-  // carries it, and -x hides them all without one.
+  // carries it, and -x hides them all without one (their entries are made from `self`).
   void take_parent(HistEntry& self) {
-    for (const HistEntry& c : callers) {
+    for (const BatchCaller& c : callers) {
       if (c.loc.sym && is_parent(c.loc.sym)) {
         self.parent = c.loc.sym->name();
         break;
       }
     }
     self.filtered = self.filtered || (opt.exclude_other && self.parent.empty());
-    for (HistEntry& c : callers) {
-      c.parent = self.parent;
-      c.filtered = self.filtered;
-    }
   }
 
   bool is_parent(const symbols::Symbol* sym) {
@@ -325,11 +321,20 @@ struct ReportBuilder::Impl {
   uint64_t lost_samples = 0;
   std::vector<std::string> problems;
 
+  // A caller entry as the sample path and a batch hold it: only what sets it apart from its
+  // combination's own entry (node_entry() makes these, add_batch() the entry from them), 56
+  // bytes where the whole entry takes 136 (copying that for every frame of a new stack was a
+  // sixth of the main thread's time on a system-wide recording).
+  struct BatchCaller {
+    Location loc;
+    const std::string* srcline;
+    bool srcline_eager;
+  };
   // Scratch of one sample, kept for their capacity.
   perfdata::Sample sample;
   std::vector<session::CallchainFrame> all_frames, stats_frames, user_frames, frames;
   std::vector<symbols::ResolvedFrame> stats_at, frames_at;  // parallel to stats_frames, frames
-  std::vector<HistEntry> callers;
+  std::vector<BatchCaller> callers;  // the sample's caller entries, in the walk's order
   std::vector<CallFrame> chain;
   UnwindStatsCollector::StackVerdict verdict;
   std::vector<uint64_t> key;
@@ -366,13 +371,6 @@ struct ReportBuilder::Impl {
     uint64_t period = 0;
     uint64_t count = 0;
     uint32_t group = 0;  // the combination's first in the batch (itself, or the one it repeats)
-  };
-  // A caller entry as a batch holds it: only what sets it apart from its combination's own entry
-  // (node_entry() copies that and changes these), 56 bytes where the whole entry takes 136.
-  struct BatchCaller {
-    Location loc;
-    const std::string* srcline;
-    bool srcline_eager;
   };
   // The combinations of a batch, with their caller entries and chain frames in shared arrays.
   struct ComboBatch {
@@ -828,19 +826,18 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   // Without --children the callers' entries go nowhere (Hist reads them only when cumulating)
   // but into the parent key: the chain alone is kept then.
   const bool keep_callers = children || use_parent;
-  auto push_entry = [&](HistEntry& c, const session::Map* fmap, uint64_t ip, const symbols::Symbol* sym,
+  auto push_entry = [&](BatchCaller& c, const session::Map* fmap, uint64_t ip, const symbols::Symbol* sym,
                         const ChainBranch* cb) {
     c.loc.sym = sym;
     if (keep_callers) callers.push_back(c);
-    push_chain_frame(c, fmap, thread.pid(), ip);
+    push_chain_frame(c.loc, fmap, thread.pid(), ip);
     if (kept_branches && opt.branch_chains) chain_branches.push_back(cb ? *cb : ChainBranch{});
   };
   // The entry of one node of the cursor at `ip` in `fmap`; `mapped`: the node has a map, whose
   // level it takes (else it keeps the one before it).
   auto node_entry = [&](const symbols::ResolvedFrame& at, uint8_t mode, uint64_t ip, bool mapped) {
-    HistEntry c = self;
-    c.loc = locate(at, mode, ip, true);
-    if (use_srcline && chain_entries) c.srcline = chain_entry_srcline(at.map, thread.pid(), ip, c);
+    BatchCaller c{locate(at, mode, ip, true), self.srcline, self.srcline_eager};
+    if (use_srcline && chain_entries) c.srcline = chain_entry_srcline(at.map, thread.pid(), ip, &c.srcline_eager);
     if (mapped) {
       level = c.loc.level;
     } else {
@@ -852,7 +849,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
     const session::CallchainFrame& f = frames[i];
     const symbols::ResolvedFrame at = frames_at.empty() ? resolver.resolve(&thread, f.cpumode, f.ip, f.map) : frames_at[i];
     const session::Map* fmap = at.map;
-    HistEntry c = node_entry(at, f.cpumode, f.ip, f.map != nullptr);
+    BatchCaller c = node_entry(at, f.cpumode, f.ip, f.map != nullptr);
     // perf 6.1 expands the frames it unwound from the stack copy (not the kernel's
     // callchain) into the functions inlined there, innermost first in callee order.
     const bool from_stack = caller_order ? i < unwound : i >= frames.size() - unwound;
@@ -874,7 +871,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       mode = perfdata::kMiscUser;
       at = resolver.resolve(&thread, mode, addr);
     }
-    HistEntry c = node_entry(at, mode, addr, at.map != nullptr);
+    BatchCaller c = node_entry(at, mode, addr, at.map != nullptr);
     push_entry(c, at.map, addr, c.loc.sym, &cb);
   };
   // perf unwinds the stack copy before it resolves the sample's branches and callchain when it
@@ -905,7 +902,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   OrderRisk& risk = order_risks[slot.leader];
   risk.note(self);
   if (children) {
-    for (const HistEntry& c : callers) risk.note(c);
+    for (const BatchCaller& c : callers) risk.note(c.loc);
   }
   // What the combination adds to the batch: itself, its callers (when cumulating), its chain and
   // what goes with it, its key (with the raw chain) in the index, its verdict's DSOs.
@@ -926,7 +923,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   combo_at.push_back(static_cast<uint32_t>(b.combos.size()));
   const auto callers_at = static_cast<uint32_t>(b.callers.size());
   const auto chain_at = static_cast<uint32_t>(b.chains.size());
-  for (size_t i = 0; i < kept_callers; ++i) b.callers.push_back({callers[i].loc, callers[i].srcline, callers[i].srcline_eager});
+  b.callers.insert(b.callers.end(), callers.begin(), callers.begin() + static_cast<ptrdiff_t>(kept_callers));
   if (with_chain) b.chains.insert(b.chains.end(), chain.begin(), chain.end());
   if (with_branches || !b.branches.empty()) b.branches.resize(chain_at);
   if (with_branches) b.branches.insert(b.branches.end(), chain_branches.begin(), chain_branches.end());
@@ -934,7 +931,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   if (with_texts || !b.texts.empty()) b.texts.resize(chain_at);
   if (with_texts) b.texts.insert(b.texts.end(), chain_texts.begin(), chain_texts.end());
   const bool dsoless = !self.loc.dso || (children && std::any_of(callers.begin(), callers.end(),
-                                                                   [](const HistEntry& c) { return !c.loc.dso; }));
+                                                                   [](const BatchCaller& c) { return !c.loc.dso; }));
   b.combos.push_back({slot.leader, slot.member, with_chain, with_branches, self, callers_at, static_cast<uint32_t>(kept_callers),
                     chain_at, with_chain ? static_cast<uint32_t>(chain.size()) : 0u, dsoless,
                     summary ? std::move(verdict) : UnwindStatsCollector::StackVerdict{}, period, 1,
