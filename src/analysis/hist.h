@@ -340,6 +340,9 @@ class Hist {
   static constexpr size_t kMemoProbes = 4;
   util::MappedVector<MemoSlot> walk_memo_;
   uint32_t tree_gen_ = 1;
+  // The walks stored for the tree's current shape (memo_gen_), which size the memo.
+  uint32_t memo_gen_ = 0;
+  size_t memo_live_ = 0;
   bool walk_memo_hit(const MemoSlot& s, size_t h, const HistEntry& key) const;
   uint32_t walk_memo_find(size_t h, const HistEntry& key) const;
   void walk_memo_store(size_t h, const HistEntry& key, uint32_t found);
