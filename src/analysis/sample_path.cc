@@ -438,16 +438,27 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   // ahead on a worker would race with them. Symbols then load at first use, in stream order.
   if (reader.is_pipe()) preloader = nullptr;
   // The kernel's symbols load ahead, when symbols load ahead at all (a command that shows none
-  // passes no preloader) and some event samples the kernel: from the first sample taken in the
-  // kernel on, as this thread hands it to its handler, which then looks up its frames. Not at the
-  // start: a file whose event could sample the kernel but never did (the dwarf recipe) spent a
-  // fifth of its CPU time on /proc/kallsyms for nothing. Not on the reading thread either: the
+  // passes no preloader) and some event samples the kernel: from the start when the file says it
+  // has kernel samples (below), else from the first sample taken in the kernel on, as this thread
+  // hands it to its handler, which then looks up its frames. Not at the start for every file
+  // whose event could sample the kernel: one that never did (the dwarf recipe) spent a fifth of
+  // its CPU time on /proc/kallsyms for nothing. Not on the reading thread either: the
   // threads that read kallsyms, started there, took time from it (fp report --no-children -j 2:
   // 0.68-0.76 s against 0.63-0.70).
   KernelSampleWatch kernel_watch{
       preloader && std::any_of(reader.attrs().begin(), reader.attrs().end(),
                                [](const perfdata::EventAttr& ea) { return !ea.attr.flag(perfdata::kFlagExcludeKernel); }),
       symbolizer};
+  // A file whose build-id table names a kernel DSO had samples in the kernel (perf record lists
+  // the DSOs its samples hit): its read begins now, beside the reading and the loading of the
+  // first files' symbols. At the first kernel sample it began when this thread needed it: on
+  // the fp recipe this thread then waited 120 ms (20 kHz profile) for it, and the reading thread,
+  // its batches all queued, as long, with a core left idle.
+  if (kernel_watch.armed && std::any_of(machine.dsos().all().begin(), machine.dsos().all().end(),
+                                        [](const auto& d) { return d->kernel && d->listed; })) {
+    kernel_watch.armed = false;
+    symbolizer.read_kernel_symbols_early();
+  }
   session::OrderedEvents::Options ordered_options;
   ordered_options.merge_deferred_callchains = handlers.merge_deferred_callchains;
   MachineRounds rounds;

@@ -290,5 +290,67 @@ TEST(ReplayTest, KernelSymbolsAreReadAheadOnlyOnceAKernelSampleComes) {
   }
 }
 
+// A file whose build-id table names the kernel (perf record lists the DSOs its samples hit) has
+// the kernel's symbols read from the start of the replay, before its first sample, on one thread
+// or two; one that names user files only, not before its kernel sample.
+TEST(ReplayTest, KernelSymbolsAreReadFromTheStartWhenTheBuildIdTableNamesTheKernel) {
+  TempDir dir;
+  const perfdata::PerfEventAttr a = chain_attr();
+  auto write = [&](const std::string& name, bool kernel_listed) {
+    const std::string path = dir.file(name);
+    Writer w;
+    w.open(path);
+    w.add_attr(a, {1}, "cpu-clock");
+    std::vector<perfdata::BuildIdEntry> ids(1);
+    ids[0].build_id.assign(20, 0x5a);
+    if (kernel_listed) {
+      ids[0].misc = perfdata::kMiscKernel;
+      ids[0].filename = "[kernel.kallsyms]";
+    } else {
+      ids[0].misc = perfdata::kMiscUser;
+      ids[0].pid = 100;
+      ids[0].filename = "/usr/bin/true";
+    }
+    w.set_build_ids(ids);
+    const RecordBuilder rb = w.builder(0);
+    for (int i = 0; i < 3000; ++i) {
+      perfdata::Sample s;
+      s.pid = s.tid = 100;
+      s.time = 1000 + static_cast<uint64_t>(i);
+      s.period = 10000;
+      const bool kernel = i == 2500;
+      s.ip = kernel ? 0xffffffff81000010ULL : 0x401000 + static_cast<uint64_t>(i % 7) * 16;
+      s.callchain = {kernel ? perfdata::kContextKernel : perfdata::kContextUser, s.ip};
+      w.write_record(rb.sample(s, kernel ? perfdata::kMiscKernel : perfdata::kMiscUser));
+      if (i % 500 == 499) w.write_record(rb.finished_round());
+    }
+    w.finish();
+    return path;
+  };
+  const std::string listed = write("listed.data", true), unlisted = write("unlisted.data", false);
+  for (unsigned jobs : {1u, 2u}) {
+    for (const auto& [path, expect_first] : {std::pair{listed, true}, std::pair{unlisted, false}}) {
+      SCOPED_TRACE(fmt::format("{} -j {}", path, jobs));
+      auto reader = perfdata::Reader::open(path);
+      std::unique_ptr<session::Machine> machine = analysis::make_report_machine(*reader);
+      symbols::Symbolizer symbolizer(*machine, {});
+      analysis::SymbolPreloader preloader(*machine, symbolizer);
+      analysis::ReplayHandlers h;
+      h.jobs = jobs;
+      size_t samples = 0;
+      bool early_at_first = false;
+      h.on_sample = [&](const perfdata::Record&, uint64_t) {
+        if (samples++ == 0) early_at_first = symbolizer.kernel_symbols_read_early();
+      };
+      const analysis::ReplayResult r = analysis::replay(*reader, *machine, symbolizer, &preloader, h);
+      preloader.wait();
+      EXPECT_TRUE(r.problems.empty());
+      EXPECT_EQ(samples, 3000u);
+      EXPECT_EQ(early_at_first, expect_first);
+      EXPECT_TRUE(symbolizer.kernel_symbols_read_early());  // the kernel sample begins it in both
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tperf
