@@ -229,7 +229,14 @@ uint32_t Hist::findnew(const HistEntry& e, unsigned member) {
     return m;
   }
   const auto idx = static_cast<uint32_t>(entries_.size());
-  const uint32_t found = input_.find_or_insert(idx, [&](uint32_t at) { return compare_keys(key, entries_[at]); });
+  const uint32_t found = input_.find_or_insert(
+      idx, [&](uint32_t at) { return compare_keys(key, entries_[at]); },
+      [&](uint32_t at) {
+        // The keys compare_keys() reads first (comm, then loc) span the entry's first two lines.
+        const char* e = reinterpret_cast<const char*>(&entries_[at]);
+        __builtin_prefetch(e);
+        __builtin_prefetch(e + 64);
+      });
   if (found != idx) {
     if (walk) walk_memo_store(h, key, found);
     return found;
