@@ -589,7 +589,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   }
   if (!decided) decide_children();
   // The chain stays in the record until this sample makes a combination of its own (most join
-  // one): then it is decoded again, whole. Not for stack copies, whose unwinding reads it first.
+  // one): then it is copied out. Not for stack copies, whose unwinding reads it first.
   const perfdata::PerfEventAttr& attr = reader.attrs()[static_cast<size_t>(ai)].attr;
   const bool chain_in_place = !symbols::DwarfUnwinder::copies_stacks(attr);
   reader.decode_sample(rec, sample, chain_in_place ? perfdata::SampleParts::kChainInPlace : perfdata::SampleParts::kAll);
@@ -672,7 +672,9 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
     return;
   }
   if (sample.chain_in_place.data()) {
-    reader.decode_sample(rec, sample);
+    // The rest of the record is decoded already: only the chain is copied out of it.
+    sample.callchain.assign(sample.chain_in_place.begin(), sample.chain_in_place.end());
+    sample.chain_in_place = {};
     raw_chain = sample.callchain;
   }
   const symbols::ResolvedFrame sample_at = resolver.resolve(&thread, cpumode, sample.ip);
