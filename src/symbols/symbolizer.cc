@@ -229,6 +229,12 @@ void Symbolizer::read_kernel_symbols_early() {
   std::lock_guard lock(early_mu_);
   // As load_kallsyms_once() picks the file when no option names one.
   if (early_taken_ || early_kallsyms_ || !options_.kallsyms.empty() || !options_.symfs.empty()) return;
+  // A recording of another kernel (its build id known and not the running one's) takes its
+  // symbols from the build-id cache, if anywhere: /proc/kallsyms would be read for nothing.
+  if (const session::Dso* kdso = kernel_ref().dso; kdso && !kdso->build_id.empty()) {
+    const auto running = util::running_kernel_build_id();
+    if (!running || !(*running == kdso->build_id)) return;
+  }
   early_kallsyms_ = std::make_unique<KallsymsRead>("/proc/kallsyms", "_text");
   early_began_ = true;
 }

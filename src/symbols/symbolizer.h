@@ -149,9 +149,10 @@ class Symbolizer {
   // Begins reading the running kernel's symbols (/proc/kallsyms) on threads of their own, for a
   // recording with kernel samples, when nothing in the options points elsewhere: the 60-90 ms it
   // takes then overlap the work before the first kernel frame instead of holding it up.
-  // The first lookup of a kernel symbol takes them if /proc/kallsyms is the file to read then (a
-  // recording of another kernel reads its kallsyms from the build-id cache instead). May be
-  // called from any thread; once a kernel symbol was looked up it does nothing.
+  // The first lookup of a kernel symbol takes them if /proc/kallsyms is the file to read then; a
+  // recording of another kernel (by its build id) reads its kallsyms from the build-id cache
+  // instead, and none begins for it. Call on the machine's thread (it reads the kernel's DSO);
+  // once a kernel symbol was looked up it does nothing.
   void read_kernel_symbols_early();
   // Whether an early read began (it may have been taken by a lookup since).
   bool kernel_symbols_read_early() const {

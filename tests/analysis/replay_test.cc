@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "session/machine.h"
 #include "symbols/symbolizer.h"
 #include "test_util.h"
+#include "util/build_id.h"
 
 namespace tperf {
 namespace {
@@ -290,22 +292,27 @@ TEST(ReplayTest, KernelSymbolsAreReadAheadOnlyOnceAKernelSampleComes) {
   }
 }
 
-// A file whose build-id table names the kernel (perf record lists the DSOs its samples hit) has
-// the kernel's symbols read from the start of the replay, before its first sample, on one thread
-// or two; one that names user files only, not before its kernel sample.
+// A file whose build-id table names the running kernel (perf record lists the DSOs its samples
+// hit) has the kernel's symbols read from the start of the replay, before its first sample, on
+// one thread or two; one that names user files only, not before its kernel sample; one that names
+// another kernel, never (its symbols would come from the build-id cache, not /proc/kallsyms).
 TEST(ReplayTest, KernelSymbolsAreReadFromTheStartWhenTheBuildIdTableNamesTheKernel) {
+  const std::optional<util::BuildId> running = util::running_kernel_build_id();
+  ASSERT_TRUE(running) << "set-up: the running kernel's build id (/sys/kernel/notes)";
   TempDir dir;
   const perfdata::PerfEventAttr a = chain_attr();
-  auto write = [&](const std::string& name, bool kernel_listed) {
+  enum class Listed { kRunningKernel, kOtherKernel, kUserFile };
+  auto write = [&](const std::string& name, Listed listed) {
     const std::string path = dir.file(name);
     Writer w;
     w.open(path);
     w.add_attr(a, {1}, "cpu-clock");
     std::vector<perfdata::BuildIdEntry> ids(1);
     ids[0].build_id.assign(20, 0x5a);
-    if (kernel_listed) {
+    if (listed != Listed::kUserFile) {
       ids[0].misc = perfdata::kMiscKernel;
       ids[0].filename = "[kernel.kallsyms]";
+      if (listed == Listed::kRunningKernel) ids[0].build_id.assign(running->bytes.begin(), running->bytes.begin() + running->size);
     } else {
       ids[0].misc = perfdata::kMiscUser;
       ids[0].pid = 100;
@@ -327,9 +334,16 @@ TEST(ReplayTest, KernelSymbolsAreReadFromTheStartWhenTheBuildIdTableNamesTheKern
     w.finish();
     return path;
   };
-  const std::string listed = write("listed.data", true), unlisted = write("unlisted.data", false);
+  const std::string listed = write("listed.data", Listed::kRunningKernel);
+  const std::string other = write("other.data", Listed::kOtherKernel);
+  const std::string unlisted = write("unlisted.data", Listed::kUserFile);
+  struct Case {
+    std::string path;
+    bool at_first, at_end;
+  };
   for (unsigned jobs : {1u, 2u}) {
-    for (const auto& [path, expect_first] : {std::pair{listed, true}, std::pair{unlisted, false}}) {
+    for (const Case& c : {Case{listed, true, true}, Case{unlisted, false, true}, Case{other, false, false}}) {
+      const std::string& path = c.path;
       SCOPED_TRACE(fmt::format("{} -j {}", path, jobs));
       auto reader = perfdata::Reader::open(path);
       std::unique_ptr<session::Machine> machine = analysis::make_report_machine(*reader);
@@ -346,8 +360,8 @@ TEST(ReplayTest, KernelSymbolsAreReadFromTheStartWhenTheBuildIdTableNamesTheKern
       preloader.wait();
       EXPECT_TRUE(r.problems.empty());
       EXPECT_EQ(samples, 3000u);
-      EXPECT_EQ(early_at_first, expect_first);
-      EXPECT_TRUE(symbolizer.kernel_symbols_read_early());  // the kernel sample begins it in both
+      EXPECT_EQ(early_at_first, c.at_first);
+      EXPECT_EQ(symbolizer.kernel_symbols_read_early(), c.at_end);  // the kernel sample begins it, but for another kernel
     }
   }
 }
