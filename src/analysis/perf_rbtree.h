@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "util/rb_tree.h"
@@ -20,33 +21,24 @@ class PerfRbTree {
   // Returns the item of the node found, or `item` when inserted.
   template <typename Cmp>
   uint32_t find_or_insert(uint32_t item, const Cmp& cmp) {
-    int32_t parent = -1;
-    bool left = false;
-    for (int32_t at = tree_.root(); at >= 0;) {
-      const int64_t c = cmp(items_[static_cast<size_t>(at)]);
-      if (c == 0) return items_[static_cast<size_t>(at)];
-      parent = at;
-      left = c < 0;
-      at = left ? tree_.node(at).left : tree_.node(at).right;
-    }
-    tree_.link(parent, left);
-    items_.push_back(item);
-    return item;
+    return find_or_insert(item, cmp, NoPrefetch{});
   }
-
   // The same, calling `prefetch(item)` for the items of the next level down while this level's
   // comparison runs: a walk of a large tree otherwise waits for memory at every level, for the
   // node and for what the comparison reads of its item.
+  struct NoPrefetch {};
   template <typename Cmp, typename Prefetch>
   uint32_t find_or_insert(uint32_t item, const Cmp& cmp, const Prefetch& prefetch) {
     int32_t parent = -1;
     bool left = false;
     for (int32_t at = tree_.root(); at >= 0;) {
       const util::RbTree::Node& n = tree_.node(at);
-      for (const int32_t child : {n.left, n.right}) {
-        if (child < 0) continue;
-        __builtin_prefetch(&tree_.node(child));
-        prefetch(items_[static_cast<size_t>(child)]);
+      if constexpr (!std::is_same_v<Prefetch, NoPrefetch>) {
+        for (const int32_t child : {n.left, n.right}) {
+          if (child < 0) continue;
+          __builtin_prefetch(&tree_.node(child));
+          prefetch(items_[static_cast<size_t>(child)]);
+        }
       }
       const int64_t c = cmp(items_[static_cast<size_t>(at)]);
       if (c == 0) return items_[static_cast<size_t>(at)];

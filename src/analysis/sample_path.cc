@@ -422,6 +422,9 @@ struct KernelSampleWatch {
     if (!armed || rec.type != perfdata::kRecordSample) return;
     const uint8_t mode = rec.misc & perfdata::kMiscCpumodeMask;
     if (mode != perfdata::kMiscKernel && mode != perfdata::kMiscGuestKernel) return;
+    begin();
+  }
+  void begin() {
     armed = false;
     symbolizer.read_kernel_symbols_early();
   }
@@ -456,8 +459,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   // its batches all queued, as long, with a core left idle.
   if (kernel_watch.armed && std::any_of(machine.dsos().all().begin(), machine.dsos().all().end(),
                                         [](const auto& d) { return d->kernel && d->listed; })) {
-    kernel_watch.armed = false;
-    symbolizer.read_kernel_symbols_early();
+    kernel_watch.begin();
   }
   session::OrderedEvents::Options ordered_options;
   ordered_options.merge_deferred_callchains = handlers.merge_deferred_callchains;

@@ -230,13 +230,13 @@ class Window {
     return true;
   }
 
-  // Whole mapping: gives back the pages more than kKeepBehind behind `off`. Called every
-  // kTendStep bytes. (Faulting the pages ahead in with MADV_POPULATE_READ was tried: no faster.)
   // Whether [off, off + n) is in the window as it is.
   bool holds(uint64_t off, size_t n) const {
     return off >= buf_off_ && off - buf_off_ <= buf_len_ && n <= buf_len_ - (off - buf_off_);
   }
 
+  // Whole mapping: gives back the pages more than kKeepBehind behind `off`. Called every
+  // kTendStep bytes. (Faulting the pages ahead in with MADV_POPULATE_READ was tried: no faster.)
   void tend(uint64_t off) {
     static const uint64_t kPage = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
     if (off > kKeepBehind) {

@@ -225,16 +225,19 @@ void Symbolizer::note_kernel_ref(const std::vector<const session::Dso*>& dsos) {
   }
 }
 
+bool Symbolizer::of_another_kernel(const session::Dso* kdso) {
+  if (!kdso || kdso->build_id.empty()) return false;
+  const auto running = util::running_kernel_build_id();
+  return !running || !(*running == kdso->build_id);
+}
+
 void Symbolizer::read_kernel_symbols_early() {
   std::lock_guard lock(early_mu_);
   // As load_kallsyms_once() picks the file when no option names one.
   if (early_taken_ || early_kallsyms_ || !options_.kallsyms.empty() || !options_.symfs.empty()) return;
-  // A recording of another kernel (its build id known and not the running one's) takes its
-  // symbols from the build-id cache, if anywhere: /proc/kallsyms would be read for nothing.
-  if (const session::Dso* kdso = kernel_ref().dso; kdso && !kdso->build_id.empty()) {
-    const auto running = util::running_kernel_build_id();
-    if (!running || !(*running == kdso->build_id)) return;
-  }
+  // A recording of another kernel takes its symbols from the build-id cache, if anywhere:
+  // /proc/kallsyms would be read for nothing.
+  if (of_another_kernel(kernel_ref().dso)) return;
   early_kallsyms_ = std::make_unique<KallsymsRead>("/proc/kallsyms", "_text");
   early_began_ = true;
 }
@@ -263,21 +266,18 @@ void Symbolizer::load_kallsyms_once() {
     }
     if (path.empty()) {
       path = "/proc/kallsyms";
-      if (kdso && !kdso->build_id.empty()) {
-        auto running = util::running_kernel_build_id();
-        if (!running || !(*running == kdso->build_id)) {
-          std::string cached =
-              fmt::format("{}/[kernel.kallsyms]/{}/kallsyms", buildid_cache_dir({options_.symfs, options_.buildid_dir}),
-                          kdso->build_id.hex());
-          std::ifstream probe(cached);
-          if (!probe) {
-            warn(fmt::format("kernel symbols unavailable: the recording's kernel (build id {}) is not the running one "
-                             "and {} does not exist",
-                             kdso->build_id.hex(), cached));
-            return;
-          }
-          path = cached;
+      if (of_another_kernel(kdso)) {
+        std::string cached =
+            fmt::format("{}/[kernel.kallsyms]/{}/kallsyms", buildid_cache_dir({options_.symfs, options_.buildid_dir}),
+                        kdso->build_id.hex());
+        std::ifstream probe(cached);
+        if (!probe) {
+          warn(fmt::format("kernel symbols unavailable: the recording's kernel (build id {}) is not the running one "
+                           "and {} does not exist",
+                           kdso->build_id.hex(), cached));
+          return;
         }
+        path = cached;
       }
     }
     // The reference symbol: where "_text" was when recording.

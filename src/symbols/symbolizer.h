@@ -203,6 +203,9 @@ class Symbolizer {
     uint64_t text_addr = 0;
   };
   KernelRef kernel_ref() const;
+  // Whether the recording's kernel DSO has a build id that is not the running kernel's (its
+  // kallsyms then come from the build-id cache, not /proc/kallsyms).
+  static bool of_another_kernel(const session::Dso* kdso);
   void note_kernel_ref(const std::vector<const session::Dso*>& dsos);
 
   const session::Machine& machine_;
