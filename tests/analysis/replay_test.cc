@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -236,57 +237,68 @@ TEST(ReplayTest, TwoThreadsDeliverEveryRecordAsOneThreadDoes) {
   }
 }
 
+// 3,000 samples of one thread, in rounds of 500, of an event that can sample the kernel: the one
+// at `kernel_at` (-1: none) taken in the kernel, the others in user space; `ids`: the file's
+// build-id table (none when empty).
+std::string write_kernel_watch_file(const std::string& path, int kernel_at,
+                                    const std::vector<perfdata::BuildIdEntry>& ids = {}) {
+  Writer w;
+  w.open(path);
+  w.add_attr(chain_attr(), {1}, "cpu-clock");
+  if (!ids.empty()) w.set_build_ids(ids);
+  const RecordBuilder rb = w.builder(0);
+  for (int i = 0; i < 3000; ++i) {
+    perfdata::Sample s;
+    s.pid = s.tid = 100;
+    s.time = 1000 + static_cast<uint64_t>(i);
+    s.period = 10000;
+    const bool kernel = i == kernel_at;
+    s.ip = kernel ? 0xffffffff81000010ULL : 0x401000 + static_cast<uint64_t>(i % 7) * 16;
+    s.callchain = {kernel ? perfdata::kContextKernel : perfdata::kContextUser, s.ip};
+    w.write_record(rb.sample(s, kernel ? perfdata::kMiscKernel : perfdata::kMiscUser));
+    if (i % 500 == 499) w.write_record(rb.finished_round());
+  }
+  w.finish();
+  return path;
+}
+
+// Replays `path` as a report does (symbols loaded ahead) on `jobs` threads, calling
+// `on_sample(samples delivered before this one, symbolizer)` for each sample; checks that it went
+// without problems and delivered all 3,000. Returns whether an early kallsyms read began.
+bool replay_kernel_watch_file(const std::string& path, unsigned jobs,
+                              const std::function<void(size_t, const symbols::Symbolizer&)>& on_sample) {
+  auto reader = perfdata::Reader::open(path);
+  std::unique_ptr<session::Machine> machine = analysis::make_report_machine(*reader);
+  symbols::Symbolizer symbolizer(*machine, {});
+  analysis::SymbolPreloader preloader(*machine, symbolizer);
+  analysis::ReplayHandlers h;
+  h.jobs = jobs;
+  size_t samples = 0;
+  h.on_sample = [&](const perfdata::Record&, uint64_t) { on_sample(samples++, symbolizer); };
+  const analysis::ReplayResult r = analysis::replay(*reader, *machine, symbolizer, &preloader, h);
+  preloader.wait();
+  EXPECT_TRUE(r.problems.empty());
+  EXPECT_EQ(samples, 3000u);
+  return symbolizer.kernel_symbols_read_early();
+}
+
 // The kernel's symbols are read ahead from the first sample taken in the kernel on, on one thread
 // or two, and not at all for a file whose event could sample the kernel but never did.
 TEST(ReplayTest, KernelSymbolsAreReadAheadOnlyOnceAKernelSampleComes) {
   TempDir dir;
-  const perfdata::PerfEventAttr a = chain_attr();
-  ASSERT_FALSE(a.flag(perfdata::kFlagExcludeKernel)) << "set-up: the event must be able to sample the kernel";
-  auto write = [&](const std::string& name, int kernel_at) {
-    const std::string path = dir.file(name);
-    Writer w;
-    w.open(path);
-    w.add_attr(a, {1}, "cpu-clock");
-    const RecordBuilder rb = w.builder(0);
-    for (int i = 0; i < 3000; ++i) {
-      perfdata::Sample s;
-      s.pid = s.tid = 100;
-      s.time = 1000 + static_cast<uint64_t>(i);
-      s.period = 10000;
-      const bool kernel = i == kernel_at;
-      s.ip = kernel ? 0xffffffff81000010ULL : 0x401000 + static_cast<uint64_t>(i % 7) * 16;
-      s.callchain = {kernel ? perfdata::kContextKernel : perfdata::kContextUser, s.ip};
-      w.write_record(rb.sample(s, kernel ? perfdata::kMiscKernel : perfdata::kMiscUser));
-      if (i % 500 == 499) w.write_record(rb.finished_round());
-    }
-    w.finish();
-    return path;
-  };
-  const std::string user_only = write("user.data", -1), one_kernel = write("kernel.data", 2500);
+  ASSERT_FALSE(chain_attr().flag(perfdata::kFlagExcludeKernel)) << "set-up: the event must be able to sample the kernel";
+  const std::string user_only = write_kernel_watch_file(dir.file("user.data"), -1);
+  const std::string one_kernel = write_kernel_watch_file(dir.file("kernel.data"), 2500);
   for (unsigned jobs : {1u, 2u}) {
     for (const auto& [path, expect] : {std::pair{user_only, false}, std::pair{one_kernel, true}}) {
       SCOPED_TRACE(fmt::format("{} -j {}", path, jobs));
-      auto reader = perfdata::Reader::open(path);
-      std::unique_ptr<session::Machine> machine = analysis::make_report_machine(*reader);
-      symbols::Symbolizer symbolizer(*machine, {});
-      analysis::SymbolPreloader preloader(*machine, symbolizer);
-      analysis::ReplayHandlers h;
-      h.jobs = jobs;
-      size_t samples = 0;
       bool early_before_kernel = false;
-      h.on_sample = [&](const perfdata::Record&, uint64_t) {
-        ++samples;
+      const bool early = replay_kernel_watch_file(path, jobs, [&](size_t before, const symbols::Symbolizer& sym) {
         // On one thread the read begins as the kernel sample (the 2,501st) is read: the samples
         // of the rounds before the last but one (the first 2,000) are delivered before that.
-        if (jobs == 1 && samples <= 2000 && symbolizer.kernel_symbols_read_early()) {
-          early_before_kernel = true;
-        }
-      };
-      const analysis::ReplayResult r = analysis::replay(*reader, *machine, symbolizer, &preloader, h);
-      preloader.wait();
-      EXPECT_TRUE(r.problems.empty());
-      EXPECT_EQ(samples, 3000u);
-      EXPECT_EQ(symbolizer.kernel_symbols_read_early(), expect);
+        if (jobs == 1 && before < 2000 && sym.kernel_symbols_read_early()) early_before_kernel = true;
+      });
+      EXPECT_EQ(early, expect);
       EXPECT_FALSE(early_before_kernel);
     }
   }
@@ -300,13 +312,8 @@ TEST(ReplayTest, KernelSymbolsAreReadFromTheStartWhenTheBuildIdTableNamesTheKern
   const std::optional<util::BuildId> running = util::running_kernel_build_id();
   ASSERT_TRUE(running) << "set-up: the running kernel's build id (/sys/kernel/notes)";
   TempDir dir;
-  const perfdata::PerfEventAttr a = chain_attr();
   enum class Listed { kRunningKernel, kOtherKernel, kUserFile };
   auto write = [&](const std::string& name, Listed listed) {
-    const std::string path = dir.file(name);
-    Writer w;
-    w.open(path);
-    w.add_attr(a, {1}, "cpu-clock");
     std::vector<perfdata::BuildIdEntry> ids(1);
     ids[0].build_id.assign(20, 0x5a);
     if (listed != Listed::kUserFile) {
@@ -318,21 +325,7 @@ TEST(ReplayTest, KernelSymbolsAreReadFromTheStartWhenTheBuildIdTableNamesTheKern
       ids[0].pid = 100;
       ids[0].filename = "/usr/bin/true";
     }
-    w.set_build_ids(ids);
-    const RecordBuilder rb = w.builder(0);
-    for (int i = 0; i < 3000; ++i) {
-      perfdata::Sample s;
-      s.pid = s.tid = 100;
-      s.time = 1000 + static_cast<uint64_t>(i);
-      s.period = 10000;
-      const bool kernel = i == 2500;
-      s.ip = kernel ? 0xffffffff81000010ULL : 0x401000 + static_cast<uint64_t>(i % 7) * 16;
-      s.callchain = {kernel ? perfdata::kContextKernel : perfdata::kContextUser, s.ip};
-      w.write_record(rb.sample(s, kernel ? perfdata::kMiscKernel : perfdata::kMiscUser));
-      if (i % 500 == 499) w.write_record(rb.finished_round());
-    }
-    w.finish();
-    return path;
+    return write_kernel_watch_file(dir.file(name), 2500, ids);
   };
   const std::string listed = write("listed.data", Listed::kRunningKernel);
   const std::string other = write("other.data", Listed::kOtherKernel);
@@ -343,25 +336,13 @@ TEST(ReplayTest, KernelSymbolsAreReadFromTheStartWhenTheBuildIdTableNamesTheKern
   };
   for (unsigned jobs : {1u, 2u}) {
     for (const Case& c : {Case{listed, true, true}, Case{unlisted, false, true}, Case{other, false, false}}) {
-      const std::string& path = c.path;
-      SCOPED_TRACE(fmt::format("{} -j {}", path, jobs));
-      auto reader = perfdata::Reader::open(path);
-      std::unique_ptr<session::Machine> machine = analysis::make_report_machine(*reader);
-      symbols::Symbolizer symbolizer(*machine, {});
-      analysis::SymbolPreloader preloader(*machine, symbolizer);
-      analysis::ReplayHandlers h;
-      h.jobs = jobs;
-      size_t samples = 0;
+      SCOPED_TRACE(fmt::format("{} -j {}", c.path, jobs));
       bool early_at_first = false;
-      h.on_sample = [&](const perfdata::Record&, uint64_t) {
-        if (samples++ == 0) early_at_first = symbolizer.kernel_symbols_read_early();
-      };
-      const analysis::ReplayResult r = analysis::replay(*reader, *machine, symbolizer, &preloader, h);
-      preloader.wait();
-      EXPECT_TRUE(r.problems.empty());
-      EXPECT_EQ(samples, 3000u);
+      const bool early = replay_kernel_watch_file(c.path, jobs, [&](size_t before, const symbols::Symbolizer& sym) {
+        if (before == 0) early_at_first = sym.kernel_symbols_read_early();
+      });
       EXPECT_EQ(early_at_first, c.at_first);
-      EXPECT_EQ(symbolizer.kernel_symbols_read_early(), c.at_end);  // the kernel sample begins it, but for another kernel
+      EXPECT_EQ(early, c.at_end);  // the kernel sample begins it, but for another kernel
     }
   }
 }

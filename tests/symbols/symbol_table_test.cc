@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -133,30 +134,52 @@ TEST(SymbolTable, PltEntriesThatOverlapNothing) {
   EXPECT_EQ(t.find(0x1010), nullptr);
 }
 
-// Every function `nm` lists for a binary built here is found at its address (converted to a file
-// offset through the program headers, which is where readelf says the segment is).
+// `code` built by gcc (-O1 -no-pie) as `bin`, its symbols loaded into `t` and finished. Returns the
+// ELF file (nullptr, with a failure added, when a step fails), for file_offset().
+std::unique_ptr<ElfFile> build_and_load(const std::string& bin, const std::string& code, SymbolTable& t) {
+  std::ofstream(bin + ".c") << code;
+  int status = 0;
+  test::run_command("gcc -O1 -no-pie -o " + bin + " " + bin + ".c", &status);
+  if (status != 0) {
+    ADD_FAILURE() << "gcc failed on " << bin << ".c";
+    return nullptr;
+  }
+  auto elf = ElfFile::open(bin);
+  if (!elf || load_elf_symbols(*elf, *elf, true, t) == 0) {
+    ADD_FAILURE() << "no symbols read from " << bin;
+    return nullptr;
+  }
+  t.finish();
+  return elf;
+}
+
+// nm's address of a function as the table keys it: the file offset, through the program header of
+// the segment holding it (where readelf says the segment is).
+std::optional<uint64_t> file_offset(const ElfFile& elf, uint64_t vaddr) {
+  GElf_Phdr ph;
+  if (!elf.load_segment_for_vaddr(vaddr, &ph)) return std::nullopt;
+  return vaddr - ph.p_vaddr + ph.p_offset;
+}
+
+// Every function `nm` lists for a binary built here is found at its address.
 TEST(SymbolTable, ElfSymbolsMatchNm) {
   if (!test::have_program("gcc") || !test::have_program("nm")) GTEST_SKIP() << "gcc/nm missing";
   test::TempDir dir;
-  std::string src = dir.path() + "/p.c", bin = dir.path() + "/p";
-  test::run_command("printf 'int f1(int x){return x*3;}\\nstatic int f2(int x){return x+1;}\\nint (*keep)(int)=f2;\\n"
-                    "int main(int c,char**v){(void)v;return f1(c)+keep(c);}\\n' > " + src);
-  int status = 0;
-  test::run_command("gcc -O1 -no-pie -o " + bin + " " + src, &status);
-  ASSERT_EQ(status, 0);
-  auto elf = ElfFile::open(bin);
-  ASSERT_TRUE(elf);
+  const std::string bin = dir.path() + "/p";
   SymbolTable t;
-  ASSERT_GT(load_elf_symbols(*elf, *elf, true, t), 0u);
-  t.finish();
+  auto elf = build_and_load(bin,
+                            "int f1(int x){return x*3;}\nstatic int f2(int x){return x+1;}\nint (*keep)(int)=f2;\n"
+                            "int main(int c,char**v){(void)v;return f1(c)+keep(c);}\n",
+                            t);
+  ASSERT_TRUE(elf);
   std::istringstream nm(test::run_command("nm --defined-only " + bin + " | grep -E ' [Tt] (f1|f2|main)$'"));
   int checked = 0;
   for (std::string line; std::getline(nm, line);) {
     uint64_t vaddr = std::stoull(line.substr(0, line.find(' ')), nullptr, 16);
     std::string name = line.substr(line.rfind(' ') + 1);
-    GElf_Phdr ph;
-    ASSERT_TRUE(elf->load_segment_for_vaddr(vaddr, &ph));
-    const Symbol* s = t.find(vaddr - ph.p_vaddr + ph.p_offset);
+    const std::optional<uint64_t> at = file_offset(*elf, vaddr);
+    ASSERT_TRUE(at) << name;
+    const Symbol* s = t.find(*at);
     ASSERT_NE(s, nullptr) << name;
     EXPECT_EQ(s->name(), name);
     ++checked;
@@ -169,7 +192,7 @@ TEST(SymbolTable, ElfSymbolsMatchNm) {
 TEST(SymbolTable, LookupsAcrossManyFunctionsMatchNm) {
   if (!test::have_program("gcc") || !test::have_program("nm")) GTEST_SKIP() << "gcc/nm missing";
   test::TempDir dir;
-  std::string src = dir.path() + "/many.c", bin = dir.path() + "/many";
+  const std::string bin = dir.path() + "/many";
   std::string code;
   for (int i = 0; i < 300; ++i) {
     code += "__attribute__((noinline)) int g" + std::to_string(i) + "(int x){return x*" + std::to_string(i + 3) +
@@ -178,15 +201,9 @@ TEST(SymbolTable, LookupsAcrossManyFunctionsMatchNm) {
   code += "int main(int c,char**v){(void)v;int s=0;\n";
   for (int i = 0; i < 300; ++i) code += "s+=g" + std::to_string(i) + "(c);\n";
   code += "return s;}\n";
-  std::ofstream(src) << code;
-  int status = 0;
-  test::run_command("gcc -O1 -no-pie -o " + bin + " " + src, &status);
-  ASSERT_EQ(status, 0);
-  auto elf = ElfFile::open(bin);
-  ASSERT_TRUE(elf);
   SymbolTable t;
-  ASSERT_GT(load_elf_symbols(*elf, *elf, true, t), 0u);
-  t.finish();
+  auto elf = build_and_load(bin, code, t);
+  ASSERT_TRUE(elf);
   ASSERT_GT(t.size(), 300u);
   std::istringstream nm(test::run_command("nm --defined-only -S " + bin + " | grep -E ' [Tt] g[0-9]+$'"));
   int checked = 0;
@@ -196,11 +213,10 @@ TEST(SymbolTable, LookupsAcrossManyFunctionsMatchNm) {
     std::string addr, size, type, name;
     fields >> addr >> size >> type >> name;
     const uint64_t vaddr = std::stoull(addr, nullptr, 16), bytes = std::stoull(size, nullptr, 16);
-    GElf_Phdr ph;
-    ASSERT_TRUE(elf->load_segment_for_vaddr(vaddr, &ph));
-    const uint64_t at = vaddr - ph.p_vaddr + ph.p_offset;
-    lowest = std::min(lowest, at);
-    for (uint64_t a : {at, at + bytes - 1}) {
+    const std::optional<uint64_t> at = file_offset(*elf, vaddr);
+    ASSERT_TRUE(at) << name;
+    lowest = std::min(lowest, *at);
+    for (uint64_t a : {*at, *at + bytes - 1}) {
       const Symbol* s = t.find(a);
       ASSERT_NE(s, nullptr) << name << " at " << a;
       EXPECT_EQ(s->name(), name) << a;
