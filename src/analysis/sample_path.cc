@@ -397,6 +397,18 @@ SymbolPreloader::~SymbolPreloader() = default;  // runs what is queued, then joi
 
 void SymbolPreloader::wait() { loaders_->flush(); }
 
+void SymbolPreloader::begin() {
+  if (!listed_) return;
+  std::vector<const session::Dso*> listed;
+  for (const auto& d : machine_.dsos().all()) {
+    if (!d->listed || d->kernel) continue;
+    listed.push_back(d.get());
+    if (ahead_.size() <= d->id) ahead_.resize(d->id + 1);
+    ahead_[d->id] = 1;
+  }
+  symbolizer_.preload_ahead(listed, *loaders_);
+}
+
 void SymbolPreloader::on_new_maps() {
   const auto& all = machine_.dsos().all();
   if (all.size() == seen_ && unmapped_.empty()) return;
@@ -405,7 +417,11 @@ void SymbolPreloader::on_new_maps() {
   std::erase_if(unmapped_, [&](const session::Dso* d) {
     if (!d->kernel && d->first_pid < 0) return false;
     if (listed_ && !d->listed) return true;  // no sample is in it (see listed_)
-    ready.push_back(d);
+    if (d->id < ahead_.size() && ahead_[d->id]) {
+      symbolizer_.confirm_ahead(*d);  // mapped now: its process decides where its file is
+    } else {
+      ready.push_back(d);
+    }
     return true;
   });
   symbolizer_.preload_async(ready, *loaders_);
@@ -461,6 +477,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
                                         [](const auto& d) { return d->kernel && d->listed; })) {
     kernel_watch.begin();
   }
+  if (preloader) preloader->begin();
   session::OrderedEvents::Options ordered_options;
   ordered_options.merge_deferred_callchains = handlers.merge_deferred_callchains;
   MachineRounds rounds;

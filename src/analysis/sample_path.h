@@ -79,6 +79,10 @@ class SymbolPreloader {
  public:
   SymbolPreloader(const session::Machine& machine, symbols::Symbolizer& symbolizer);
   ~SymbolPreloader();
+  // Call before the first record goes into the machine: the DSOs the file's build-id table names
+  // (those its samples hit) begin to load now, while the kernel's symbols are read, instead of
+  // at their first map, which comes after the first kernel sample has waited for those.
+  void begin();
   // Call after an MMAP/MMAP2 record went into the machine.
   void on_new_maps();
   // Waits for the loads under way (so that their warnings are all in the symbolizer).
@@ -90,6 +94,7 @@ class SymbolPreloader {
   std::unique_ptr<util::WorkQueue> loaders_;
   size_t seen_ = 0;                               // DSOs of the table looked at
   std::vector<const session::Dso*> unmapped_;     // known (BUILD_ID feature) but not mapped yet
+  std::vector<uint8_t> ahead_;                    // by Dso::id: loading since begin()
   // Whether the machine had DSOs of the file's BUILD_ID feature when the preloader was made
   // (make_replay_machine gives it the list). perf record lists the DSOs its samples hit there
   // (unless told --buildid-all), so a DSO the list does not name has no sample, and loading its

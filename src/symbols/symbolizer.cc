@@ -85,6 +85,12 @@ struct Symbolizer::DsoState {
   // The files addr2line names from the source-line file's symbol table (none: no file symbols).
   std::unique_ptr<SymbolFiles> symbol_files;
   std::string problem;                  // why the DSO gave no symbols ("" = it gave some)
+  // Loaded ahead (preload_listed), before a process mapped the DSO: its file was looked for
+  // outside any container, and the warnings the load had wait here until confirm_ahead() finds
+  // that right (none is given for a DSO never mapped).
+  bool ahead = false;
+  bool confirmed = false;
+  std::vector<std::string> held_warnings;
   std::mutex bpf_mu;                    // the lazily made symbol of a BPF program DSO
 
   std::mutex dwarf_mu;
@@ -151,7 +157,7 @@ std::vector<std::string> Symbolizer::take_warnings() {
   return out;
 }
 
-Symbolizer::DsoState& Symbolizer::state_of(const session::Dso& dso) {
+Symbolizer::DsoState& Symbolizer::state_of(const session::Dso& dso, bool ahead) {
   size_t ci = dso.id >> kChunkBits;
   if (ci >= kMaxChunks) ci = kMaxChunks - 1;  // beyond 4M DSOs they share the last chunk's slots
   auto& chunk_slot = (*chunks_)[ci];
@@ -170,7 +176,7 @@ Symbolizer::DsoState& Symbolizer::state_of(const session::Dso& dso) {
     auto fresh = std::make_unique<DsoState>();
     if (slot.compare_exchange_strong(state, fresh.get(), std::memory_order_acq_rel)) state = fresh.release();
   }
-  std::call_once(state->once, [&] { load(*state, dso); });
+  std::call_once(state->once, [&] { load(*state, dso, ahead); });
   return *state;
 }
 
@@ -193,12 +199,12 @@ Symbolizer::DsoState& Symbolizer::jit_state(int32_t pid) {
   return *state;
 }
 
-void Symbolizer::load(DsoState& state, const session::Dso& dso) {
+void Symbolizer::load(DsoState& state, const session::Dso& dso, bool ahead) {
   state.short_name = std::string(dso.short_name());
   if (dso.kernel) {
     load_kernel(state, dso);
   } else {
-    load_elf(state, dso);
+    load_elf(state, dso, ahead);
   }
 }
 
@@ -332,7 +338,7 @@ void Symbolizer::load_kernel(DsoState& state, const session::Dso& dso) {
   state.kind = DsoState::Kind::kBpf;
 }
 
-void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
+void Symbolizer::load_elf(DsoState& state, const session::Dso& dso, bool ahead) {
   if (!dso.name) return;
   const std::string& name = *dso.name;
   const bool vdso = name == "[vdso]";
@@ -342,8 +348,10 @@ void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
 
   DebugLookupOptions lookup{options_.symfs, options_.buildid_dir};
   // A file mapped by a process in another mount namespace (a container) is looked for inside
-  // that namespace, through /proc/PID/root, while the process lives, as perf does.
-  if (lookup.symfs.empty() && !vdso) {
+  // that namespace, through /proc/PID/root, while the process lives, as perf does. Loaded
+  // ahead, no process mapped it yet: confirm_ahead() checks the first one's namespace.
+  state.ahead = ahead;
+  if (lookup.symfs.empty() && !vdso && !ahead) {
     if (std::string root = mount_namespace_root(dso.first_pid); !root.empty()) lookup.symfs = root;
   }
   // Without a recorded build id perf takes the local file's, so that the debug files named by
@@ -412,11 +420,17 @@ void Symbolizer::load_elf(DsoState& state, const session::Dso& dso) {
     } else {
       state.problem = vdso ? "no [vdso] image found" : "file not found";
     }
+    std::string message;
     if (recorded_build_id && !mismatch.empty()) {
-      warn(fmt::format("{}: no file with build-id {} ({}); its samples show as [unknown]", name, build_id.hex(),
-                       mismatch));
+      message = fmt::format("{}: no file with build-id {} ({}); its samples show as [unknown]", name, build_id.hex(),
+                            mismatch);
     } else if (recorded_build_id && !vdso) {
-      warn(fmt::format("{}: no file with build-id {} found; its samples show as [unknown]", name, build_id.hex()));
+      message = fmt::format("{}: no file with build-id {} found; its samples show as [unknown]", name, build_id.hex());
+    }
+    if (ahead && !message.empty()) {
+      state.held_warnings.push_back(std::move(message));
+    } else if (!message.empty()) {
+      warn(std::move(message));
     }
     return;
   }
@@ -762,6 +776,36 @@ void Symbolizer::preload_async(const std::vector<const session::Dso*>& dsos, uti
   for (const session::Dso* dso : dsos) {
     if (dso) queue.queue_work([this, dso] { state_of(*dso); });
   }
+}
+
+void Symbolizer::preload_ahead(const std::vector<const session::Dso*>& dsos, util::WorkQueue& queue) {
+  for (const session::Dso* dso : dsos) {
+    // A file's symbols only: the kernel's come from kallsyms (read_kernel_symbols_early()).
+    if (dso && !dso->kernel) queue.queue_work([this, dso] { state_of(*dso, true); });
+  }
+}
+
+void Symbolizer::confirm_ahead(const session::Dso& dso) {
+  // Waits for the load if it is under way; one not begun yet is made now, as at a first map.
+  DsoState* st = &state_of(dso);
+  if (!st->ahead || st->confirmed) return;
+  st->confirmed = true;
+  if (!options_.symfs.empty() || mount_namespace_root(dso.first_pid).empty()) {
+    for (std::string& w : st->held_warnings) warn(std::move(w));
+    st->held_warnings.clear();
+    return;
+  }
+  // Its first process lives in another mount namespace (a container): the file is looked for
+  // there, as a load at its first map does. No lookup took the state loaded ahead (no map of the
+  // DSO was applied before this), so it is replaced whole; kept, not freed, as every state is.
+  auto fresh = std::make_unique<DsoState>();
+  std::call_once(fresh->once, [&] { load(*fresh, dso, false); });
+  size_t ci = dso.id >> kChunkBits;
+  if (ci >= kMaxChunks) ci = kMaxChunks - 1;
+  Chunk* chunk = (*chunks_)[ci].load(std::memory_order_acquire);
+  DsoState* old = chunk->slots[dso.id & (kChunkSize - 1)].exchange(fresh.release(), std::memory_order_acq_rel);
+  std::lock_guard lock(replaced_mu_);
+  replaced_.emplace_back(old);
 }
 
 size_t Symbolizer::memory_bytes() const {

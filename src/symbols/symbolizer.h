@@ -127,6 +127,17 @@ class Symbolizer {
   // caller goes on (reading the file) while they load; a lookup of a DSO still loading waits
   // for it. The queue must be flushed (or destroyed) before the Symbolizer.
   void preload_async(const std::vector<const session::Dso*>& dsos, util::WorkQueue& queue);
+  // The same, before any process mapped these DSOs (the files the recording's build-id table
+  // names, loaded while the kernel's symbols are read at the start of a replay): each is looked
+  // for outside any container, and the warnings its load has are held. Kernel DSOs are skipped.
+  // The DSOs' names and build ids must not change meanwhile (listed ones do not).
+  void preload_ahead(const std::vector<const session::Dso*>& dsos, util::WorkQueue& queue);
+  // Call on the machine's thread once a map of `dso` was applied (its first_pid is known),
+  // before any of its addresses is looked up: a DSO loaded ahead is kept if its first process
+  // sees the files this one sees (its held warnings are then given), else loaded again inside
+  // that process's mount namespace, as its first map would have loaded it. Waits for a load
+  // still under way.
+  void confirm_ahead(const session::Dso& dso);
 
   // perf widens the kernel map to its kallsyms symbols once they are loaded (map__fixup_start/
   // end), so kernel addresses past the recorded map (.init.text, data) still resolve to
@@ -178,7 +189,8 @@ class Symbolizer {
 
  private:
   struct DsoState;
-  DsoState& state_of(const session::Dso& dso);
+  // `ahead`: as preload_ahead() loads it, when this call is the one that loads it.
+  DsoState& state_of(const session::Dso& dso, bool ahead = false);
   DsoState& jit_state(int32_t pid);
   DsoState* state_for_map(const session::Map& map, int32_t pid, uint64_t* addr);
   // The DSO's DWARF reader, opened on first use; nullptr when the file cannot be read. Call with
@@ -188,8 +200,8 @@ class Symbolizer {
   // "<short_name>[<addr>]" when the file has no readable DWARF (*have_dwarf false then).
   std::string cached_srcline(DsoState& st, std::string_view short_name, uint64_t objdump,
                                     bool* have_dwarf = nullptr);
-  void load(DsoState& state, const session::Dso& dso);
-  void load_elf(DsoState& state, const session::Dso& dso);
+  void load(DsoState& state, const session::Dso& dso, bool ahead);
+  void load_elf(DsoState& state, const session::Dso& dso, bool ahead);
   void load_kernel(DsoState& state, const session::Dso& dso);
   void load_kallsyms_once();
   void warn(std::string message);
@@ -218,6 +230,8 @@ class Symbolizer {
   struct Chunk;
   std::unique_ptr<std::array<std::atomic<Chunk*>, kMaxChunks>> chunks_;
   std::mutex chunk_mu_;
+  std::mutex replaced_mu_;
+  std::vector<std::unique_ptr<DsoState>> replaced_;  // confirm_ahead()'s, kept for the Symbolizer's life
 
   std::mutex jit_mu_;
   std::unordered_map<int32_t, std::unique_ptr<DsoState>> jit_;

@@ -1,8 +1,12 @@
 // SymbolPreloader: the symbol tables of mapped DSOs load on a worker, before any lookup asks for
-// them; a DSO known only from the BUILD_ID list waits until a process maps it, and where the file
-// has that list, a DSO it does not name (no sample is in it) is not loaded ahead.
+// them; where the file has a BUILD_ID list, a DSO it does not name (no sample is in it) is not
+// loaded ahead, and those it names load from begin() on, before any process maps them (a load's
+// warnings wait for the first map).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 
 #include "analysis/sample_path.h"
@@ -79,6 +83,63 @@ TEST(SymbolPreloader, WaitsForTheFirstMapOfABuildIdOnlyDso) {
   map_file(machine, 77, 0x1000);
   EXPECT_EQ(machine.dsos().find(kFile)->first_pid, 77);
   preloader.on_new_maps();
+}
+
+void list_build_id(session::Machine& machine, const std::string& file, const std::vector<uint8_t>& id) {
+  perfdata::BuildIdEntry entry;
+  entry.filename = file;
+  entry.build_id = id;
+  machine.dsos().apply_build_ids({entry});
+}
+
+// The replay driver calls begin() before the first record: a DSO the list names loads then,
+// while the kernel's symbols are read, not after the first kernel sample waited for those. Its
+// first map (by this process, which sees the files this one sees) keeps what was loaded.
+TEST(SymbolPreloader, LoadsTheListedDsosBeforeTheirFirstMap) {
+  const std::optional<util::BuildId> id = util::read_build_id(kFile);
+  ASSERT_TRUE(id.has_value()) << "the test program has no build id";
+  session::Machine machine;
+  list_build_id(machine, kFile, std::vector<uint8_t>(id->bytes.begin(), id->bytes.begin() + id->size));
+  symbols::Symbolizer symbolizer(machine, {});
+  const size_t empty = symbolizer.memory_bytes();
+  analysis::SymbolPreloader preloader(machine, symbolizer);
+  preloader.begin();
+  preloader.wait();
+  EXPECT_EQ(machine.dsos().find(kFile)->first_pid, -1);
+  const size_t loaded = symbolizer.memory_bytes();
+  EXPECT_GT(loaded, empty + 1000) << kFile << " is in the list, yet nothing was loaded before its first map";
+
+  map_file(machine, ::getpid(), 0x100000);
+  preloader.on_new_maps();
+  preloader.wait();
+  EXPECT_EQ(symbolizer.memory_bytes(), loaded) << "the first map loaded the symbols again";
+  const session::Map* m =
+      machine.find_map(&machine.findnew_thread(::getpid(), ::getpid()), perfdata::kMiscUser, 0x400000);
+  ASSERT_NE(m, nullptr);
+  EXPECT_NE(symbolizer.symbol_problem(*m, ::getpid()), "file not found");
+}
+
+// A listed DSO whose file is not there (its build id matches no file): the load ahead finds
+// nothing, and says so only once a process mapped the DSO, as a load at that map would; a DSO
+// never mapped says nothing.
+TEST(SymbolPreloader, HoldsTheWarningsOfALoadAheadUntilTheFirstMap) {
+  session::Machine machine;
+  const std::string missing = "/nonexistent/tperf-preloader-test.so";
+  list_build_id(machine, kFile, std::vector<uint8_t>(20, 0xab));
+  list_build_id(machine, missing, std::vector<uint8_t>(20, 0xcd));
+  symbols::Symbolizer symbolizer(machine, {});
+  analysis::SymbolPreloader preloader(machine, symbolizer);
+  preloader.begin();
+  preloader.wait();
+  EXPECT_EQ(symbolizer.take_warnings(), std::vector<std::string>()) << "a warning before any map";
+
+  map_file(machine, ::getpid(), 0x100000);
+  preloader.on_new_maps();
+  preloader.wait();
+  const std::vector<std::string> w = symbolizer.take_warnings();
+  ASSERT_EQ(w.size(), 1u) << "the mapped DSO's missing file was not reported once";
+  EXPECT_NE(w[0].find(kFile + ": no file with build-id abababab"), std::string::npos) << w[0];
+  EXPECT_EQ(w[0].find(missing), std::string::npos) << "the DSO never mapped was reported: " << w[0];
 }
 
 }  // namespace

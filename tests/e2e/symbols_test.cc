@@ -498,6 +498,61 @@ TEST(SymbolsE2E, JitMapInsideTheProcessMountNamespace) {
   EXPECT_EQ(chains.diff, "");
 }
 
+// A program that exists only inside its mount namespace (copied onto a tmpfs over /tmp there),
+// named with its build id in the recording's list. tperf loads the listed DSOs before the first
+// record, from this namespace, where the file is missing; at the program's first map it must see
+// that the process lives elsewhere and look again through /proc/PID/root, as perf does, instead
+// of keeping the missed lookup (its frames would be [unknown] and a warning would say so).
+TEST(SymbolsE2E, ListedFileOnlyInsideTheProcessMountNamespace) {
+  TPERF_REQUIRE_PERF();
+  CommandResult ns = run("unshare -m --propagation private true");
+  ASSERT_EQ(ns.status, 0) << "set-up failed: cannot make a mount namespace: " << ns.err;
+  std::string err;
+  std::string bin = test::e2e::workload("spin", &err);
+  ASSERT_FALSE(bin.empty()) << err;
+  const Built& b = built();
+  const std::string prog = "/tmp/tperf-ns-only-spin";
+  fs::remove(prog);
+  const std::string pidfile = b.dir + "/ns-only.pid";
+  fs::remove(pidfile);
+  // unshare and sh exec in turn, so the shell's pid is the program's.
+  CommandResult started = run(fmt::format(
+      "(unshare -m --propagation private sh -c 'echo $$ > {}; mount -t tmpfs tmpfs /tmp && cat <&3 > {} && "
+      "chmod +x {} && exec {} 30' 3<{} >/dev/null 2>&1 &)",
+      shell_quote(pidfile), prog, prog, prog, shell_quote(bin)));
+  ASSERT_EQ(started.status, 0) << started.err;
+  std::string pid;
+  for (int i = 0; i < 100; ++i) {
+    pid = run("cat " + shell_quote(pidfile) + " 2>/dev/null").out;
+    while (!pid.empty() && pid.back() == '\n') pid.pop_back();
+    std::error_code ec;
+    if (!pid.empty() && fs::read_symlink("/proc/" + pid + "/exe", ec).string() == prog) break;  // it runs
+    run("sleep 0.1");
+  }
+  ASSERT_FALSE(pid.empty()) << "the namespaced workload did not start";
+  struct Killer {
+    std::string pid;
+    ~Killer() { run("kill " + pid + " 2>/dev/null"); }
+  } killer{pid};
+  ASSERT_TRUE(fs::exists("/proc/" + pid + "/root" + prog)) << "the program is not inside the namespace";
+  ASSERT_FALSE(fs::exists(prog)) << "the program is visible outside the namespace";
+  const std::string path = b.dir + "/ns-only.data";
+  Recording rec = test::e2e::record_with_perf(
+      fmt::format("{}timeout 60 perf record -q -N -g -e cpu-clock -o {} -p {} -- sleep 0.5", env(b), shell_quote(path), pid),
+      path);
+  ASSERT_TRUE(rec.error.empty()) << "set-up failed: " << rec.error;
+  CommandResult ids = run(fmt::format("{}perf buildid-list -i {} 2>/dev/null", env(b), shell_quote(path)));
+  ASSERT_NE(ids.out.find(prog), std::string::npos) << "set-up failed: the recording does not list the program:\n"
+                                                   << ids.out;
+  // The program's frames, and what both say of the rest apart from the [vdso] (see jit.c).
+  const std::string own = "grep " + shell_quote(prog);
+  Outputs o = compare(path, "-F ip,sym,symoff,dso", own);
+  EXPECT_EQ(o.diff, "");
+  EXPECT_NE(o.perf_text.find("leaf+0x"), std::string::npos) << "perf did not find the program's symbols";
+  EXPECT_EQ(o.tperf_status, 0) << o.tperf_err;
+  EXPECT_EQ(o.tperf_err.find("no file with build-id"), std::string::npos) << o.tperf_err;
+}
+
 // --- kernel --------------------------------------------------------------------------------------
 
 TEST(SymbolsE2E, KernelSymbolsOfSystemWideRecording) {
