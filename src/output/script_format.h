@@ -418,7 +418,9 @@ class alignas(64) ScriptWriter {
   void write_done_batches(std::unique_lock<std::mutex>& lock);
   // Formats queued batches here or waits until at most `at_most` are on their way (0: all of them
   // written too); then rethrows what a batch's formatting threw.
-  void wait_for_batches(size_t at_most);
+  // `leave`: queued batches this thread leaves to the workers (it formats one only while more
+  // are queued).
+  void wait_for_batches(size_t at_most, size_t leave = 0);
   // What this thread buffered (out_, and the writer thread's buffer) into the file now.
   void write_buffered();
   // Every held sample formatted and written: before anything that changes what they print.
