@@ -85,7 +85,7 @@ struct Symbolizer::DsoState {
   // The files addr2line names from the source-line file's symbol table (none: no file symbols).
   std::unique_ptr<SymbolFiles> symbol_files;
   std::string problem;                  // why the DSO gave no symbols ("" = it gave some)
-  // Loaded ahead (preload_listed), before a process mapped the DSO: its file was looked for
+  // Loaded ahead (preload_ahead()), before a process mapped the DSO: its file was looked for
   // outside any container, and the warnings the load had wait here until confirm_ahead() finds
   // that right (none is given for a DSO never mapped).
   bool ahead = false;
@@ -157,7 +157,7 @@ std::vector<std::string> Symbolizer::take_warnings() {
   return out;
 }
 
-Symbolizer::DsoState& Symbolizer::state_of(const session::Dso& dso, bool ahead) {
+std::atomic<Symbolizer::DsoState*>& Symbolizer::slot_of(const session::Dso& dso) {
   size_t ci = dso.id >> kChunkBits;
   if (ci >= kMaxChunks) ci = kMaxChunks - 1;  // beyond 4M DSOs they share the last chunk's slots
   auto& chunk_slot = (*chunks_)[ci];
@@ -170,7 +170,11 @@ Symbolizer::DsoState& Symbolizer::state_of(const session::Dso& dso, bool ahead) 
       chunk_slot.store(chunk, std::memory_order_release);
     }
   }
-  auto& slot = chunk->slots[dso.id & (kChunkSize - 1)];
+  return chunk->slots[dso.id & (kChunkSize - 1)];
+}
+
+Symbolizer::DsoState& Symbolizer::state_of(const session::Dso& dso, bool ahead) {
+  auto& slot = slot_of(dso);
   DsoState* state = slot.load(std::memory_order_acquire);
   if (!state) {
     auto fresh = std::make_unique<DsoState>();
@@ -800,10 +804,7 @@ void Symbolizer::confirm_ahead(const session::Dso& dso) {
   // DSO was applied before this), so it is replaced whole; kept, not freed, as every state is.
   auto fresh = std::make_unique<DsoState>();
   std::call_once(fresh->once, [&] { load(*fresh, dso, false); });
-  size_t ci = dso.id >> kChunkBits;
-  if (ci >= kMaxChunks) ci = kMaxChunks - 1;
-  Chunk* chunk = (*chunks_)[ci].load(std::memory_order_acquire);
-  DsoState* old = chunk->slots[dso.id & (kChunkSize - 1)].exchange(fresh.release(), std::memory_order_acq_rel);
+  DsoState* old = slot_of(dso).exchange(fresh.release(), std::memory_order_acq_rel);
   std::lock_guard lock(replaced_mu_);
   replaced_.emplace_back(old);
 }

@@ -191,6 +191,7 @@ class Symbolizer {
   struct DsoState;
   // `ahead`: as preload_ahead() loads it, when this call is the one that loads it.
   DsoState& state_of(const session::Dso& dso, bool ahead = false);
+  std::atomic<DsoState*>& slot_of(const session::Dso& dso);  // the DSO's state slot (its chunk made)
   DsoState& jit_state(int32_t pid);
   DsoState* state_for_map(const session::Map& map, int32_t pid, uint64_t* addr);
   // The DSO's DWARF reader, opened on first use; nullptr when the file cannot be read. Call with
