@@ -399,12 +399,10 @@ void SymbolPreloader::wait() { loaders_->flush(); }
 
 void SymbolPreloader::begin() {
   if (!listed_) return;
+  began_ = true;
   std::vector<const session::Dso*> listed;
   for (const auto& d : machine_.dsos().all()) {
-    if (!d->listed || d->kernel) continue;
-    listed.push_back(d.get());
-    if (ahead_.size() <= d->id) ahead_.resize(d->id + 1);
-    ahead_[d->id] = 1;
+    if (d->listed) listed.push_back(d.get());
   }
   symbolizer_.preload_ahead(listed, *loaders_);
 }
@@ -417,8 +415,8 @@ void SymbolPreloader::on_new_maps() {
   std::erase_if(unmapped_, [&](const session::Dso* d) {
     if (!d->kernel && d->first_pid < 0) return false;
     if (listed_ && !d->listed) return true;  // no sample is in it (see listed_)
-    if (d->id < ahead_.size() && ahead_[d->id]) {
-      symbolizer_.confirm_ahead(*d);  // mapped now: its process decides where its file is
+    if (began_ && !d->kernel) {
+      symbolizer_.confirm_ahead(*d);  // loading since begin(); its first process decides where its file is
     } else {
       ready.push_back(d);
     }

@@ -94,7 +94,7 @@ class SymbolPreloader {
   std::unique_ptr<util::WorkQueue> loaders_;
   size_t seen_ = 0;                               // DSOs of the table looked at
   std::vector<const session::Dso*> unmapped_;     // known (BUILD_ID feature) but not mapped yet
-  std::vector<uint8_t> ahead_;                    // by Dso::id: loading since begin()
+  bool began_ = false;                            // begin() queued the listed DSOs (not the kernel's)
   // Whether the machine had DSOs of the file's BUILD_ID feature when the preloader was made
   // (make_replay_machine gives it the list). perf record lists the DSOs its samples hit there
   // (unless told --buildid-all), so a DSO the list does not name has no sample, and loading its

@@ -85,11 +85,10 @@ struct Symbolizer::DsoState {
   // The files addr2line names from the source-line file's symbol table (none: no file symbols).
   std::unique_ptr<SymbolFiles> symbol_files;
   std::string problem;                  // why the DSO gave no symbols ("" = it gave some)
-  // Loaded ahead (preload_ahead()), before a process mapped the DSO: its file was looked for
-  // outside any container, and the warnings the load had wait here until confirm_ahead() finds
-  // that right (none is given for a DSO never mapped).
+  // Loaded ahead (preload_ahead()), before a process mapped the DSO, and not confirmed yet: its
+  // file was looked for outside any container, and the warnings the load had wait here until
+  // confirm_ahead() finds that right (none is given for a DSO never mapped).
   bool ahead = false;
-  bool confirmed = false;
   std::vector<std::string> held_warnings;
   std::mutex bpf_mu;                    // the lazily made symbol of a BPF program DSO
 
@@ -792,8 +791,8 @@ void Symbolizer::preload_ahead(const std::vector<const session::Dso*>& dsos, uti
 void Symbolizer::confirm_ahead(const session::Dso& dso) {
   // Waits for the load if it is under way; one not begun yet is made now, as at a first map.
   DsoState* st = &state_of(dso);
-  if (!st->ahead || st->confirmed) return;
-  st->confirmed = true;
+  if (!st->ahead) return;
+  st->ahead = false;
   if (!options_.symfs.empty() || mount_namespace_root(dso.first_pid).empty()) {
     for (std::string& w : st->held_warnings) warn(std::move(w));
     st->held_warnings.clear();
