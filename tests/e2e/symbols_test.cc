@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -448,6 +449,41 @@ TEST(SymbolsE2E, JitMapNamesAnonymousCode) {
   fs::remove_all(symfs);
 }
 
+// A workload started in a mount namespace of its own, where a tmpfs covers /tmp; killed when
+// this goes.
+struct NamespacedWorkload {
+  std::string pid;
+  NamespacedWorkload() = default;
+  NamespacedWorkload(const NamespacedWorkload&) = delete;
+  NamespacedWorkload& operator=(const NamespacedWorkload&) = delete;
+  ~NamespacedWorkload() {
+    if (!pid.empty()) run("kill " + pid + " 2>/dev/null");
+  }
+};
+
+// Starts it: the namespace's shell writes its pid to `pidfile`, mounts the tmpfs, then runs
+// `inside`, which execs the workload last (so the pid is the workload's) and finds `bin` open as
+// descriptor 3 (the tmpfs may hide its path). Waits (10 s at most) until `ready(pid)`.
+void start_in_mount_namespace(const std::string& bin, const std::string& inside, const std::string& pidfile,
+                              const std::function<bool(const std::string&)>& ready, NamespacedWorkload* out) {
+  CommandResult ns = run("unshare -m --propagation private true");
+  ASSERT_EQ(ns.status, 0) << "set-up failed: cannot make a mount namespace: " << ns.err;
+  fs::remove(pidfile);
+  CommandResult started = run(fmt::format(
+      "(unshare -m --propagation private sh -c {} 3<{} >/dev/null 2>&1 &)",
+      shell_quote(fmt::format("echo $$ > {}; mount -t tmpfs tmpfs /tmp && {}", shell_quote(pidfile), inside)),
+      shell_quote(bin)));
+  ASSERT_EQ(started.status, 0) << started.err;
+  for (int i = 0; i < 100; ++i) {
+    std::string pid = run("cat " + shell_quote(pidfile) + " 2>/dev/null").out;
+    while (!pid.empty() && pid.back() == '\n') pid.pop_back();
+    if (!pid.empty()) out->pid = pid;
+    if (!pid.empty() && ready(pid)) return;
+    run("sleep 0.1");
+  }
+  FAIL() << "the namespaced workload did not start (" << inside << ")";
+}
+
 // A JIT in its own mount namespace writes its map where only it sees it: /tmp here has no
 // /tmp/perf-PID.map, /proc/PID/root/tmp has. While the process lives, perf reads the map and the
 // ELF files inside its namespace; tperf must find them through /proc/PID/root.
@@ -456,30 +492,22 @@ TEST(SymbolsE2E, JitMapInsideTheProcessMountNamespace) {
   GTEST_SKIP() << "the JIT workload writes x86-64 machine code";
 #endif
   TPERF_REQUIRE_PERF();
-  CommandResult ns = run("unshare -m --propagation private true");
-  ASSERT_EQ(ns.status, 0) << "set-up failed: cannot make a mount namespace: " << ns.err;
   std::string err;
   std::string bin = test::e2e::workload("jit", &err);
   ASSERT_FALSE(bin.empty()) << err;
   const Built& b = built();
-  const std::string pidfile = b.dir + "/jit-ns.pid";
-  // A tmpfs over /tmp hides the workload's own file too: it runs from a descriptor opened before.
-  CommandResult started = run(fmt::format(
-      "(unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /tmp && exec /proc/self/fd/3 30' 3<{} > {} "
-      "2>/dev/null &)",
-      shell_quote(bin), shell_quote(pidfile)));
-  ASSERT_EQ(started.status, 0) << started.err;
-  std::string pid;
-  for (int i = 0; i < 100 && pid.empty(); ++i) {
-    pid = run("cat " + shell_quote(pidfile) + " 2>/dev/null").out;
-    while (!pid.empty() && pid.back() == '\n') pid.pop_back();
-    if (pid.empty()) run("sleep 0.1");
-  }
-  ASSERT_FALSE(pid.empty()) << "the namespaced JIT workload did not start";
-  struct Killer {
-    std::string pid;
-    ~Killer() { run("kill " + pid + " 2>/dev/null"); }
-  } killer{pid};
+  // A tmpfs over /tmp hides the workload's own file too: it runs from the descriptor.
+  NamespacedWorkload w;
+  ASSERT_NO_FATAL_FAILURE(start_in_mount_namespace(
+      bin, "exec /proc/self/fd/3 30", b.dir + "/jit-ns.pid",
+      [](const std::string& pid) {  // its map written whole, inside the namespace
+        std::ifstream in("/proc/" + pid + "/root/tmp/perf-" + pid + ".map");
+        std::stringstream text;
+        text << in.rdbuf();
+        return text.str().find("(tier 1)\n") != std::string::npos;
+      },
+      &w));
+  const std::string& pid = w.pid;
   const std::string map = "/tmp/perf-" + pid + ".map";
   ASSERT_FALSE(fs::exists(map)) << "the map is visible outside the namespace";
   ASSERT_TRUE(fs::exists("/proc/" + pid + "/root" + map));
@@ -505,35 +533,21 @@ TEST(SymbolsE2E, JitMapInsideTheProcessMountNamespace) {
 // of keeping the missed lookup (its frames would be [unknown] and a warning would say so).
 TEST(SymbolsE2E, ListedFileOnlyInsideTheProcessMountNamespace) {
   TPERF_REQUIRE_PERF();
-  CommandResult ns = run("unshare -m --propagation private true");
-  ASSERT_EQ(ns.status, 0) << "set-up failed: cannot make a mount namespace: " << ns.err;
   std::string err;
   std::string bin = test::e2e::workload("spin", &err);
   ASSERT_FALSE(bin.empty()) << err;
   const Built& b = built();
   const std::string prog = "/tmp/tperf-ns-only-spin";
   fs::remove(prog);
-  const std::string pidfile = b.dir + "/ns-only.pid";
-  fs::remove(pidfile);
-  // unshare and sh exec in turn, so the shell's pid is the program's.
-  CommandResult started = run(fmt::format(
-      "(unshare -m --propagation private sh -c 'echo $$ > {}; mount -t tmpfs tmpfs /tmp && cat <&3 > {} && "
-      "chmod +x {} && exec {} 30' 3<{} >/dev/null 2>&1 &)",
-      shell_quote(pidfile), prog, prog, prog, shell_quote(bin)));
-  ASSERT_EQ(started.status, 0) << started.err;
-  std::string pid;
-  for (int i = 0; i < 100; ++i) {
-    pid = run("cat " + shell_quote(pidfile) + " 2>/dev/null").out;
-    while (!pid.empty() && pid.back() == '\n') pid.pop_back();
-    std::error_code ec;
-    if (!pid.empty() && fs::read_symlink("/proc/" + pid + "/exe", ec).string() == prog) break;  // it runs
-    run("sleep 0.1");
-  }
-  ASSERT_FALSE(pid.empty()) << "the namespaced workload did not start";
-  struct Killer {
-    std::string pid;
-    ~Killer() { run("kill " + pid + " 2>/dev/null"); }
-  } killer{pid};
+  NamespacedWorkload w;
+  ASSERT_NO_FATAL_FAILURE(start_in_mount_namespace(
+      bin, fmt::format("cat <&3 > {} && chmod +x {} && exec {} 30", prog, prog, prog), b.dir + "/ns-only.pid",
+      [&prog](const std::string& pid) {  // the copy runs
+        std::error_code ec;
+        return fs::read_symlink("/proc/" + pid + "/exe", ec).string() == prog;
+      },
+      &w));
+  const std::string& pid = w.pid;
   ASSERT_TRUE(fs::exists("/proc/" + pid + "/root" + prog)) << "the program is not inside the namespace";
   ASSERT_FALSE(fs::exists(prog)) << "the program is visible outside the namespace";
   const std::string path = b.dir + "/ns-only.data";
@@ -544,7 +558,7 @@ TEST(SymbolsE2E, ListedFileOnlyInsideTheProcessMountNamespace) {
   CommandResult ids = run(fmt::format("{}perf buildid-list -i {} 2>/dev/null", env(b), shell_quote(path)));
   ASSERT_NE(ids.out.find(prog), std::string::npos) << "set-up failed: the recording does not list the program:\n"
                                                    << ids.out;
-  // The program's frames, and what both say of the rest apart from the [vdso] (see jit.c).
+  // The program's own frames.
   const std::string own = "grep " + shell_quote(prog);
   Outputs o = compare(path, "-F ip,sym,symoff,dso", own);
   EXPECT_EQ(o.diff, "");
