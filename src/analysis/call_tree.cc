@@ -112,7 +112,7 @@ uint32_t CallFrameTable::intern(const CallFrame& f, const std::string* srcline) 
     if (!g.sym || g.sym->inlined != inlined) return false;
     return inlined ? g.sym->name() == f.sym->name() : g.sym_start == f.sym_start && g.dso == f.dso;
   };
-  if (frames_.size() * 2 >= slots_.size()) grow();
+  if (util::slots_full(frames_.size() + 1, slots_.size())) grow();
   const size_t mask = slots_.size() - 1;
   const auto tag = static_cast<uint32_t>(h);
   for (size_t i = h & mask;; i = (i + 1) & mask) {

@@ -219,7 +219,7 @@ uint32_t Hist::findnew(const HistEntry& e, unsigned member) {
   h ^= h >> 29;  // the probes use the low bits
   size_t i = 0;
   if (!walk) {
-    if ((entries_.size() + 1) * 2 > index_.size()) grow_index();
+    if (util::slots_full(entries_.size() + 1, index_.size())) grow_index();
     const size_t mask = index_.size() - 1;
     for (i = h & mask; index_[i].entry != 0; i = (i + 1) & mask) {
       const Slot& slot = index_[i];
@@ -714,7 +714,7 @@ class Hist::TreeBuilder {
   }
 
   uint32_t intern_chain(std::span<const uint32_t> ids) {
-    if (2 * (chains_.size() + 1) > chain_slots_.size()) grow(chain_slots_);
+    if (util::slots_full(chains_.size() + 1, chain_slots_.size())) grow(chain_slots_);
     const auto tag = static_cast<uint32_t>(XXH3_64bits(ids.data(), ids.size_bytes()));
     const size_t mask = chain_slots_.size() - 1;
     for (size_t i = tag & mask;; i = (i + 1) & mask) {
@@ -734,7 +734,7 @@ class Hist::TreeBuilder {
   }
 
   void add_group(uint32_t chain, std::span<const uint64_t> pairs, uint64_t period) {
-    if (2 * (groups_.size() + 1) > group_slots_.size()) grow(group_slots_);
+    if (util::slots_full(groups_.size() + 1, group_slots_.size())) grow(group_slots_);
     const uint64_t h = XXH3_64bits_withSeed(pairs.data(), pairs.size_bytes(), chain);
     const auto tag = static_cast<uint32_t>(h);
     const size_t mask = group_slots_.size() - 1;
