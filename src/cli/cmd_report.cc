@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/report_branch.h"
 #include "cli/report_mem.h"
+#include "output/header_format.h"
 #include "output/report_format.h"
 #include "output/script_format.h"
 #include "output/task_list.h"
@@ -79,6 +80,10 @@ struct ReportCliOptions {
   bool branch_stack = false;     // -b: branch mode (see cli/report_branch.h)
   bool no_branch_stack = false;  // --no-branch-stack: the plain report of a branch-stack file
   bool branch_history = false;   // --branch-history: branch stacks as the samples' chains
+  bool header = false;           // --header: the file's header first, in place of perf's hint line
+                                 // (then: whether something took that line's place)
+  bool header_only = false;      // --header-only: the header alone
+  bool show_info = false;        // -I: the header's features perf shows only with -I
 };
 
 // perf's default pattern for the parent key.
@@ -463,11 +468,11 @@ int run_hist_report(const ReportCliOptions& cli) {
   const auto& group_size = builder.group_size();
   const bool any_samples = std::any_of(events.begin(), events.end(), [](const auto& e) { return e.samples > 0; });
   if (!any_samples) {
-    output::print_report_header_hint(stdout);
+    if (!cli.header) output::print_report_header_hint(stdout);
     std::fflush(stdout);
     fmt::print(stderr, "Error:\nThe {} data has no samples!\n", cli.path);
   } else {
-    if (!cli.quiet) output::print_report_preamble(stdout, builder.lost_samples(), filter_lines);
+    if (!cli.quiet) output::print_report_preamble(stdout, builder.lost_samples(), filter_lines, !cli.header);
     if (summary) output::print_unwind_summary(stdout, builder.unwind_stats(), /*dwarf_unwound=*/true);
   }
   columns.quiet = cli.quiet;
@@ -521,7 +526,56 @@ int run_hist_report(const ReportCliOptions& cli) {
   return status;
 }
 
-int run_report(const ReportCliOptions& cli) {
+// What perf prints of the file's header before its report, after --header, --header-only or -I
+// (each rule below checked against perf 6.1 on a file and a pipe-mode file):
+// - the "# ========" block (a file's features in it) for --header/--header-only, not with -q;
+// - --header-only stops there: with -q only on a pipe, and not for --tasks/--mmaps (with -q perf
+//   gives the report or the task list instead);
+// - a pipe's features, which perf prints while it reads them from the stream, whenever one of the
+//   three asked (-q or not), but not before a task list: after the block, or after perf's hint
+//   line when there is no block.
+// `input`: the path as given ("-" for standard input, whose time perf shows as "captured on").
+// Returns the exit status when the run ends here, else nullopt; `cli.header` then says whether
+// what was printed takes the place of the hint line.
+std::optional<int> print_report_header(ReportCliOptions& cli, const std::string& input) {
+  const bool block = (cli.header || cli.header_only) && !cli.quiet;
+  const bool asked = cli.header || cli.header_only || cli.show_info;
+  cli.header = false;
+  if (!asked) return std::nullopt;
+  auto reader = perfdata::Reader::open(cli.path);
+  const bool pipe = reader->is_pipe();
+  const bool tasks = cli.tasks || cli.mmaps;
+  const bool stop = cli.header_only && (!cli.quiet || (pipe && !tasks));
+  const bool pipe_features = pipe && (stop || !tasks);
+  if (!block && !pipe_features) return std::nullopt;
+  const bool hint = !block && !cli.quiet;
+  if (hint) output::print_report_header_hint(stdout);
+  output::HeaderFormatOptions format;
+  format.full = cli.show_info;
+  format.no_extras = true;
+  format.file_records = false;  // the report reads them
+  format.block = block;
+  format.pipe_features = pipe_features;
+  const std::string error = output::print_header(*reader, input, format);
+  std::fflush(stdout);
+  if (!error.empty()) {
+    fmt::print(stderr, "tperf report: {}: {}\n", input, error);
+    return 2;
+  }
+  if (stop) return 0;
+  cli.header = block || hint;
+  return std::nullopt;
+}
+
+int run_report(const ReportCliOptions& given) {
+  ReportCliOptions cli = given;
+  // A stream whose header is printed before its report is read twice: from a copy.
+  std::optional<util::SpooledInput> spool;
+  if ((cli.header || cli.show_info || (cli.header_only && cli.quiet)) && !util::rereadable_input(cli.path)) {
+    spool.emplace(cli.path);
+    cli.path = spool->path();
+  }
+  if (std::optional<int> status = print_report_header(cli, given.path)) return *status;
   if (cli.tasks || cli.mmaps) return run_tasks(cli);
   if (cli.mem_mode || analysis::wants_weight_report(cli.sort)) {
     const bool filtered = !cli.comms.empty() || !cli.dsos.empty() || !cli.pids.empty() || !cli.tids.empty() ||
@@ -537,12 +591,13 @@ int run_report(const ReportCliOptions& cli) {
                            .show_samples = cli.show_samples,
                            .quiet = cli.quiet,
                            .plain = !cli.mem_mode,
-                           .jobs = cli.jobs.jobs},
+                           .jobs = cli.jobs.jobs,
+                           .header = cli.header},
                           so);
   }
   if (!cli.off_cpu && !cli.wall_clock && !cli.branch_history) {
     BranchReportOptions b{cli.path, cli.sort, cli.show_samples, cli.show_period, cli.percent_limit, cli.quiet,
-                          cli.mem_stats, cli.symbols, "", cli.callchain, cli.jobs.jobs};
+                          cli.mem_stats, cli.symbols, "", cli.callchain, cli.jobs.jobs, cli.header};
     const std::pair<bool, const char*> plain_only[] = {
         {!cli.fields.empty(), "-F"},          {cli.children, "--children"},
         {!cli.parent_pattern.empty(), "-p"}, {!cli.comms.empty(), "--comm"},   {!cli.dsos.empty(), "--dso"},
@@ -572,6 +627,11 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--group", opt->group, "show the events of a group side by side (the default for files with groups)");
   cmd->add_flag("--no-group", opt->no_group, "one section per event, groups or not");
   cmd->add_flag("-q,--quiet", opt->quiet, "no header lines, no unwinding summary, no warnings (as perf report -q)");
+  cmd->add_flag("--header", opt->header,
+                "print the file's header (as --header-only) before the report, in place of perf's hint line");
+  cmd->add_flag("--header-only", opt->header_only, "print the file's header and stop (as `tperf header --no-extras`)");
+  cmd->add_flag("-I,--show-info", opt->show_info,
+                "with --header/--header-only: also the features perf prints only with -I (CPU and NUMA topology...)");
   cmd->add_flag("--no-unwind-summary", opt->no_unwind_summary,
                 "leave out the unwinding quality block (for output equal to perf report's)");
   cmd->add_option("-s,--sort", opt->sort, "sort keys: comm, pid, tid, dso, sym, symoff, cpu, srcline, parent (default comm,dso,sym)");

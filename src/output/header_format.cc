@@ -639,32 +639,35 @@ std::string print_header(Reader& reader, const std::string& input, const HeaderF
   const FileHeader& h = reader.header();
   bool pipe = reader.is_pipe();
 
-  out("# ========\n");
-  out("# captured on    : {}\n", ctime_string(capture_time(reader, input)));
-  out("# header version : 1\n");
-  out("# data offset    : {}\n", pipe ? 0 : h.data.offset);
-  out("# data size      : {}\n", pipe ? 0 : h.data.size);
-  out("# feat offset    : {}\n", pipe ? 0 : h.data.offset + h.data.size);
-  if (!pipe) {
-    for (unsigned bit = 1; bit < kPerfLastFeature; ++bit) {
-      if (h.features.test(bit)) printer.feature(bit);
+  if (opt.block) {
+    out("# ========\n");
+    out("# captured on    : {}\n", ctime_string(capture_time(reader, input)));
+    out("# header version : 1\n");
+    out("# data offset    : {}\n", pipe ? 0 : h.data.offset);
+    out("# data size      : {}\n", pipe ? 0 : h.data.size);
+    out("# feat offset    : {}\n", pipe ? 0 : h.data.offset + h.data.size);
+    if (!pipe) {
+      for (unsigned bit = 1; bit < kPerfLastFeature; ++bit) {
+        if (h.features.test(bit)) printer.feature(bit);
+      }
+      std::string missing;
+      for (unsigned bit = 1; bit < kPerfLastFeature; ++bit) {
+        if (!h.features.test(bit)) missing += feature_name(bit) + " ";
+      }
+      out("# missing features: {}\n", missing);
     }
-    std::string missing;
-    for (unsigned bit = 1; bit < kPerfLastFeature; ++bit) {
-      if (!h.features.test(bit)) missing += feature_name(bit) + " ";
-    }
-    out("# missing features: {}\n", missing);
+    out("# ========\n#\n");
+    out.flush();
   }
-  out("# ========\n#\n");
-  out.flush();
 
   // Pipe mode: the features arrive as records, perf prints each as it is processed. Every
   // record is read anyway for the record counts.
   std::string error;
+  if (pipe ? !opt.pipe_features && opt.no_extras : !opt.file_records) return error;
   Record rec;
   try {
     while (reader.next(rec)) {
-      if (pipe && rec.type == kRecordHeaderFeature && rec.body().size() >= 8) {
+      if (pipe && opt.pipe_features && rec.type == kRecordHeaderFeature && rec.body().size() >= 8) {
         uint64_t bit = load<uint64_t>(rec.body().data(), reader.swapped());
         if (bit < kFeatBits) printer.pipe_feature(static_cast<unsigned>(bit));
       }

@@ -14,10 +14,19 @@ namespace tperf::output {
 struct HeaderFormatOptions {
   bool full = false;       // -I: also the features perf prints only with --header-only -I
   bool no_extras = false;  // only perf's block, without tperf's section
+  // Whether the records of a file (not a pipe) are read after its header, for tperf's section and
+  // the damage they may hold. `report --header` leaves them to the report, as perf does.
+  bool file_records = true;
+  // The "# ========" block (a file's features in it), and a pipe's features after it (perf prints
+  // those while it reads the stream: whenever --header, --header-only or -I asked for them, -q
+  // or not, but not for --tasks).
+  bool block = true;
+  bool pipe_features = true;
 };
 
 // Prints the header block of `reader`'s file to standard output, reading every record (pipe-mode
-// features arrive as records; the record counts need them all). `input`: the path the user gave
+// features arrive as records; the record counts need them all; a file's only with
+// `file_records`). `input`: the path the user gave
 // ("-" for standard input), whose mtime perf shows as "captured on". Returns the message of the
 // damage that stopped the reading, "" when the file was read to its end.
 std::string print_header(perfdata::Reader& reader, const std::string& input, const HeaderFormatOptions& opt);

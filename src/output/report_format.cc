@@ -113,8 +113,9 @@ void print_report_header_hint(std::FILE* out) {
   fmt::print(out, "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
 }
 
-void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vector<std::string>& filter_lines) {
-  print_report_header_hint(out);
+void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vector<std::string>& filter_lines,
+                           bool hint) {
+  if (hint) print_report_header_hint(out);
   for (const auto& l : filter_lines) fmt::print(out, "# {}\n", l);
   fmt::print(out, "#\n# Total Lost Samples: {}\n#\n", lost_samples);
 }

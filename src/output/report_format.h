@@ -54,9 +54,11 @@ using ThreadCommFn = std::function<const std::string*(int32_t tid)>;
 // The first lines alone: all perf prints when no sample is left to show.
 void print_report_header_hint(std::FILE* out);
 
-// "# To display the perf.data header info...", the filter lines ("# comm: NAME" for a single
-// --comm, "# dso: NAME" for a single --dso) and the lost-samples block.
-void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vector<std::string>& filter_lines = {});
+// "# To display the perf.data header info..." (`hint`: false after --header, whose header block
+// takes its place), the filter lines ("# comm: NAME" for a single --comm, "# dso: NAME" for a
+// single --dso) and the lost-samples block.
+void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vector<std::string>& filter_lines = {},
+                           bool hint = true);
 
 // One event's section. `nr_samples` and `total_period` are the event's totals (the percentages'
 // base); the hist may hold fewer samples when filters dropped some.

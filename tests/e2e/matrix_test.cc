@@ -144,6 +144,8 @@ const std::vector<std::string>& reading_commands() {
       "report {} --stdio -s comm,pid,tid -n",
       "report {} --tasks",
       "report {} --mmaps",
+      // The header block (pipe-mode features as they come) before the report, -I's features too.
+      "report {} --stdio --header -I",
       "report {} --stdio --off-cpu",
       // Branch mode's keys, srcline_from/to among them (a file without branch stacks refuses -b).
       "report {} --stdio -b -s comm,dso_from,symbol_to,srcline_from,srcline_to,cycles",
@@ -177,6 +179,7 @@ const std::vector<std::string>& compared_modes() {
       // "symbol" spelled out: perf adds its IPC column.
       "report --stdio --no-children -s dso,symbol",
       "report --stdio --branch-history",
+      "report --stdio --header",
   };
   return modes;
 }
