@@ -21,6 +21,7 @@
 #include "cli/report_mem.h"
 #include "output/header_format.h"
 #include "output/report_format.h"
+#include "output/report_stats.h"
 #include "output/script_format.h"
 #include "output/task_list.h"
 #include "output/thread_values.h"
@@ -84,6 +85,7 @@ struct ReportCliOptions {
                                  // (then: whether something took that line's place)
   bool header_only = false;      // --header-only: the header alone
   bool show_info = false;        // -I: the header's features perf shows only with -I
+  bool stats = false;            // --stats: record counts by type and per event, no report
 };
 
 // perf's default pattern for the parent key.
@@ -529,11 +531,11 @@ int run_hist_report(const ReportCliOptions& cli) {
 // What perf prints of the file's header before its report, after --header, --header-only or -I
 // (each rule below checked against perf 6.1 on a file and a pipe-mode file):
 // - the "# ========" block (a file's features in it) for --header/--header-only, not with -q;
-// - --header-only stops there: with -q only on a pipe, and not for --tasks/--mmaps (with -q perf
-//   gives the report or the task list instead);
+// - --header-only stops there: with -q only on a pipe, and not for --tasks/--mmaps/--stats (with
+//   -q perf gives the report or the listing instead);
 // - a pipe's features, which perf prints while it reads them from the stream, whenever one of the
-//   three asked (-q or not), but not before a task list: after the block, or after perf's hint
-//   line when there is no block.
+//   three asked (-q or not), but not before a task list or --stats: after the block, or after
+//   perf's hint line when there is no block.
 // `input`: the path as given ("-" for standard input, whose time perf shows as "captured on").
 // Returns the exit status when the run ends here, else nullopt; `cli.header` then says whether
 // what was printed takes the place of the hint line.
@@ -544,7 +546,7 @@ std::optional<int> print_report_header(ReportCliOptions& cli, const std::string&
   if (!asked) return std::nullopt;
   auto reader = perfdata::Reader::open(cli.path);
   const bool pipe = reader->is_pipe();
-  const bool tasks = cli.tasks || cli.mmaps;
+  const bool tasks = cli.tasks || cli.mmaps || cli.stats;  // a listing in place of the report
   const bool stop = cli.header_only && (!cli.quiet || (pipe && !tasks));
   const bool pipe_features = pipe && (stop || !tasks);
   if (!block && !pipe_features) return std::nullopt;
@@ -567,8 +569,26 @@ std::optional<int> print_report_header(ReportCliOptions& cli, const std::string&
   return std::nullopt;
 }
 
+// --stats: every record read, counted as perf's --stats counts them.
+int run_report_stats(const ReportCliOptions& cli) {
+  auto reader = perfdata::Reader::open(cli.path);
+  std::vector<output::EventRecordCounts> events(reader->attrs().size());
+  perfdata::Record rec;
+  while (reader->next(rec)) {
+    if (rec.type != perfdata::kRecordSample && rec.type != perfdata::kRecordLostSamples) continue;
+    const int ai = reader->attr_index_of(rec);
+    if (ai < 0) continue;
+    if (events.size() < reader->attrs().size()) events.resize(reader->attrs().size());  // a pipe's come as records
+    output::EventRecordCounts& e = events[static_cast<size_t>(ai)];
+    ++(rec.type == perfdata::kRecordSample ? e.samples : e.lost_samples);
+  }
+  output::print_report_stats(stdout, *reader, events);
+  return report_reader_problems("report", *reader);
+}
+
 int run_report(const ReportCliOptions& given) {
   ReportCliOptions cli = given;
+  if (cli.stats && (cli.tasks || cli.mmaps)) return fail("--tasks and --mmaps can't be used together with --stats");
   // A stream whose header is printed before its report is read twice: from a copy.
   std::optional<util::SpooledInput> spool;
   if ((cli.header || cli.show_info || (cli.header_only && cli.quiet)) && !util::rereadable_input(cli.path)) {
@@ -576,6 +596,7 @@ int run_report(const ReportCliOptions& given) {
     cli.path = spool->path();
   }
   if (std::optional<int> status = print_report_header(cli, given.path)) return *status;
+  if (cli.stats) return run_report_stats(cli);
   if (cli.tasks || cli.mmaps) return run_tasks(cli);
   if (cli.mem_mode || analysis::wants_weight_report(cli.sort)) {
     const bool filtered = !cli.comms.empty() || !cli.dsos.empty() || !cli.pids.empty() || !cli.tids.empty() ||
@@ -632,6 +653,9 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--header-only", opt->header_only, "print the file's header and stop (as `tperf header --no-extras`)");
   cmd->add_flag("-I,--show-info", opt->show_info,
                 "with --header/--header-only: also the features perf prints only with -I (CPU and NUMA topology...)");
+  cmd->add_flag("--stats", opt->stats,
+                "print the records of each type and each event's samples and LOST_SAMPLES records instead of the "
+                "report (as perf report --stats)");
   cmd->add_flag("--no-unwind-summary", opt->no_unwind_summary,
                 "leave out the unwinding quality block (for output equal to perf report's)");
   cmd->add_option("-s,--sort", opt->sort, "sort keys: comm, pid, tid, dso, sym, symoff, cpu, srcline, parent (default comm,dso,sym)");

@@ -146,6 +146,7 @@ const std::vector<std::string>& reading_commands() {
       "report {} --mmaps",
       // The header block (pipe-mode features as they come) before the report, -I's features too.
       "report {} --stdio --header -I",
+      "report {} --stats",
       "report {} --stdio --off-cpu",
       // Branch mode's keys, srcline_from/to among them (a file without branch stacks refuses -b).
       "report {} --stdio -b -s comm,dso_from,symbol_to,srcline_from,srcline_to,cycles",
