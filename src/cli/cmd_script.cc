@@ -28,6 +28,8 @@ struct ScriptCliOptions {
   bool mem_stats = false;
   std::vector<std::string> fields;
   bool nanosecs = false;
+  bool reltime = false;    // --reltime
+  bool deltatime = false;  // --deltatime
   bool hide_callchain = false;
   bool show_task_events = false;
   bool show_mmap_events = false;
@@ -61,6 +63,11 @@ int run_script(const ScriptCliOptions& cli) {
   }
   for (const auto& w : warnings) fmt::print(stderr, "tperf script: warning: {}\n", w);
   opt.nanosecs = cli.nanosecs;
+  if (cli.reltime && cli.deltatime) {
+    return fail("--reltime and --deltatime cannot go together (perf refuses them too): give one of them");
+  }
+  if (cli.reltime) opt.time_base = output::ScriptOptions::TimeBase::kRelative;
+  if (cli.deltatime) opt.time_base = output::ScriptOptions::TimeBase::kDelta;
   opt.hide_callchain = cli.hide_callchain;
   opt.show_task_events = cli.show_task_events;
   opt.show_mmap_events = cli.show_mmap_events;
@@ -139,6 +146,8 @@ void add_script_command(CLI::App& app, int& status) {
                   "sym,symoff,dso,addr,period,misc,...)")
       ->allow_extra_args(false);
   cmd->add_flag("--ns", opt->nanosecs, "show times with 9 decimals");
+  cmd->add_flag("--reltime", opt->reltime, "show times from the first line's (the lines printed, side-band ones included)");
+  cmd->add_flag("--deltatime", opt->deltatime, "show each line's time as the time since the line printed before");
   cmd->add_flag("-G,--hide-call-graph", opt->hide_callchain, "do not print callchains");
   cmd->add_flag("--show-task-events", opt->show_task_events, "print COMM/FORK/EXIT records");
   cmd->add_flag("--show-mmap-events", opt->show_mmap_events, "print MMAP/MMAP2 records");

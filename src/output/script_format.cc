@@ -566,7 +566,7 @@ void append_line_start(std::string& out, uint64_t fields, const ScriptLineStart&
   }
   if (fields & kFieldMisc) append_misc(out, s.misc, s.record_type);
   if (fields & kFieldTod) append_tod(out, s.time, style);
-  if (fields & kFieldTime) append_time(out, s.time, style.nanosecs);
+  if (fields & kFieldTime) append_time(out, s.time_shown, style.nanosecs);
 }
 
 void append_period(std::string& out, uint64_t period) {
@@ -866,6 +866,19 @@ std::string ScriptWriter::start() {
     if (auto e = analysis::parse_time_ranges(options_.time, &options_.time_ranges, bounds); !e.empty()) {
       return fmt::format("--time {}: {}", options_.time, e);
     }
+    // With --reltime perf takes the ranges as times from the first sample: it adds the first
+    // sample's time to both ends of each, an open one too, and to the ranges percentages made.
+    if (options_.time_base == ScriptOptions::TimeBase::kRelative) {
+      if (bounds.first == 0 && bounds.last == 0) {
+        return fmt::format("--time {} with --reltime: the file does not say when its first sample was "
+                           "(no HEADER_SAMPLE_TIME feature)",
+                           options_.time);
+      }
+      for (analysis::TimeRange& r : options_.time_ranges) {
+        r.start += bounds.first;
+        r.end += bounds.first;
+      }
+    }
   }
   // perf names registers after the recording machine, else after this one.
   if (f.has(perfdata::kFeatArch) && !f.arch.empty()) {
@@ -1132,6 +1145,7 @@ bool ScriptWriter::print_sideband(const Record& rec, int32_t pid, int32_t tid, u
     uint64_t fields = options_.fields.sets[script_output_type(ea.attr.type)].fields;
     ScriptStartStyle style = style_;
     style.comm_unpadded = (fields & kFieldIp) && ea.attr.has(perfdata::kSampleCallchain) && use_callchain_;
+    s.time_shown = (fields & kFieldTime) ? time_shown(s.time) : s.time;
     append_line_start(out_, fields, s, style);
   }
   return true;
@@ -1325,7 +1339,24 @@ void ScriptWriter::on_sample(const Record& rec, const analysis::ReadDelivery* re
     return;
   }
   if (jobs_ > 1) format_held();
+  lane0().time_shown = admitted_time_shown_;
   format_sample(lane0(), rec, read, ai, reader_.attrs()[static_cast<size_t>(ai)], *thread);
+}
+
+uint64_t ScriptWriter::time_shown(uint64_t time) {
+  switch (options_.time_base) {
+    case ScriptOptions::TimeBase::kAbsolute:
+      return time;
+    case ScriptOptions::TimeBase::kRelative:
+      if (initial_time_ == 0) initial_time_ = time;
+      return time - initial_time_;
+    case ScriptOptions::TimeBase::kDelta: {
+      const uint64_t shown = previous_time_ ? time - previous_time_ : 0;
+      previous_time_ = time;
+      return shown;
+    }
+  }
+  return time;
 }
 
 session::Thread* ScriptWriter::admit(const Record& rec, uint64_t fields, perfdata::SampleParts parts) {
@@ -1346,6 +1377,7 @@ session::Thread* ScriptWriter::admit(const Record& rec, uint64_t fields, perfdat
   session::Thread& thread = machine_.findnew_thread(pid, tid);
   if (thread_filtered(thread)) return nullptr;
   ++samples_printed_;
+  admitted_time_shown_ = (fields & kFieldTime) ? time_shown(time) : time;
   if ((fields & kFieldEvent) && name_width_ < 0) {
     names_.clear();
     name_width_ = 0;
@@ -1380,6 +1412,7 @@ void ScriptWriter::format_sample(Lane& lane, const Record& rec, const analysis::
   }
   if (s.has(kSampleCpu)) start.cpu = static_cast<int32_t>(s.cpu);
   if (s.has(kSampleTime)) start.time = s.time;
+  start.time_shown = lane.time_shown;
   const uint64_t period = read ? read->period : s.has(kSamplePeriod) ? s.period : ea.attr.sample_period;
 
   std::string comm_buf;
@@ -1702,10 +1735,10 @@ void ScriptWriter::hold(const Record& rec, int ai, session::Thread& thread) {
   }
   const session::Thread* copy = b.copies.copy_of(thread, changes_);
   if (rec.stable) {
-    b.held.push_back({perfdata::RecordMeta::of(rec), rec.bytes.data(), 0, event, copy});
+    b.held.push_back({perfdata::RecordMeta::of(rec), rec.bytes.data(), 0, event, copy, admitted_time_shown_});
   } else {
     const size_t at = b.bytes.append(rec.bytes.data(), rec.bytes.size());
-    b.held.push_back({perfdata::RecordMeta::of(rec), nullptr, at, event, copy});
+    b.held.push_back({perfdata::RecordMeta::of(rec), nullptr, at, event, copy, admitted_time_shown_});
   }
   if (b.held.size() >= kBatchSamples || b.bytes.size() >= kBatchBytes) queue_batch();
 }
@@ -1827,6 +1860,7 @@ void ScriptWriter::format_batch(Lane& lane, const Batch& b) {
     const auto& [ai, ea] = b.events[h.event];
     // admit() decoded it once already: this cannot fail.
     perfdata::decode_sample(rec.body(), reader_.swapped(), rec.offset + 8, ea.attr, lane.sample);
+    lane.time_shown = h.time_shown;
     format_sample(lane, rec, nullptr, ai, ea, *h.thread);
   }
 }

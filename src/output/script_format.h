@@ -162,6 +162,9 @@ struct ScriptLineStart {
   int32_t tid = -1;
   int32_t cpu = -1;
   uint64_t time = UINT64_MAX;
+  // The time field's value: `time`, or with --reltime/--deltatime what ScriptWriter::time_shown()
+  // made of it (tod always shows `time`).
+  uint64_t time_shown = UINT64_MAX;
   uint16_t misc = 0;
   uint32_t record_type = perfdata::kRecordSample;
 };
@@ -241,6 +244,8 @@ std::string parse_cpu_list(std::string_view text, std::vector<bool>* cpus);
 struct ScriptOptions {
   ScriptFields fields;
   bool nanosecs = false;
+  // --reltime: times from the first line that shows one; --deltatime: from the line before.
+  enum class TimeBase { kAbsolute, kRelative, kDelta } time_base = TimeBase::kAbsolute;
   bool hide_callchain = false;  // -G
   bool show_task_events = false;
   bool show_mmap_events = false;
@@ -338,6 +343,7 @@ class alignas(64) ScriptWriter {
     std::vector<session::CallchainFrame> chain_frames;  // the kernel's chain of the sample printed
     std::vector<session::CallchainFrame> unwound;
     std::unique_ptr<symbols::Resolver> resolver;  // where locate() looks addresses up
+    uint64_t time_shown = UINT64_MAX;  // the time field of the sample formatted next (admit())
     const session::Map* last_map = nullptr;       // the map the last locate() found (for --inline)
     std::unique_ptr<FrameSlot[], FreeDeleter> frame_cache;
     // Buffers for the text of the batches this lane formats (batches_mu_). A buffer stays with
@@ -352,6 +358,7 @@ class alignas(64) ScriptWriter {
     size_t at;
     uint32_t event;  // in the batch's events
     const session::Thread* thread;  // the batch's copy
+    uint64_t time_shown;  // its time field (admit())
   };
   // The copies of the held samples' threads and of their processes' maps, as they were when the
   // samples were held: the machine applies the records that follow (new maps, an exec, an exit,
@@ -400,6 +407,10 @@ class alignas(64) ScriptWriter {
   // nullptr when it is not printed (`fields`: its event's, none prints nothing). Runs in record
   // order (it may create the thread).
   session::Thread* admit(const perfdata::Record& rec, uint64_t fields, perfdata::SampleParts parts);
+  // The value a line's time field shows for `time`, in record order: `time` itself, or with
+  // --reltime its distance from the first line's (perf's initial_time, taken from the first
+  // nonzero one), with --deltatime from the line before (0 for the first).
+  uint64_t time_shown(uint64_t time);
   // The sample's text (decoded in lane.sample), after admit().
   // `ea`: the event (attr index `ai`) as it was when the sample arrived.
   void format_sample(Lane& lane, const perfdata::Record& rec, const analysis::ReadDelivery* read, int ai,
@@ -475,6 +486,8 @@ class alignas(64) ScriptWriter {
   // Written by this thread for every sample (admit, hold).
   alignas(64) std::unique_ptr<Batch> filling_;  // samples held, not yet queued
   uint64_t samples_printed_ = 0;
+  uint64_t initial_time_ = 0, previous_time_ = 0;  // time_shown()'s
+  uint64_t admitted_time_shown_ = UINT64_MAX;     // admit()'s, for the sample it let through
   uint64_t changes_ = 0;  // side-band records the machine applied while samples were held
 
   // The hand-over of batches: any thread, once per batch, under batches_mu_.

@@ -138,6 +138,7 @@ const std::vector<std::string>& reading_commands() {
       "script -F comm,pid,tid,cpu,time,event,ip,sym,dso {}",
       // Inline chains of the recorded callchains' frames too (tperf's own), and none at all.
       "script --inline-callchains {}",
+      "script --deltatime --show-task-events --show-mmap-events {}",
       "report {} --stdio --no-inline",
       "report {} --stdio",
       "report {} --stdio --no-children -g folded -s dso,sym",
@@ -175,7 +176,8 @@ const std::vector<std::string>& layout_commands() {
 // --no-unwind-summary (its quality block is its own).
 const std::vector<std::string>& compared_modes() {
   static const std::vector<std::string> modes = {
-      "script", "report --stdio", "report --stdio --no-children", "report --stdio -g folded",
+      "script", "script --reltime --show-task-events", "report --stdio", "report --stdio --no-children",
+      "report --stdio -g folded",
       "report --stdio -s dso,sym",
       // "symbol" spelled out: perf adds its IPC column.
       "report --stdio --no-children -s dso,symbol",

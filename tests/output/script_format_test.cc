@@ -33,6 +33,7 @@ ScriptLineStart line(std::string_view comm, int32_t pid, int32_t tid, int32_t cp
   s.tid = tid;
   s.cpu = cpu;
   s.time = time;
+  s.time_shown = time;
   s.misc = misc;
   s.record_type = type;
   return s;
