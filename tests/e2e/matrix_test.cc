@@ -360,9 +360,7 @@ TEST(MatrixCorpus, PerfReadsTheUsualFiles) {
 namespace tperf {
 namespace {
 
-// perf's random tip and the blank lines around it.
-constexpr const char* kStripTip =
-    "awk '/^# \\(Tip/ {tip=NR} {l[NR]=$0} END {for (i=1;i<=NR;i++) if (!(tip && i>=tip-1 && i<=tip+1)) print l[i]}'";
+using test::e2e::kStripPerfTip;
 
 // The pipe of every day: `perf record -o - -- CMD | tperf report -i -` shows what
 // `perf record -o - -- CMD | perf report -i -` shows (tperf report used to crash on any pipe).
@@ -380,7 +378,7 @@ TEST(PipeE2E, PerfRecordPipedIntoReportAndScript) {
       if (std::string(how).find("-g") == std::string::npos && std::string(args).find('g') != std::string::npos) continue;
       SCOPED_TRACE(args);
       auto c = test::e2e::compare_outputs(
-          fmt::format("cat {} | perf report --stdio -i - {} | {}", shell_quote(stream), args, kStripTip),
+          fmt::format("cat {} | perf report --stdio -i - {} | {}", shell_quote(stream), args, kStripPerfTip),
           fmt::format("cat {} | {} report -i - --no-unwind-summary {}", shell_quote(stream), tperf(), args), stream);
       EXPECT_EQ(c.diff, "");
       EXPECT_EQ(c.tperf_status, 0) << c.tperf_err;

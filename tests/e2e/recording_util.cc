@@ -178,6 +178,12 @@ ComparedOutputs compare_outputs(const std::string& perf_cmd, const std::string& 
   return c;
 }
 
+void expect_same_outputs(const ComparedOutputs& c, const std::string& what, size_t min_lines) {
+  EXPECT_EQ(c.diff, "") << what << " (diff perf tperf)";
+  EXPECT_GE(c.perf_lines, min_lines) << what << ": perf printed too little";
+  EXPECT_EQ(c.tperf_status, 0) << what << ": " << c.tperf_err;
+}
+
 std::map<std::string, uint64_t> nm_symbols(const std::string& binary) {
   std::map<std::string, uint64_t> out;
   CommandResult r = run("nm --defined-only " + shell_quote(binary));

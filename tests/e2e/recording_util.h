@@ -84,6 +84,11 @@ Recording record_with_perf(const std::string& cmd, const std::string& path);
   const ::tperf::test::e2e::Recording& var = lookup; \
   ASSERT_TRUE(var.error.empty()) << "set-up failed: " << (var.missing ? "this machine lacks what the recording needs: " : "") << var.error
 
+// A shell filter (`perf report ... | kStripPerfTip`) that drops perf report's random tip block
+// ("#", "# (Tip: ...)", "#" at the end) from its output.
+inline constexpr const char* kStripPerfTip =
+    "awk '/^# \\(Tip/ {tip=NR} {l[NR]=$0} END {for (i=1;i<=NR;i++) if (!(tip && i>=tip-1 && i<=tip+1)) print l[i]}'";
+
 // Two commands' standard outputs side by side: `perf_cmd` and `tperf_cmd` are shell commands
 // whose stdout is compared (stderr of perf is dropped, tperf's kept). When they differ or tperf
 // fails, both outputs and `input` (the recording, if given) are kept (keep_artifacts) and the
@@ -97,6 +102,9 @@ struct ComparedOutputs {
 };
 ComparedOutputs compare_outputs(const std::string& perf_cmd, const std::string& tperf_cmd,
                                 const std::string& input = "");
+// Expects `c` to hold the same text from both, at least `min_lines` lines of it from perf, and
+// tperf's exit status 0; `what` names the comparison in the failures.
+void expect_same_outputs(const ComparedOutputs& c, const std::string& what, size_t min_lines);
 
 // "1234.000000567" (perf script --ns) -> 1234000000567; false when `text` is not like that.
 bool parse_seconds_ns(const std::string& text, uint64_t* ns);

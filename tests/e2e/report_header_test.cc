@@ -22,9 +22,7 @@ using test::shell_quote;
 using test::e2e::CommandResult;
 using test::e2e::run;
 
-// perf's output without its random tip block ("#", "# (Tip: ...)", "#" at the end).
-constexpr const char* kStripTip =
-    "awk '/^# \\(Tip/ {tip=NR} {l[NR]=$0} END {for (i=1;i<=NR;i++) if (!(tip && i>=tip-1 && i<=tip+1)) print l[i]}'";
+using test::e2e::kStripPerfTip;
 
 // The options perf's header printing depends on, and the report modes they meet.
 const std::vector<std::string> kHeaderOptions = {"--header",    "--header-only",    "-I",
@@ -35,11 +33,9 @@ const std::vector<std::string> kModes = {"", "--no-children", "--tasks", "--mmap
 void expect_same_as_perf(const std::string& input, const std::string& args, bool stdin, size_t* compared) {
   const std::string in = stdin ? "-i - < " + shell_quote(input) : "-i " + shell_quote(input);
   test::e2e::ComparedOutputs c = test::e2e::compare_outputs(
-      fmt::format("perf report --stdio {} {} 2>/dev/null | {}", args, in, kStripTip),
+      fmt::format("perf report --stdio {} {} 2>/dev/null | {}", args, in, kStripPerfTip),
       fmt::format("{} report --stdio --no-unwind-summary {} {}", TPERF_BINARY, args, in), input);
-  EXPECT_EQ(c.diff, "") << "perf report " << args << (stdin ? " (standard input)" : "") << " vs tperf (diff perf tperf)";
-  EXPECT_GE(c.perf_lines, size_t{3}) << args << ": perf printed too little";
-  EXPECT_EQ(c.tperf_status, 0) << args << ": " << c.tperf_err;
+  test::e2e::expect_same_outputs(c, "perf report " + args + (stdin ? " (standard input)" : "") + " vs tperf", 3);
   ++*compared;
 }
 

@@ -18,13 +18,11 @@ using test::shell_quote;
 using test::e2e::CommandResult;
 using test::e2e::run;
 
-// perf's output without its random tip block ("#", "# (Tip: ...)", "#" at the end).
-constexpr const char* kStripTip =
-    "awk '/^# \\(Tip/ {tip=NR} {l[NR]=$0} END {for (i=1;i<=NR;i++) if (!(tip && i>=tip-1 && i<=tip+1)) print l[i]}'";
+using test::e2e::kStripPerfTip;
 
 test::e2e::ComparedOutputs compare(const std::string& input, const std::string& args) {
   return test::e2e::compare_outputs(
-      fmt::format("perf report --stdio -i {} {} 2>/dev/null | {}", shell_quote(input), args, kStripTip),
+      fmt::format("perf report --stdio -i {} {} 2>/dev/null | {}", shell_quote(input), args, kStripPerfTip),
       fmt::format("{} report -i {} --no-unwind-summary {}", TPERF_BINARY, shell_quote(input), args), input);
 }
 
@@ -239,7 +237,7 @@ TEST(ReportOptionsE2E, FlatAndFractalCallchains) {
   auto compare_fractal = [](const std::string& path, const std::string& args) {
     return test::e2e::compare_outputs(
         fmt::format("perf report --stdio -i {} {} 2>/dev/null | {} | sed 's/\\[\\.\\.\\.\\] (inlined)$/[...]/'",
-                    shell_quote(path), args, kStripTip),
+                    shell_quote(path), args, kStripPerfTip),
         fmt::format("{} report -i {} --no-unwind-summary {}", TPERF_BINARY, shell_quote(path), args), path);
   };
   // With symbols, flat chains only (thresholds of 2% or more, see TimeRangesAndPercentSlices):

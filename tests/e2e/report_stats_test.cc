@@ -27,9 +27,7 @@ void expect_same_as_perf(const std::string& input, const std::string& args, size
   test::e2e::ComparedOutputs c = test::e2e::compare_outputs(
       fmt::format("perf report {} -i {} 2>/dev/null", args, shell_quote(input)),
       fmt::format("{} report {} -i {}", TPERF_BINARY, args, shell_quote(input)), input);
-  EXPECT_EQ(c.diff, "") << input << ": perf report " << args << " vs tperf (diff perf tperf)";
-  EXPECT_GE(c.perf_lines, min_lines) << input << " " << args << ": perf printed too little";
-  EXPECT_EQ(c.tperf_status, 0) << input << " " << args << ": " << c.tperf_err;
+  test::e2e::expect_same_outputs(c, input + ": perf report " + args + " vs tperf", min_lines);
 }
 
 const test::e2e::Recording& three_events() {

@@ -22,15 +22,13 @@ using test::shell_quote;
 using test::e2e::CommandResult;
 using test::e2e::run;
 
-// perf's output without its tip block ("#", "# (Tip: ...)", "#" at the end).
-constexpr const char* kStripTip =
-    "awk '/^# \\(Tip/ {tip=NR} {l[NR]=$0} END {for (i=1;i<=NR;i++) if (!(tip && i>=tip-1 && i<=tip+1)) print l[i]}'";
+using test::e2e::kStripPerfTip;
 
 using Compared = test::e2e::ComparedOutputs;
 
 Compared compare(const std::string& input, const std::string& args) {
   return test::e2e::compare_outputs(
-      fmt::format("perf report --stdio -i {} {} 2>/dev/null | {}", shell_quote(input), args, kStripTip),
+      fmt::format("perf report --stdio -i {} {} 2>/dev/null | {}", shell_quote(input), args, kStripPerfTip),
       // The unwinding quality block is tperf's own (unwind_summary_test.cc checks it).
       fmt::format("{} report -i {} --no-unwind-summary {}", TPERF_BINARY, shell_quote(input), args), input);
 }

@@ -27,9 +27,7 @@ void expect_same_as_perf(const std::string& input, const std::string& args, cons
   test::e2e::ComparedOutputs c = test::e2e::compare_outputs(
       fmt::format("perf script {} -i {} 2>/dev/null", args, shell_quote(input)),
       fmt::format("{} script {} {} -i {}", TPERF_BINARY, jobs, args, shell_quote(input)), input);
-  EXPECT_EQ(c.diff, "") << "perf script " << args << " vs tperf " << jobs << " (diff perf tperf)";
-  EXPECT_GE(c.perf_lines, min_lines) << args << ": perf printed too little";
-  EXPECT_EQ(c.tperf_status, 0) << args << ": " << c.tperf_err;
+  test::e2e::expect_same_outputs(c, "perf script " + args + " vs tperf " + jobs, min_lines);
 }
 
 // Two threads of a process and a shell around it: samples of several tids, and task events.
