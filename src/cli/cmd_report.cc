@@ -13,6 +13,7 @@
 #include "analysis/hist.h"
 #include "analysis/mem_sort.h"
 #include "analysis/off_cpu.h"
+#include "analysis/record_census.h"
 #include "analysis/report_builder.h"
 #include "analysis/sample_path.h"
 #include "analysis/time_filter.h"
@@ -572,17 +573,8 @@ std::optional<int> print_report_header(ReportCliOptions& cli, const std::string&
 // --stats: every record read, counted as perf's --stats counts them.
 int run_report_stats(const ReportCliOptions& cli) {
   auto reader = perfdata::Reader::open(cli.path);
-  std::vector<output::EventRecordCounts> events(reader->attrs().size());
-  perfdata::Record rec;
-  while (reader->next(rec)) {
-    if (rec.type != perfdata::kRecordSample && rec.type != perfdata::kRecordLostSamples) continue;
-    const int ai = reader->attr_index_of(rec);
-    if (ai < 0) continue;
-    if (events.size() < reader->attrs().size()) events.resize(reader->attrs().size());  // a pipe's come as records
-    output::EventRecordCounts& e = events[static_cast<size_t>(ai)];
-    ++(rec.type == perfdata::kRecordSample ? e.samples : e.lost_samples);
-  }
-  output::print_report_stats(stdout, *reader, events);
+  const analysis::RecordCensus census = analysis::take_record_census(*reader, /*decode=*/false);
+  output::print_report_stats(stdout, *reader, census);
   return report_reader_problems("report", *reader);
 }
 

@@ -23,7 +23,7 @@ void print_count(std::FILE* out, std::string_view name, uint64_t n, uint64_t tot
 
 }  // namespace
 
-void print_report_stats(std::FILE* out, const perfdata::Reader& reader, const std::vector<EventRecordCounts>& events) {
+void print_report_stats(std::FILE* out, const perfdata::Reader& reader, const analysis::RecordCensus& census) {
   const perfdata::ReaderStats& st = reader.stats();
   const bool aux = reader.header().features.test(perfdata::kFeatAuxtrace);
   fmt::print(out, "\nAggregated stats:{}\n",
@@ -35,6 +35,7 @@ void print_report_stats(std::FILE* out, const perfdata::Reader& reader, const st
       print_count(out, perfdata::record_type_name(t), st.by_type[t], st.records);
     }
   }
+  const auto& events = census.events;
   for (size_t i = 0; i < events.size() && i < reader.attrs().size(); ++i) {
     if (!events[i].samples) continue;  // perf skips the empty ones (a dummy event)
     // A pipe's events are named from their attrs with the modifiers of their exclude bits (perf
