@@ -83,10 +83,10 @@ struct ReportCliOptions {
   bool no_branch_stack = false;  // --no-branch-stack: the plain report of a branch-stack file
   bool branch_history = false;   // --branch-history: branch stacks as the samples' chains
   bool header = false;           // --header: the file's header first, in place of perf's hint line
-                                 // (then: whether something took that line's place)
   bool header_only = false;      // --header-only: the header alone
   bool show_info = false;        // -I: the header's features perf shows only with -I
   bool stats = false;            // --stats: record counts by type and per event, no report
+  bool hint_replaced = false;    // print_report_header() printed what takes the hint line's place
 };
 
 // perf's default pattern for the parent key.
@@ -471,11 +471,11 @@ int run_hist_report(const ReportCliOptions& cli) {
   const auto& group_size = builder.group_size();
   const bool any_samples = std::any_of(events.begin(), events.end(), [](const auto& e) { return e.samples > 0; });
   if (!any_samples) {
-    if (!cli.header) output::print_report_header_hint(stdout);
+    if (!cli.hint_replaced) output::print_report_header_hint(stdout);
     std::fflush(stdout);
     fmt::print(stderr, "Error:\nThe {} data has no samples!\n", cli.path);
   } else {
-    if (!cli.quiet) output::print_report_preamble(stdout, builder.lost_samples(), filter_lines, !cli.header);
+    if (!cli.quiet) output::print_report_preamble(stdout, builder.lost_samples(), filter_lines, !cli.hint_replaced);
     if (summary) output::print_unwind_summary(stdout, builder.unwind_stats(), /*dwarf_unwound=*/true);
   }
   columns.quiet = cli.quiet;
@@ -538,12 +538,11 @@ int run_hist_report(const ReportCliOptions& cli) {
 //   three asked (-q or not), but not before a task list or --stats: after the block, or after
 //   perf's hint line when there is no block.
 // `input`: the path as given ("-" for standard input, whose time perf shows as "captured on").
-// Returns the exit status when the run ends here, else nullopt; `cli.header` then says whether
-// what was printed takes the place of the hint line.
+// Returns the exit status when the run ends here, else nullopt; `cli.hint_replaced` then says
+// whether what was printed takes the place of the hint line.
 std::optional<int> print_report_header(ReportCliOptions& cli, const std::string& input) {
   const bool block = (cli.header || cli.header_only) && !cli.quiet;
   const bool asked = cli.header || cli.header_only || cli.show_info;
-  cli.header = false;
   if (!asked) return std::nullopt;
   auto reader = perfdata::Reader::open(cli.path);
   const bool pipe = reader->is_pipe();
@@ -566,7 +565,7 @@ std::optional<int> print_report_header(ReportCliOptions& cli, const std::string&
     return 2;
   }
   if (stop) return 0;
-  cli.header = block || hint;
+  cli.hint_replaced = block || hint;
   return std::nullopt;
 }
 
@@ -605,12 +604,12 @@ int run_report(const ReportCliOptions& given) {
                            .quiet = cli.quiet,
                            .plain = !cli.mem_mode,
                            .jobs = cli.jobs.jobs,
-                           .header = cli.header},
+                           .hint_replaced = cli.hint_replaced},
                           so);
   }
   if (!cli.off_cpu && !cli.wall_clock && !cli.branch_history) {
     BranchReportOptions b{cli.path, cli.sort, cli.show_samples, cli.show_period, cli.percent_limit, cli.quiet,
-                          cli.mem_stats, cli.symbols, "", cli.callchain, cli.jobs.jobs, cli.header};
+                          cli.mem_stats, cli.symbols, "", cli.callchain, cli.jobs.jobs, cli.hint_replaced};
     const std::pair<bool, const char*> plain_only[] = {
         {!cli.fields.empty(), "-F"},          {cli.children, "--children"},
         {!cli.parent_pattern.empty(), "-p"}, {!cli.comms.empty(), "--comm"},   {!cli.dsos.empty(), "--dso"},

@@ -55,11 +55,11 @@ int run_branch_report(const BranchReportOptions& cli, std::unique_ptr<perfdata::
   };
   const bool any = std::any_of(hists.begin(), hists.end(), [](const auto& h) { return h->total_samples() > 0; });
   if (!any) {
-    if (!cli.header) output::print_report_header_hint(stdout);
+    if (!cli.hint_replaced) output::print_report_header_hint(stdout);
     std::fflush(stdout);
     fmt::print(stderr, "Error:\nThe {} data has no samples!\n", cli.path);
   } else if (!cli.quiet) {
-    output::print_report_preamble(stdout, replayed.lost_samples, {}, !cli.header);
+    output::print_report_preamble(stdout, replayed.lost_samples, {}, !cli.hint_replaced);
   }
   output::BranchReportColumns columns;
   columns.show_samples = cli.show_samples;

@@ -24,7 +24,7 @@ struct BranchReportOptions {
   // and on one without only "none" (else it stops, as the plain report does).
   std::string callchain;
   unsigned jobs = 0;  // -j
-  bool header = false;  // --header: the header was printed in place of perf's hint line
+  bool hint_replaced = false;  // --header/-I printed what takes the place of perf's hint line
 };
 
 // perf 6.1 reports in branch mode with -b (`branch_stack`) and, unless --no-branch-stack, when

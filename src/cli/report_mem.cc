@@ -69,7 +69,7 @@ int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOpti
     if (!data_src) {
       std::fflush(stdout);
       fmt::print(stderr, "Error:\nSelected --mem-mode but no mem data. Did you call perf record without -d?\n");
-      if (!cli.header) output::print_report_header_hint(stdout);
+      if (!cli.hint_replaced) output::print_report_header_hint(stdout);
       return 0;
     }
   }
@@ -87,7 +87,7 @@ int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOpti
   mo.quiet = cli.quiet;
   mo.sort_order = sort_order;
   mo.plain = cli.plain;
-  if (!cli.quiet) output::print_report_preamble(stdout, replayed.lost_samples, {}, !cli.header);
+  if (!cli.quiet) output::print_report_preamble(stdout, replayed.lost_samples, {}, !cli.hint_replaced);
   for (size_t i = 0; i < hists.size(); ++i) {
     if (hists[i].total_samples() == 0) continue;
     output::print_mem_report_section(stdout, output::script_event_name(reader->attrs()[i]), hists[i], mo);

@@ -19,7 +19,7 @@ struct MemReportCliOptions {
   // periods and the section says its event count.
   bool plain = false;
   unsigned jobs = 0;  // -j
-  bool header = false;  // --header: the header was printed in place of perf's hint line
+  bool hint_replaced = false;  // --header/-I printed what takes the place of perf's hint line
 };
 
 int run_mem_report(const MemReportCliOptions& cli, const symbols::SymbolizerOptions& so);

@@ -660,8 +660,8 @@ std::string print_header(Reader& reader, const std::string& input, const HeaderF
     out.flush();
   }
 
-  // Pipe mode: the features arrive as records, perf prints each as it is processed. Every
-  // record is read anyway for the record counts.
+  // Pipe mode: the features arrive as records, perf prints each as it is processed. The records
+  // are read for them and for tperf's counts; a file's only when `file_records` asks.
   std::string error;
   if (pipe ? !opt.pipe_features && opt.no_extras : !opt.file_records) return error;
   Record rec;
