@@ -478,6 +478,7 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
   if (preloader) preloader->begin();
   session::OrderedEvents::Options ordered_options;
   ordered_options.merge_deferred_callchains = handlers.merge_deferred_callchains;
+  ordered_options.ordered = handlers.ordered;
   MachineRounds rounds;
   auto deliver = [&](const perfdata::Record& rec, uint64_t time) {
     if (handlers.stop && handlers.stop()) return;

@@ -132,6 +132,8 @@ struct ReplayHandlers {
   // Deferred user callchains (kernel 6.19+) joined to their samples after time ordering, as
   // perf does; off: the samples and CALLCHAIN_DEFERRED records come through raw.
   bool merge_deferred_callchains = true;
+  // Off: the records come in file order, not time order (perf's ordered_events = false).
+  bool ordered = true;
   // Threads (-j): 1 reads and applies on the calling thread; 2 or more reads, unpacks and orders
   // the records on a thread of its own while the calling thread applies them (files only; the
   // hooks still run on the calling thread, in the same order); 0, the default, does the latter

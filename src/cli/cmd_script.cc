@@ -35,6 +35,10 @@ struct ScriptCliOptions {
   bool show_mmap_events = false;
   bool show_switch_events = false;
   bool show_lost_events = false;
+  bool show_namespace_events = false;
+  bool show_cgroup_events = false;
+  bool show_bpf_events = false;
+  bool show_round_events = false;
   bool merge_callchains = true;  // join deferred user callchains to their samples (perf 6.19's default)
   std::string time;
   std::string cpu;
@@ -73,6 +77,10 @@ int run_script(const ScriptCliOptions& cli) {
   opt.show_mmap_events = cli.show_mmap_events;
   opt.show_switch_events = cli.show_switch_events;
   opt.show_lost_events = cli.show_lost_events;
+  opt.show_namespace_events = cli.show_namespace_events;
+  opt.show_cgroup_events = cli.show_cgroup_events;
+  opt.show_bpf_events = cli.show_bpf_events;
+  opt.show_round_events = cli.show_round_events;
   opt.max_stack = cli.max_stack;
   opt.jobs = cli.jobs.jobs;
   opt.time = cli.time;
@@ -116,6 +124,8 @@ int run_script(const ScriptCliOptions& cli) {
   handlers.on_applied = [&](const perfdata::Record& rec, uint64_t time) { writer.after_machine(rec, time); };
   handlers.stop = [&] { return !writer.fatal().empty(); };
   handlers.merge_deferred_callchains = cli.merge_callchains;
+  // As perf: the rounds are shown where they are in the file, so everything comes in file order.
+  handlers.ordered = !cli.show_round_events;
   handlers.jobs = cli.jobs.jobs;
   handlers.unwinder = &unwinder;
   handlers.replica = [&machine_options, &reader] { return analysis::make_replay_machine(*reader, machine_options); };
@@ -153,6 +163,11 @@ void add_script_command(CLI::App& app, int& status) {
   cmd->add_flag("--show-mmap-events", opt->show_mmap_events, "print MMAP/MMAP2 records");
   cmd->add_flag("--show-switch-events", opt->show_switch_events, "print context switch records");
   cmd->add_flag("--show-lost-events", opt->show_lost_events, "print LOST records");
+  cmd->add_flag("--show-namespace-events", opt->show_namespace_events, "print NAMESPACES records");
+  cmd->add_flag("--show-cgroup-events", opt->show_cgroup_events, "print CGROUP records");
+  cmd->add_flag("--show-bpf-events", opt->show_bpf_events, "print KSYMBOL and BPF_EVENT records");
+  cmd->add_flag("--show-round-events", opt->show_round_events,
+                "print FINISHED_ROUND records; as in perf, every record then comes in file order, not time order");
   cmd->add_flag("--merge-callchains,!--no-merge-callchains", opt->merge_callchains,
                 "join deferred user callchains (kernel 6.19+) to their samples (default); --no-merge-callchains "
                 "prints the raw samples (kernel part, cookie) and CALLCHAIN_DEFERRED records");

@@ -818,6 +818,34 @@ void append_lost_event(std::string& out, const perfdata::LostEvent& e) {
   util::append_format(out, "PERF_RECORD_LOST lost {}\n", e.lost);
 }
 
+void append_namespaces_event(std::string& out, const perfdata::NamespacesEvent& e) {
+  static constexpr const char* kNames[] = {"net", "uts", "ipc", "pid", "user", "mnt", "cgroup"};
+  const size_t n = e.namespaces.size();
+  // The count is a u32 in perf's line; with none, the bracket stays open and no newline follows.
+  util::append_format(out, "PERF_RECORD_NAMESPACES {}/{} - nr_namespaces: {}\n\t\t[", e.pid, e.tid,
+                      static_cast<uint32_t>(n));
+  for (size_t i = 0; i < n; ++i) {
+    if (i && i % 4 == 0) out += "\n\t\t ";
+    const perfdata::NamespaceEntry& ns = e.namespaces[i];
+    util::append_format(out, "{}/{}: {}/", i, i < std::size(kNames) ? kNames[i] : "UNKNOWN", ns.dev);
+    append_chex(out, ns.ino);
+    out += i + 1 != n ? ", " : "]\n";
+  }
+}
+
+void append_cgroup_event(std::string& out, const perfdata::CgroupEvent& e) {
+  util::append_format(out, "PERF_RECORD_CGROUP cgroup: {} {}\n", e.id, e.path);
+}
+
+void append_ksymbol_event(std::string& out, const perfdata::KsymbolEvent& e) {
+  util::append_format(out, "PERF_RECORD_KSYMBOL addr {:x} len {} type {} flags 0x{:x} name {}\n", e.addr, e.len,
+                      e.ksym_type, e.flags, e.name);
+}
+
+void append_bpf_event(std::string& out, const perfdata::BpfEvent& e) {
+  util::append_format(out, "PERF_RECORD_BPF_EVENT type {}, flags {}, id {}\n", e.type, e.flags, e.id);
+}
+
 // --- filters -----------------------------------------------------------------------------------
 
 std::string parse_cpu_list(std::string_view text, std::vector<bool>* cpus) {
@@ -1154,9 +1182,10 @@ bool ScriptWriter::print_sideband(const Record& rec, int32_t pid, int32_t tid, u
 bool ScriptWriter::keeps_held(const Record& rec) const {
   using namespace perfdata;
   switch (rec.type) {
+    case kRecordFinishedRound:  // the threads it may release were copied
+      return !options_.show_round_events;
     case kRecordThrottle:
     case kRecordUnthrottle:
-    case kRecordFinishedRound:  // the threads it may release were copied
       return true;
     case kRecordComm:
     case kRecordExit:
@@ -1289,6 +1318,38 @@ void ScriptWriter::after_machine(const Record& rec, uint64_t time) {
         id_task(&pid, &tid);
         if (print_sideband(rec, pid, tid, 0, false)) append_lost_event(out_, e);
       }
+      break;
+    case kRecordNamespaces:
+      if (options_.show_namespace_events) {
+        NamespacesEvent e = decode_namespaces(rec.body(), swap, boff);
+        if (print_sideband(rec, e.pid, e.tid, 0, false)) append_namespaces_event(out_, e);
+      }
+      break;
+    case kRecordCgroup:
+      if (options_.show_cgroup_events) {
+        CgroupEvent e = decode_cgroup(rec.body(), trailer(), swap, boff);
+        int32_t pid, tid;
+        id_task(&pid, &tid);
+        if (print_sideband(rec, pid, tid, 0, false)) append_cgroup_event(out_, e);
+      }
+      break;
+    case kRecordKsymbol:
+    case kRecordBpfEvent:
+      if (options_.show_bpf_events) {
+        int32_t pid, tid;
+        id_task(&pid, &tid);
+        if (rec.type == kRecordKsymbol) {
+          KsymbolEvent e = decode_ksymbol(rec.body(), rec.misc, trailer(), swap, boff);
+          if (print_sideband(rec, pid, tid, 0, false)) append_ksymbol_event(out_, e);
+        } else {
+          BpfEvent e = decode_bpf_event(rec.body(), rec.misc, swap, boff);
+          if (print_sideband(rec, pid, tid, 0, false)) append_bpf_event(out_, e);
+        }
+      }
+      break;
+    case kRecordFinishedRound:
+      // No line start: perf prints the record alone.
+      if (options_.show_round_events) out_ += "PERF_RECORD_FINISHED_ROUND\n";
       break;
     case kRecordCallchainDeferred:
       on_callchain_deferred(rec, time);  // reaches here only unmerged (--no-merge-callchains)

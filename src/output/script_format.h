@@ -235,6 +235,10 @@ void append_mmap_event(std::string& out, const perfdata::MmapEvent& e);
 void append_mmap2_event(std::string& out, const perfdata::Mmap2Event& e);
 void append_switch_event(std::string& out, uint32_t type, uint16_t misc, const perfdata::SwitchCpuWideEvent& e);
 void append_lost_event(std::string& out, const perfdata::LostEvent& e);
+void append_namespaces_event(std::string& out, const perfdata::NamespacesEvent& e);
+void append_cgroup_event(std::string& out, const perfdata::CgroupEvent& e);
+void append_ksymbol_event(std::string& out, const perfdata::KsymbolEvent& e);
+void append_bpf_event(std::string& out, const perfdata::BpfEvent& e);
 
 // --cpu: "0-3,5". Returns "" or why not.
 std::string parse_cpu_list(std::string_view text, std::vector<bool>* cpus);
@@ -251,6 +255,12 @@ struct ScriptOptions {
   bool show_mmap_events = false;
   bool show_switch_events = false;
   bool show_lost_events = false;
+  bool show_namespace_events = false;  // NAMESPACES
+  bool show_cgroup_events = false;     // CGROUP
+  bool show_bpf_events = false;        // KSYMBOL, BPF_EVENT
+  // FINISHED_ROUND, on a line of its own. perf reads the records in file order then (its
+  // ordered_events off): the caller replays them so (analysis::ReplayHandlers::ordered).
+  bool show_round_events = false;
   unsigned max_stack = 127;
   std::string time;  // --time, parsed by ScriptWriter::start() (percentages need the file's sample times)
   std::vector<analysis::TimeRange> time_ranges;

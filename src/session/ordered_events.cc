@@ -295,6 +295,22 @@ size_t OrderedEvents::queued_records() const { return queue_->queued(); }
 
 void OrderedEvents::push(const Record& rec) {
   using namespace perfdata;
+  if (!options_.ordered) {
+    // In file order: a timestamped record still travels with its time.
+    uint64_t time = 0;
+    if (rec.type == kRecordFinishedRound) {
+      ++stats_.rounds;
+    } else if (rec.type != kRecordFinishedInit && reader_.record_time(rec, &time)) {
+      ++stats_.queued;
+      if (flushed_any_ && time < last_flushed_) ++stats_.out_of_order;
+      last_flushed_ = std::max(last_flushed_, time);
+      flushed_any_ = true;
+    } else {
+      ++stats_.immediate;
+    }
+    emit(rec, time);
+    return;
+  }
   if (rec.type == kRecordFinishedRound) {
     ++stats_.rounds;
     flush_until(next_flush_);

@@ -27,6 +27,10 @@ class alignas(64) OrderedEvents {
     // as perf does by default; off, both go through raw (`perf script --no-merge-callchains`).
     bool merge_deferred_callchains = true;
     DeferredCallchains::Options deferred;
+    // Off: every record is delivered at once, in file order (perf's ordered_events = false,
+    // which `perf script --show-round-events` and `perf report --disable-order` ask for).
+    // FINISHED_ROUND is counted and delivered as any record, and nothing is queued.
+    bool ordered = true;
     // Holding: the consumer may keep the bytes of a queued plain record past its delivery
     // (Record::held), so that it need not copy them (the replay driver hands them to another
     // thread in batches). The consumer numbers what it keeps them for (its batches) 1, 2, ...
@@ -44,7 +48,7 @@ class alignas(64) OrderedEvents {
   };
 
   struct Stats {
-    uint64_t queued = 0;          // records that went through the queue
+    uint64_t queued = 0;          // timestamped records (queued, when ordering)
     uint64_t immediate = 0;       // records delivered at once (no timestamp)
     uint64_t out_of_order = 0;    // older than what was already delivered
     uint64_t rounds = 0;          // FINISHED_ROUND records seen

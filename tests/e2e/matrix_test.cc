@@ -177,6 +177,9 @@ const std::vector<std::string>& layout_commands() {
 const std::vector<std::string>& compared_modes() {
   static const std::vector<std::string> modes = {
       "script", "script --reltime --show-task-events", "report --stdio", "report --stdio --no-children",
+      // Side-band lines of every kind, and the file order --show-round-events brings.
+      "script --show-namespace-events --show-cgroup-events --show-bpf-events --show-lost-events",
+      "script --show-round-events --show-switch-events --deltatime",
       "report --stdio -g folded",
       "report --stdio -s dso,sym",
       // "symbol" spelled out: perf adds its IPC column.
