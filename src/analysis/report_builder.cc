@@ -1,5 +1,7 @@
 #include "analysis/report_builder.h"
 
+#include "analysis/sample_filter.h"
+
 #include <fmt/format.h>
 
 #include <pthread.h>
@@ -16,6 +18,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analysis/sample_filter.h"
 #include "analysis/sample_path.h"
 #include "analysis/sample_read.h"
 #include "perfdata/abi.h"
@@ -96,8 +99,8 @@ bool time_event(const perfdata::PerfEventAttr& a) {
 struct ReportBuilder::Impl {
   Impl(perfdata::Reader& r, session::Machine& m, symbols::Symbolizer& s, symbols::DwarfUnwinder& u,
        SymbolPreloader& p, ReportBuildOptions o)
-      : reader(r), machine(m), symbolizer(s), unwinder(u), preloader(p), opt(std::move(o)), resolver(m, &s),
-        unwind(resolver), read_splitter(r) {
+      : reader(r), machine(m), symbolizer(s), unwinder(u), preloader(p), opt(std::move(o)),
+        selection(opt.dsos, opt.symbols), resolver(m, &s), unwind(resolver), read_splitter(r) {
     use_parent = has_key(SortKey::kParent);
     use_srcline = has_key(SortKey::kSrcline);
     use_trace = has_key(SortKey::kTrace) && static_cast<bool>(opt.trace_text);
@@ -305,6 +308,7 @@ struct ReportBuilder::Impl {
   symbols::DwarfUnwinder& unwinder;
   SymbolPreloader& preloader;
   const ReportBuildOptions opt;
+  const SampleSelection selection;  // --dsos, -S
   symbols::Resolver resolver;
   bool use_parent = false, use_srcline = false, use_trace = false, use_cpu = false;
 
@@ -718,19 +722,12 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   // perf 6.1's -G/--inverted asks for caller order whatever -g says.
   const bool cumulate_order = children || (reader.is_pipe() && !opt.no_children);
   const bool caller_order = root_first(cumulate_order);
-  // perf matches -S against the sample's symbol by name or by its start address in the
-  // process ("0x4011d6"); a sample without a symbol never matches.
   auto symbol_listed = [&] {
-    if (opt.symbols.empty()) return true;
-    if (!self.loc.sym) return false;
-    if (listed(opt.symbols, std::string(self.loc.sym->name()))) return true;
-    const session::Map* m = find_map(&thread, cpumode, sample.ip);
-    uint64_t start = self.loc.sym_start;
-    if (m && !(m->dso && m->dso->kernel)) start = start - m->pgoff + m->start;
-    return listed(opt.symbols, fmt::format("{:#x}", start));
+    return !selection.selects_symbols() ||
+           selection.symbol_selected(self.loc.sym, find_map(&thread, cpumode, sample.ip), sample.ip);
   };
   self.filtered = !listed(opt.comms, std::string_view(*self.comm)) || !listed(opt.pids, self.pid) ||
-                  !listed(opt.tids, self.tid) || !listed(opt.dsos, dso_column_name(self.loc.dso)) || !symbol_listed();
+                  !listed(opt.tids, self.tid) || !selection.dso_selected(self.loc.dso) || !symbol_listed();
   callers.clear();
   chain.clear();
   chain_texts.clear();

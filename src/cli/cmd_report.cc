@@ -15,6 +15,7 @@
 #include "analysis/off_cpu.h"
 #include "analysis/record_census.h"
 #include "analysis/report_builder.h"
+#include "analysis/sample_filter.h"
 #include "analysis/sample_path.h"
 #include "analysis/time_filter.h"
 #include "cli/commands.h"
@@ -422,8 +423,10 @@ int run_hist_report(const ReportCliOptions& cli) {
     filter_lines.push_back("dso: " + dso_filter[0]);
     columns.elide_dso = true;
   }
-  if (symbol_filter.size() == 1 && has_key(analysis::SortKey::kSym)) {
-    filter_lines.push_back("symbol: " + symbol_filter[0]);
+  // The entries that read as addresses are not names (analysis::SampleSelection).
+  if (const auto names = analysis::SampleSelection({}, symbol_filter).names();
+      names.size() == 1 && has_key(analysis::SortKey::kSym)) {
+    filter_lines.push_back("symbol: " + names[0]);
     columns.elide_sym = true;
   }
   if (off_cpu) {

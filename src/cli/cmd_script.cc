@@ -45,6 +45,11 @@ struct ScriptCliOptions {
   std::string comms;
   std::string pids;
   std::string tids;
+  std::string dsos;
+  std::string symbols_list;  // -S
+  uint64_t addr_range = 0;
+  std::string stop_bt;
+  bool all_cpus = false;  // -a: perf's record-and-script option; reading, it changes nothing
   unsigned max_stack = 127;
   bool force = false;
   SymbolCliOptions symbols;
@@ -89,6 +94,10 @@ int run_script(const ScriptCliOptions& cli) {
     if (auto err = output::parse_cpu_list(cli.cpu, &opt.cpus); !err.empty()) return fail(err);
   }
   opt.comms = util::split_commas(cli.comms);
+  opt.dsos = util::split_commas(cli.dsos);
+  opt.symbols = util::split_commas(cli.symbols_list);
+  opt.addr_range = cli.addr_range;
+  opt.stop_bt = util::split_commas(cli.stop_bt);
   if (!util::parse_number_list(cli.pids, false, &opt.pids)) return fail(fmt::format("--pid {}: not a list of numbers", cli.pids));
   if (!util::parse_number_list(cli.tids, false, &opt.tids)) return fail(fmt::format("--tid {}: not a list of numbers", cli.tids));
 
@@ -178,6 +187,12 @@ void add_script_command(CLI::App& app, int& status) {
   cmd->add_option("-c,--comms,--comm", opt->comms, "only samples of these comms (comma separated)");
   cmd->add_option("--pid", opt->pids, "only samples of these pids (comma separated)");
   cmd->add_option("--tid", opt->tids, "only samples of these tids (comma separated)");
+  cmd->add_option("--dsos", opt->dsos, "only samples whose address is in these DSOs (short or long names, comma separated)");
+  cmd->add_option("-S,--symbols", opt->symbols_list,
+                  "only samples whose address is in these symbols (names, 0xSTART, or hex addresses, comma separated)");
+  cmd->add_option("--addr-range", opt->addr_range, "with -S: a hex address also takes the samples this many bytes above it");
+  cmd->add_option("--stop-bt", opt->stop_bt, "cut each callchain after the frame of one of these symbols (comma separated)");
+  cmd->add_flag("-a,--all-cpus", opt->all_cpus, "accepted for perf compatibility (all CPUs' samples are read anyway)");
   cmd->add_option("--max-stack", opt->max_stack, "callchain frames shown at most (default 127)");
   cmd->add_flag("-f,--force", opt->force, "accepted for perf compatibility");
   cmd->add_flag("--mem-stats", opt->mem_stats, "print what the machine model holds (threads, maps, DSOs) at the end");

@@ -76,11 +76,11 @@ struct JobsOption {
 };
 
 // Where symbols come from, for the commands that print them (script, report): --symfs,
-// --kallsyms, --no-demangle, --demangle-kernel.
+// --kallsyms, --demangle/--no-demangle, --demangle-kernel.
 struct SymbolCliOptions {
   std::string symfs;
   std::string kallsyms;
-  bool no_demangle = false;
+  bool demangle = true;
   bool demangle_kernel = false;
   void add_to(CLI::App& cmd);
   void apply_to(symbols::SymbolizerOptions* options) const;

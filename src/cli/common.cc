@@ -42,14 +42,15 @@ void JobsOption::add_to(CLI::App& cmd) {
 void SymbolCliOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--symfs", symfs, "look for files (binaries, debug files) under this directory");
   cmd.add_option("--kallsyms", kallsyms, "kernel symbols from this kallsyms file");
-  cmd.add_flag("--no-demangle", no_demangle, "show symbol names as they are in the files");
+  cmd.add_flag("--demangle,!--no-demangle", demangle,
+               "demangle symbol names (the default); --no-demangle shows them as they are in the files");
   cmd.add_flag("--demangle-kernel", demangle_kernel, "demangle kernel symbol names too");
 }
 
 void SymbolCliOptions::apply_to(symbols::SymbolizerOptions* options) const {
   options->symfs = symfs;
   options->kallsyms = kallsyms;
-  options->demangle = !no_demangle;
+  options->demangle = demangle;
   options->demangle_kernel = demangle_kernel;
   options->debug_cache = symbols::default_cache_dir();
 }

@@ -863,7 +863,11 @@ std::string parse_cpu_list(std::string_view text, std::vector<bool>* cpus) {
 // --- ScriptWriter ----------------------------------------------------------------------------
 
 ScriptWriter::ScriptWriter(const perfdata::Reader& reader, session::Machine& machine, ScriptOptions options, FILE* out)
-    : reader_(reader), machine_(machine), options_(std::move(options)), file_(out) {
+    : reader_(reader),
+      machine_(machine),
+      options_(std::move(options)),
+      selection_(options_.dsos, options_.symbols, options_.addr_range),
+      file_(out) {
   jobs_ = util::job_count(options_.jobs);
   lanes_.push_back(std::make_unique<Lane>());
   lane0().out = &out_;
@@ -1008,6 +1012,17 @@ bool ScriptWriter::thread_filtered(const session::Thread& thread) const {
     return true;
   }
   return false;
+}
+
+bool ScriptWriter::sample_selected(const session::Thread& thread, uint8_t cpumode, const perfdata::Sample& s) {
+  const uint64_t ip = s.has(perfdata::kSampleIp) ? s.ip : 0;
+  symbols::ResolvedFrame at;
+  if (options_.symbolizer) {
+    at = lane0().resolver->resolve(&thread, cpumode, ip);
+  } else {
+    at.map = lane0().resolver->find_map(&thread, cpumode, ip, true);
+  }
+  return selection_.dso_selected(at.map ? at.map->dso : nullptr) && selection_.symbol_selected(at.at.sym, at.map, ip);
 }
 
 ScriptLocation ScriptWriter::locate(Lane& lane, const session::Thread* thread, uint8_t cpumode, uint64_t addr,
@@ -1437,6 +1452,10 @@ session::Thread* ScriptWriter::admit(const Record& rec, uint64_t fields, perfdat
   const int32_t tid = s.has(kSampleTid) ? static_cast<int32_t>(s.tid) : -1;
   session::Thread& thread = machine_.findnew_thread(pid, tid);
   if (thread_filtered(thread)) return nullptr;
+  if ((selection_.selects_dsos() || selection_.selects_symbols()) &&
+      !sample_selected(thread, static_cast<uint8_t>(rec.misc & kMiscCpumodeMask), s)) {
+    return nullptr;
+  }
   ++samples_printed_;
   admitted_time_shown_ = (fields & kFieldTime) ? time_shown(time) : time;
   if ((fields & kFieldEvent) && name_width_ < 0) {
@@ -1555,13 +1574,41 @@ void ScriptWriter::format_sample(Lane& lane, const Record& rec, const analysis::
   if (fields & kFieldIp) {
     if (prints_chain) {
       out += '\n';
+      // --stop-bt: the chain ends after the first line whose symbol is listed (perf compares the
+      // name it prints, an inlined function's included).
+      const bool stops = !options_.stop_bt.empty();
+      bool stopped = false;
+      auto stop_at = [&](const ScriptLocation& loc) {
+        if (stops && loc.has_sym &&
+            std::find(options_.stop_bt.begin(), options_.stop_bt.end(), loc.sym) != options_.stop_bt.end()) {
+          stopped = true;
+        }
+      };
       // One frame, or its inline chain (innermost first) when `expand_inlines` and it has one.
       auto frame = [&](uint8_t mode, uint64_t ip, bool expand_inlines) {
-        if (!expand_inlines) {
+        if (stopped) return;
+        if (!expand_inlines && !stops) {
           append_callchain_frame(lane, thread, mode, ip, ipo, srcline);  // the cached line
           return;
         }
         ScriptLocation loc = locate(lane, &thread, mode, ip, true, srcline);
+        if (!expand_inlines) {
+          if (stops && !loc.has_sym && options_.symbolizer && lane.last_map) {
+            // The symbol decides whether the chain stops, printed or not.
+            const symbols::ResolvedFrame at = lane.resolver->resolve(&thread, mode, ip);
+            ScriptLocation named = loc;
+            if (at.at.sym) {
+              named.has_sym = true;
+              named.sym = at.at.sym->name();
+            }
+            append_frame(out, loc, ipo);
+            stop_at(named);
+            return;
+          }
+          append_frame(out, loc, ipo);
+          stop_at(loc);
+          return;
+        }
         bool has_sym = loc.has_sym;
         if (!needs_symbols_ && lane.last_map && options_.symbolizer) {
           // perf names every frame it expands (its unwinder does, whatever the fields), so an
@@ -1583,26 +1630,29 @@ void ScriptWriter::format_sample(Lane& lane, const Record& rec, const analysis::
                 il.srcline = f.srcline;
                 il.has_srcline = !f.srcline.empty();
               }
+              if (stopped) break;
               append_frame(out, il, ipo);
+              stop_at(il);
             }
             return;
           }
         }
         append_frame(out, loc, ipo);
+        stop_at(loc);
       };
       // The kernel's chain as every command walks it (context markers, --max-stack); a chain
       // with a context perf does not know is dropped, as perf drops it.
       // No thread: no map is looked up for the frames here (most lines come from the frame cache).
-      if (options_.inline_callchains) {
+      if (options_.inline_callchains || stops) {
         // --inline-callchains: a frame inside inlined code becomes its inline chain.
-        for (const session::CallchainFrame& f : lane.chain_frames) frame(f.cpumode, f.ip, true);
+        for (const session::CallchainFrame& f : lane.chain_frames) frame(f.cpumode, f.ip, options_.inline_callchains);
       } else {
         // Most frames of most files: the cached line, without the lambda's frame around it.
         for (const session::CallchainFrame& f : lane.chain_frames) {
           append_callchain_frame(lane, thread, f.cpumode, f.ip, ipo, srcline);
         }
       }
-      if (chain_ok && s.deferred_callchain && lane.chain_frames.size() < options_.max_stack) {
+      if (chain_ok && !stopped && s.deferred_callchain && lane.chain_frames.size() < options_.max_stack) {
         // A deferred chain not merged (--no-merge-callchains): its last word is the cookie that
         // names the CALLCHAIN_DEFERRED record, shown as perf 6.19 shows it.
         ScriptLocation loc = locate(lane, &thread, kMiscUser, s.deferred_cookie, true);

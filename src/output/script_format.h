@@ -18,6 +18,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "analysis/sample_filter.h"
 #include "analysis/time_filter.h"
 #include "output/mem_format.h"
 #include "analysis/sample_read.h"
@@ -269,6 +270,13 @@ struct ScriptOptions {
   std::vector<std::string> comms;
   std::vector<int32_t> pids;
   std::vector<int32_t> tids;
+  // --dsos, -S/--symbols (with --addr-range): applied to the sample's own address, as perf does
+  // (analysis::SampleSelection).
+  std::vector<std::string> dsos;
+  std::vector<std::string> symbols;
+  uint64_t addr_range = 0;
+  // --stop-bt: symbols after whose line a callchain is cut.
+  std::vector<std::string> stop_bt;
   // Symbol names, srclines and inline frames; nullptr prints "[unknown]" for every symbol.
   symbols::Symbolizer* symbolizer = nullptr;
   // --inline-callchains: the frames of the recorded callchain (frame pointers, the kernel's) expand
@@ -456,6 +464,8 @@ class alignas(64) ScriptWriter {
   bool print_sideband(const perfdata::Record& rec, int32_t pid, int32_t tid, uint64_t event_time, bool have_event_time);
   int sideband_attr(const perfdata::Record& rec, perfdata::Sample& id, bool* have_id) const;
   bool thread_filtered(const session::Thread& thread) const;
+  // --dsos and -S on the sample's address (resolved on this thread, in lane 0).
+  bool sample_selected(const session::Thread& thread, uint8_t cpumode, const perfdata::Sample& s);
   ScriptLocation locate(Lane& lane, const session::Thread* thread, uint8_t cpumode, uint64_t addr,
                         bool callchain_frame, bool srcline = false) const;
   // perf's thread__find_map_fb: the sample's cpumode first, then the one the address implies.
@@ -524,6 +534,7 @@ class alignas(64) ScriptWriter {
   const perfdata::Reader& reader_;
   session::Machine& machine_;
   ScriptOptions options_;
+  analysis::SampleSelection selection_;
   FILE* file_;
   DataSrcColumn data_src_column_;  // -F data_src: padded to the widest decoding so far
   std::unique_ptr<analysis::SampleReadSplitter> read_splitter_;  // SAMPLE_READ records

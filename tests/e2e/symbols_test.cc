@@ -209,6 +209,13 @@ TEST(SymbolsE2E, RustAndCxxMangledNames) {
                         .out;
   EXPECT_NE(raw.find("_RNvCs15kBYyAo9fc_7mycrate4spin"), std::string::npos);
   EXPECT_EQ(raw.find("mycrate::spin"), std::string::npos);
+  // --demangle, perf's spelling of the default, and the last of the two wins, as in perf.
+  for (const char* on : {"--demangle", "--no-demangle --demangle"}) {
+    std::string text = run(fmt::format("{}{} script -i {} -F ip,sym {}", env(built()), TPERF_BINARY,
+                                       shell_quote(rec.path), on))
+                           .out;
+    EXPECT_EQ(text, o.tperf_text) << on;
+  }
 }
 
 TEST(SymbolsE2E, StrippedBinaryWithDebuglink) {
