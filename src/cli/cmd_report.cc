@@ -70,6 +70,7 @@ struct ReportCliOptions {
   bool no_unwind_summary = false;  // leave out the unwinding quality block
   bool group = false;              // --group: event groups side by side (perf's default for them)
   bool no_group = false;
+  bool disable_order = false;
   std::string time;  // --time
   std::string symbol_names;  // -S
   std::string percentage = "absolute";
@@ -641,6 +642,10 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--stdio", opt->stdio, "text output (the default and only one)");
   cmd->add_flag("--group", opt->group, "show the events of a group side by side (the default for files with groups)");
   cmd->add_flag("--no-group", opt->no_group, "one section per event, groups or not");
+  // perf 6.1 turns its ordering off only when it dumps the records (-D), which report does not.
+  cmd->add_flag("--disable-order", opt->disable_order,
+                "accepted for perf compatibility: perf keeps the time order unless it dumps the raw records, as the "
+                "report does here");
   cmd->add_flag("-q,--quiet", opt->quiet, "no header lines, no unwinding summary, no warnings (as perf report -q)");
   cmd->add_flag("--header", opt->header,
                 "print the file's header (as --header-only) before the report, in place of perf's hint line");
