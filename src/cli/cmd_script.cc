@@ -10,12 +10,14 @@
 #include "cli/commands.h"
 #include "util/text.h"
 #include "analysis/sample_path.h"
+#include "output/header_format.h"
 #include "output/script_format.h"
 #include "perfdata/abi.h"
 #include "perfdata/reader.h"
 #include "session/machine.h"
 #include "symbols/dwarf_unwind.h"
 #include "symbols/symbolizer.h"
+#include "util/spool.h"
 
 namespace tperf::cli {
 
@@ -50,6 +52,9 @@ struct ScriptCliOptions {
   uint64_t addr_range = 0;
   std::string stop_bt;
   bool all_cpus = false;  // -a: perf's record-and-script option; reading, it changes nothing
+  bool header = false;       // --header
+  bool header_only = false;  // --header-only
+  bool show_info = false;    // -I
   unsigned max_stack = 127;
   bool force = false;
   SymbolCliOptions symbols;
@@ -63,7 +68,44 @@ int fail(const std::string& message) {
   return 2;
 }
 
-int run_script(const ScriptCliOptions& cli) {
+// What perf 6.1's script prints of the file's header (each rule checked against it on files and
+// pipe-mode files): --header, the "# ========" block with a file's features, then the samples;
+// --header-only, the block alone; -I adds the features perf prints only with -I, and alone it
+// adds nothing. A pipe's --header-only is the block without its features (perf stops before
+// reading them). --header on a pipe is refused: perf prints the features as it meets them in
+// the stream, each event named as it knows it at that point, which tperf does not model yet.
+// `input`: the path as given. Returns the exit status when the run ends here.
+std::optional<int> print_script_header(const ScriptCliOptions& cli, const std::string& input) {
+  if (!cli.header && !cli.header_only) return std::nullopt;
+  auto reader = perfdata::Reader::open(cli.path);
+  if (reader->is_pipe() && !cli.header_only) {
+    return fail("--header on a pipe-mode input is not supported (perf prints its features as it reads them); "
+                "--header-only, or `tperf report --header` / `tperf header`, show them");
+  }
+  output::HeaderFormatOptions format;
+  format.full = cli.show_info;
+  format.no_extras = true;
+  format.file_records = false;
+  format.pipe_features = false;
+  const std::string error = output::print_header(*reader, input, format);
+  std::fflush(stdout);
+  if (!error.empty()) {
+    fmt::print(stderr, "tperf script: {}: {}\n", input, error);
+    return 2;
+  }
+  if (cli.header_only) return 0;
+  return std::nullopt;
+}
+
+int run_script(const ScriptCliOptions& given) {
+  ScriptCliOptions cli = given;
+  // A stream whose header is printed before its samples is read twice: from a copy.
+  std::optional<util::SpooledInput> spool;
+  if (cli.header && !cli.header_only && !util::rereadable_input(cli.path)) {
+    spool.emplace(cli.path);
+    cli.path = spool->path();
+  }
+  if (std::optional<int> status = print_script_header(cli, given.path)) return *status;
   output::ScriptOptions opt;
   std::vector<std::string> warnings;
   for (const auto& f : cli.fields) {
@@ -192,6 +234,9 @@ void add_script_command(CLI::App& app, int& status) {
                   "only samples whose address is in these symbols (names, 0xSTART, or hex addresses, comma separated)");
   cmd->add_option("--addr-range", opt->addr_range, "with -S: a hex address also takes the samples this many bytes above it");
   cmd->add_option("--stop-bt", opt->stop_bt, "cut each callchain after the frame of one of these symbols (comma separated)");
+  cmd->add_flag("--header", opt->header, "print the file's header (as report --header-only does) before the samples");
+  cmd->add_flag("--header-only", opt->header_only, "print the file's header only");
+  cmd->add_flag("-I,--show-info", opt->show_info, "with --header/--header-only: the header's every feature, as -I does for report");
   cmd->add_flag("-a,--all-cpus", opt->all_cpus, "accepted for perf compatibility (all CPUs' samples are read anyway)");
   cmd->add_option("--max-stack", opt->max_stack, "callchain frames shown at most (default 127)");
   cmd->add_flag("-f,--force", opt->force, "accepted for perf compatibility");
