@@ -684,6 +684,13 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   const symbols::ResolvedFrame sample_at = resolver.resolve(&thread, cpumode, sample.ip);
   const session::Map* sample_map = sample_at.map;
   HistEntry self = sample_entry(machine, thread, sample, cpumode, sample_at);
+  if (opt.hide_unresolved && !self.loc.sym) {
+    // Never counted (perf leaves it out before its histogram sees it); nor kept in the index,
+    // so that a sample alike comes here again.
+    --ev.samples;
+    ev.period -= period;
+    return;
+  }
   if (use_srcline) self.srcline = srcline_of(sample_map, thread.pid(), sample.ip, false);
   self.trace = trace_text;
   bool all_frames_ok = false;
@@ -847,6 +854,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   auto walk_frame = [&](size_t i) {
     const session::CallchainFrame& f = frames[i];
     const symbols::ResolvedFrame at = frames_at.empty() ? resolver.resolve(&thread, f.cpumode, f.ip, f.map) : frames_at[i];
+    if (opt.hide_unresolved && !at.at.sym) return;  // -U: perf's cursor never gets the frame
     const session::Map* fmap = at.map;
     BatchCaller c = node_entry(at, f.cpumode, f.ip, f.map != nullptr);
     // perf 6.1 expands the frames it unwound from the stack copy (not the kernel's
@@ -870,6 +878,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
       mode = perfdata::kMiscUser;
       at = resolver.resolve(&thread, mode, addr);
     }
+    if (opt.hide_unresolved && !at.at.sym) return;
     BatchCaller c = node_entry(at, mode, addr, at.map != nullptr);
     push_entry(c, at.map, addr, c.loc.sym, &cb);
   };

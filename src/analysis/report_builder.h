@@ -105,6 +105,9 @@ struct ReportBuildOptions {
   const std::regex* parent_regex = nullptr;  // the parent key's pattern (with kParent among the keys)
   bool exclude_other = false;                // -x
   bool no_group = false;
+  // -U: a sample whose address has no symbol is left out (of the totals too), and so is every
+  // callchain frame without one, as perf does.
+  bool hide_unresolved = false;
   // Filters: a sample outside them makes or joins a hidden entry (HistEntry::filtered) and counts
   // in the totals; --cpu and --time drop samples before anything counts them, as perf does.
   std::vector<std::string> comms, dsos, symbols;

@@ -71,6 +71,7 @@ struct ReportCliOptions {
   bool group = false;              // --group: event groups side by side (perf's default for them)
   bool no_group = false;
   bool disable_order = false;
+  bool hide_unresolved = false;  // -U
   std::string time;  // --time
   std::string symbol_names;  // -S
   std::string percentage = "absolute";
@@ -350,6 +351,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   bo.parent_regex = &*parent_regex;
   bo.exclude_other = cli.exclude_other;
   bo.no_group = cli.no_group;
+  bo.hide_unresolved = cli.hide_unresolved;
   bo.comms = comm_filter;
   bo.dsos = dso_filter;
   bo.symbols = symbol_filter;
@@ -595,9 +597,10 @@ int run_report(const ReportCliOptions& given) {
   if (cli.tasks || cli.mmaps) return run_tasks(cli);
   if (cli.mem_mode || analysis::wants_weight_report(cli.sort)) {
     const bool filtered = !cli.comms.empty() || !cli.dsos.empty() || !cli.pids.empty() || !cli.tids.empty() ||
-                          !cli.cpus.empty() || !cli.symbol_names.empty() || !cli.time.empty();
+                          !cli.cpus.empty() || !cli.symbol_names.empty() || !cli.time.empty() || cli.hide_unresolved;
     if (filtered || !cli.parent_pattern.empty() || (!cli.fields.empty() && !cli.mem_mode)) {
-      return fail("--mem-mode and weight sort keys: -p and the filters (and -F without --mem-mode) are not supported yet");
+      return fail("--mem-mode and weight sort keys: -p and the filters (-U among them; and -F without --mem-mode) are "
+                  "not supported yet");
     }
     symbols::SymbolizerOptions so;
     cli.symbols.apply_to(&so);
@@ -619,7 +622,7 @@ int run_report(const ReportCliOptions& given) {
         {!cli.parent_pattern.empty(), "-p"}, {!cli.comms.empty(), "--comm"},   {!cli.dsos.empty(), "--dso"},
         {!cli.pids.empty(), "--pid"},        {!cli.tids.empty(), "--tid"},     {!cli.cpus.empty(), "--cpu"},
         {!cli.symbol_names.empty(), "-S"},   {!cli.time.empty(), "--time"},    {cli.percentage != "absolute", "--percentage"},
-        {cli.threads, "-T"}};
+        {cli.threads, "-T"},                 {cli.hide_unresolved, "-U"}};
     for (const auto& [given, name] : plain_only) {
       if (given && b.unsupported.empty()) b.unsupported = name;
     }
@@ -642,6 +645,9 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--stdio", opt->stdio, "text output (the default and only one)");
   cmd->add_flag("--group", opt->group, "show the events of a group side by side (the default for files with groups)");
   cmd->add_flag("--no-group", opt->no_group, "one section per event, groups or not");
+  cmd->add_flag("-U,--hide-unresolved", opt->hide_unresolved,
+                "leave out the samples whose address has no symbol (from the totals too) and the callchain frames "
+                "without one");
   // perf 6.1 turns its ordering off only when it dumps the records (-D), which report does not.
   cmd->add_flag("--disable-order", opt->disable_order,
                 "accepted for perf compatibility: perf keeps the time order unless it dumps the raw records, as the "

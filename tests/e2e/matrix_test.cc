@@ -186,6 +186,7 @@ const std::vector<std::string>& compared_modes() {
       "report --stdio --no-children -s dso,symbol",
       "report --stdio --branch-history",
       "report --stdio --header",
+      "report --stdio -U",
   };
   return modes;
 }

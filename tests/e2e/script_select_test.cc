@@ -4,7 +4,9 @@
 // perf applies --dsos and -S to the sample's own address; an -S entry that reads as a hex
 // number ("f0", "0x1234") is an address there, not a name, so `-S f0` selects no f0 sample,
 // and the report header names the one name left. --stop-bt cuts each chain after the first
-// frame named in it, inline frames included. At -j 1 and -j 2.
+// frame named in it, inline frames included. At -j 1 and -j 2. And `report -U`: the samples
+// without a symbol left out of the totals, and the chain frames without one, on that recording and
+// on a -g one of the same program built without frame pointers (its chains walk into garbage).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -96,6 +98,40 @@ TEST(ReportSelect, HexLookingSymbolsAreAddressesAsInPerf) {
       test::e2e::expect_same_outputs(c, "report " + args, 5);
     }
   }
+}
+
+const test::e2e::Recording& fp_recording() {
+  static const test::e2e::Recording r = [] {
+    std::string error;
+    const std::string deep = test::e2e::workload("deep_nofp", &error);
+    if (deep.empty()) return test::e2e::Recording{"", "cannot build the workload: " + error};
+    const std::string path = test::e2e::scratch_dir() + "/report-hide-unresolved.data";
+    return test::e2e::record_with_perf(
+        fmt::format("timeout 60 perf record -q -e cpu-clock -g -o {} -- sh -c '{} 0.3; ls / >/dev/null'",
+                    shell_quote(path), deep),
+        path);
+  }();
+  return r;
+}
+
+TEST(ReportHideUnresolved, EqualsPerf) {
+  TPERF_REQUIRE_RECORDING(rec, recording());
+  TPERF_REQUIRE_RECORDING(fp, fp_recording());
+  for (const std::string& path : {rec.path, fp.path}) {
+    const std::string q = shell_quote(path);
+    for (const char* mode : {"", "--no-children", "--no-children -g caller", "-g folded", "-s dso,sym", "-s comm"}) {
+      const std::string args = fmt::format("--stdio -U {}", mode);
+      test::e2e::ComparedOutputs c = test::e2e::compare_outputs(
+          fmt::format("perf report {} -i {} 2>/dev/null | {}", args, q, test::e2e::kStripPerfTip),
+          fmt::format("{} report --no-unwind-summary {} -i {}", TPERF_BINARY, args, q), path);
+      test::e2e::expect_same_outputs(c, "report " + args, 5);
+    }
+  }
+  // Not vacuous: the -g recording has samples without a symbol, which -U leaves out of the count.
+  const std::string q = shell_quote(fp.path);
+  CommandResult all = run(fmt::format("perf report --stdio -i {} 2>/dev/null | grep '^# Event count'", q));
+  CommandResult shown = run(fmt::format("perf report --stdio -U -i {} 2>/dev/null | grep '^# Event count'", q));
+  EXPECT_NE(all.out, shown.out) << "no sample without a symbol: the comparison above is vacuous";
 }
 
 }  // namespace
