@@ -72,6 +72,12 @@ struct ReportCliOptions {
   bool no_group = false;
   bool disable_order = false;
   bool hide_unresolved = false;  // -U
+  // Options perf 6.1 takes for its annotate browser, its TUI or its raw dump (-D), none of which
+  // changes a --stdio report: accepted and checked as perf checks them.
+  std::string percent_type;  // --percent-type
+  std::string prefix, prefix_strip, objdump, disassembler_style, pretty;
+  bool asm_raw = false, source = false, ignore_vmlinux = false, nanosecs = false, show_on_off_events = false;
+  unsigned samples = 0;
   std::string time;  // --time
   std::string symbol_names;  // -S
   std::string percentage = "absolute";
@@ -585,6 +591,14 @@ int run_report_stats(const ReportCliOptions& cli) {
 
 int run_report(const ReportCliOptions& given) {
   ReportCliOptions cli = given;
+  if (!cli.percent_type.empty()) {
+    static constexpr const char* kTypes[] = {"global-period", "local-period", "global-hits", "local-hits"};
+    if (std::find(std::begin(kTypes), std::end(kTypes), cli.percent_type) == std::end(kTypes)) {
+      return fail(fmt::format("--percent-type {}: global-period, local-period, global-hits or local-hits expected",
+                              cli.percent_type));
+    }
+  }
+  if (!cli.prefix_strip.empty() && cli.prefix.empty()) return fail("--prefix-strip requires --prefix (as in perf)");
   if (cli.stats && (cli.tasks || cli.mmaps)) return fail("--tasks and --mmaps can't be used together with --stats");
   // A stream whose header is printed before its report is read twice: from a copy.
   std::optional<util::SpooledInput> spool;
@@ -645,6 +659,20 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--stdio", opt->stdio, "text output (the default and only one)");
   cmd->add_flag("--group", opt->group, "show the events of a group side by side (the default for files with groups)");
   cmd->add_flag("--no-group", opt->no_group, "one section per event, groups or not");
+  const char* annotate_only = "accepted for perf compatibility: perf uses it in annotation, its TUI or -D, not in a --stdio report";
+  cmd->add_option("--percent-type", opt->percent_type, annotate_only);
+  cmd->add_option("--prefix", opt->prefix, annotate_only);
+  cmd->add_option("--prefix-strip", opt->prefix_strip, annotate_only);
+  cmd->add_option("--objdump", opt->objdump, annotate_only);
+  cmd->add_flag("--asm-raw", opt->asm_raw, annotate_only);
+  cmd->add_option("-M,--disassembler-style", opt->disassembler_style, annotate_only);
+  cmd->add_flag("--source,!--no-source", opt->source, annotate_only);
+  cmd->add_option("--samples", opt->samples, annotate_only);
+  cmd->add_option("--pretty", opt->pretty, annotate_only);
+  cmd->add_flag("--ignore-vmlinux", opt->ignore_vmlinux, "accepted for perf compatibility: tperf reads no vmlinux");
+  cmd->add_flag("--ns", opt->nanosecs, "accepted for perf compatibility: perf shows nanoseconds in the time key only");
+  cmd->add_flag("--show-on-off-events", opt->show_on_off_events,
+                "accepted for perf compatibility: it goes with --switch-on/--switch-off, which tperf has not");
   cmd->add_flag("-U,--hide-unresolved", opt->hide_unresolved,
                 "leave out the samples whose address has no symbol (from the totals too) and the callchain frames "
                 "without one");

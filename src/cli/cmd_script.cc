@@ -52,6 +52,8 @@ struct ScriptCliOptions {
   uint64_t addr_range = 0;
   std::string stop_bt;
   bool all_cpus = false;  // -a: perf's record-and-script option; reading, it changes nothing
+  bool show_kernel_path = false;  // perf names the kernel's DSO by its path: [kernel.kallsyms] from kallsyms
+  unsigned max_blocks = 0;        // perf's brstackinsn blocks, a field tperf has not
   bool header = false;       // --header
   bool header_only = false;  // --header-only
   bool show_info = false;    // -I
@@ -237,6 +239,9 @@ void add_script_command(CLI::App& app, int& status) {
   cmd->add_flag("--header", opt->header, "print the file's header (as report --header-only does) before the samples");
   cmd->add_flag("--header-only", opt->header_only, "print the file's header only");
   cmd->add_flag("-I,--show-info", opt->show_info, "with --header/--header-only: the header's every feature, as -I does for report");
+  cmd->add_flag("--show-kernel-path", opt->show_kernel_path,
+                "accepted for perf compatibility: the kernel's symbols come from kallsyms, named [kernel.kallsyms] either way");
+  cmd->add_option("--max-blocks", opt->max_blocks, "accepted for perf compatibility: it bounds the brstackinsn field only");
   cmd->add_flag("-a,--all-cpus", opt->all_cpus, "accepted for perf compatibility (all CPUs' samples are read anyway)");
   cmd->add_option("--max-stack", opt->max_stack, "callchain frames shown at most (default 127)");
   cmd->add_flag("-f,--force", opt->force, "accepted for perf compatibility");
