@@ -1,9 +1,10 @@
 // libFuzzer target for the whole reading path: the bytes go through the reader, the ordered
 // events, the Machine, the Symbolizer and DWARF unwinder, the report's aggregation and its
 // formatter (`tperf report --stdio`, default Children mode, then `--no-children -g folded`, then
-// `--branch-history -g callee`, whose walk of branch stacks and callchains indexes into both) and
-// `tperf script`. A damaged file must end in the command's one-line error and exit status 2;
-// any crash, sanitizer report, hang or runaway allocation is a bug.
+// `--branch-history -g callee`, whose walk of branch stacks and callchains indexes into both, then
+// -U) and `tperf script` (plain, then in file order with every side-band line, -S and
+// --stop-bt). A damaged file must end in the command's one-line error and exit status 2; any
+// crash, sanitizer report, hang or runaway allocation is a bug.
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -69,6 +70,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
            {"report", "--stdio", "--no-children", "-g", "folded", "-s", "comm,dso,sym", "-i", path},
            {"report", "--stdio", "--branch-history", "-g", "callee", "-i", path},
            {"script", "-i", path},
+           // File order (the ordering stage's other mode), every side-band printer, the sample
+           // selection and the chain cut.
+           {"script", "--show-round-events", "--show-task-events", "--show-mmap-events", "--show-switch-events",
+            "--show-lost-events", "--show-namespace-events", "--show-cgroup-events", "--show-bpf-events", "-S",
+            "main,f0,0x1000", "--addr-range", "4096", "--stop-bt", "main", "-i", path},
+           {"report", "--stdio", "-U", "--no-children", "-i", path},
        }) {
     int status = run_tperf(args);
     // 0 or the one-line error's 2; anything else means the command failed in a way no input

@@ -6,7 +6,8 @@
 // and the report header names the one name left. --stop-bt cuts each chain after the first
 // frame named in it, inline frames included. At -j 1 and -j 2. And `report -U`: the samples
 // without a symbol left out of the totals, and the chain frames without one, on that recording and
-// on a -g one of the same program built without frame pointers (its chains walk into garbage).
+// on a -g one of the same program built without frame pointers (its chains walk into garbage)
+// followed by `ls -R`, whose own code (stripped) has no symbols.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -107,7 +108,7 @@ const test::e2e::Recording& fp_recording() {
     if (deep.empty()) return test::e2e::Recording{"", "cannot build the workload: " + error};
     const std::string path = test::e2e::scratch_dir() + "/report-hide-unresolved.data";
     return test::e2e::record_with_perf(
-        fmt::format("timeout 60 perf record -q -e cpu-clock -g -o {} -- sh -c '{} 0.3; ls / >/dev/null'",
+        fmt::format("timeout 60 perf record -q -e cpu-clock -g -o {} -- sh -c '{} 0.3; ls -R /usr/lib >/dev/null'",
                     shell_quote(path), deep),
         path);
   }();
@@ -127,7 +128,8 @@ TEST(ReportHideUnresolved, EqualsPerf) {
       test::e2e::expect_same_outputs(c, "report " + args, 5);
     }
   }
-  // Not vacuous: the -g recording has samples without a symbol, which -U leaves out of the count.
+  // Not vacuous: the -g recording has samples without a symbol (in ls), which -U leaves out of
+  // the count.
   const std::string q = shell_quote(fp.path);
   CommandResult all = run(fmt::format("perf report --stdio -i {} 2>/dev/null | grep '^# Event count'", q));
   CommandResult shown = run(fmt::format("perf report --stdio -U -i {} 2>/dev/null | grep '^# Event count'", q));
