@@ -1574,15 +1574,21 @@ void ScriptWriter::format_sample(Lane& lane, const Record& rec, const analysis::
   if (fields & kFieldIp) {
     if (prints_chain) {
       out += '\n';
-      // --stop-bt: the chain ends after the first line whose symbol is listed (perf compares the
-      // name it prints, an inlined function's included).
+      // --stop-bt: the chain ends after the first line whose function is listed, whether the
+      // line shows it or not (perf compares the frame's symbol, an inlined function's included).
       const bool stops = !options_.stop_bt.empty();
       bool stopped = false;
-      auto stop_at = [&](const ScriptLocation& loc) {
-        if (stops && loc.has_sym &&
-            std::find(options_.stop_bt.begin(), options_.stop_bt.end(), loc.sym) != options_.stop_bt.end()) {
+      auto stop_at = [&](std::string_view name) {
+        if (!name.empty() && std::find(options_.stop_bt.begin(), options_.stop_bt.end(), name) != options_.stop_bt.end()) {
           stopped = true;
         }
+      };
+      // The symbol of a frame locate() just placed, looked up when the fields did not ask for it.
+      auto symbol_name = [&](const ScriptLocation& loc, uint8_t mode, uint64_t ip) -> std::string_view {
+        if (loc.has_sym) return loc.sym;
+        if (!options_.symbolizer || !lane.last_map) return {};
+        const symbols::Symbol* sym = lane.resolver->resolve(&thread, mode, ip).at.sym;
+        return sym ? sym->name() : std::string_view();
       };
       // One frame, or its inline chain (innermost first) when `expand_inlines` and it has one.
       auto frame = [&](uint8_t mode, uint64_t ip, bool expand_inlines) {
@@ -1592,53 +1598,38 @@ void ScriptWriter::format_sample(Lane& lane, const Record& rec, const analysis::
           return;
         }
         ScriptLocation loc = locate(lane, &thread, mode, ip, true, srcline);
-        if (!expand_inlines) {
-          if (stops && !loc.has_sym && options_.symbolizer && lane.last_map) {
-            // The symbol decides whether the chain stops, printed or not.
-            const symbols::ResolvedFrame at = lane.resolver->resolve(&thread, mode, ip);
-            ScriptLocation named = loc;
-            if (at.at.sym) {
-              named.has_sym = true;
-              named.sym = at.at.sym->name();
-            }
-            append_frame(out, loc, ipo);
-            stop_at(named);
-            return;
+        if (expand_inlines) {
+          bool has_sym = loc.has_sym;
+          if (!needs_symbols_ && lane.last_map && options_.symbolizer) {
+            // perf names every frame it expands (its unwinder does, whatever the fields), so an
+            // inline chain shows as addresses marked " (inlined)" without a symbol field too.
+            has_sym = lane.resolver->resolve(&thread, mode, ip).at.sym != nullptr;
           }
-          append_frame(out, loc, ipo);
-          stop_at(loc);
-          return;
-        }
-        bool has_sym = loc.has_sym;
-        if (!needs_symbols_ && lane.last_map && options_.symbolizer) {
-          // perf names every frame it expands (its unwinder does, whatever the fields), so an
-          // inline chain shows as addresses marked " (inlined)" without a symbol field too.
-          has_sym = lane.resolver->resolve(&thread, mode, ip).at.sym != nullptr;
-        }
-        if (has_sym && lane.last_map && options_.symbolizer) {
-          const session::Map* map = lane.last_map;
-          auto chain =
-              options_.symbolizer->inline_frames(*map, map->dso && map->dso->kernel ? -1 : thread.pid(), ip);
-          if (!chain.empty()) {
-            for (const auto& f : chain) {
-              ScriptLocation il = loc;
-              il.sym = f.function;
-              il.inlined = f.inlined;
-              // perf (6.1.192) prints each expanded frame's own line: the call's line in the
-              // outer frames, "??:0" included.
-              if (srcline) {
-                il.srcline = f.srcline;
-                il.has_srcline = !f.srcline.empty();
+          if (has_sym && lane.last_map && options_.symbolizer) {
+            const session::Map* map = lane.last_map;
+            auto chain =
+                options_.symbolizer->inline_frames(*map, map->dso && map->dso->kernel ? -1 : thread.pid(), ip);
+            if (!chain.empty()) {
+              for (const auto& f : chain) {
+                if (stopped) break;
+                ScriptLocation il = loc;
+                il.sym = f.function;
+                il.inlined = f.inlined;
+                // perf (6.1.192) prints each expanded frame's own line: the call's line in the
+                // outer frames, "??:0" included.
+                if (srcline) {
+                  il.srcline = f.srcline;
+                  il.has_srcline = !f.srcline.empty();
+                }
+                append_frame(out, il, ipo);
+                if (stops) stop_at(f.function);
               }
-              if (stopped) break;
-              append_frame(out, il, ipo);
-              stop_at(il);
+              return;
             }
-            return;
           }
         }
         append_frame(out, loc, ipo);
-        stop_at(loc);
+        if (stops) stop_at(symbol_name(loc, mode, ip));
       };
       // The kernel's chain as every command walks it (context markers, --max-stack); a chain
       // with a context perf does not know is dropped, as perf drops it.

@@ -82,6 +82,10 @@ TEST(ScriptSelect, StopBtEqualsPerf) {
   expect_script_as_perf(rec.path, "--stop-bt f3", 100);
   expect_script_as_perf(rec.path, "--stop-bt f5,main -F ip,sym,dso", 100);
   expect_script_as_perf(rec.path, "--stop-bt f3 --no-inline", 100);
+  // Without the sym field the chain still stops at the frame of a listed function, the inlined
+  // frames of unwound stacks included: perf compares the frame's symbol, shown or not.
+  expect_script_as_perf(rec.path, "--stop-bt f3 -F ip", 100);
+  expect_script_as_perf(rec.path, "--stop-bt f5,main -F ip,dso", 100);
   // Not vacuous: the chains are shorter than without it.
   const std::string q = shell_quote(rec.path);
   EXPECT_LT(lines_of(fmt::format("{} script --stop-bt f3 -i {}", TPERF_BINARY, q)),
