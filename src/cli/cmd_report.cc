@@ -570,12 +570,7 @@ std::optional<int> print_report_header(ReportCliOptions& cli, const std::string&
   format.file_records = false;  // the report reads them
   format.block = block;
   format.pipe_features = pipe_features;
-  const std::string error = output::print_header(*reader, input, format);
-  std::fflush(stdout);
-  if (!error.empty()) {
-    fmt::print(stderr, "tperf report: {}: {}\n", input, error);
-    return 2;
-  }
+  if (print_file_header("report", *reader, input, format) != 0) return 2;
   if (stop) return 0;
   cli.hint_replaced = block || hint;
   return std::nullopt;

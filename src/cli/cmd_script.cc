@@ -89,12 +89,7 @@ std::optional<int> print_script_header(const ScriptCliOptions& cli, const std::s
   format.no_extras = true;
   format.file_records = false;
   format.pipe_features = false;
-  const std::string error = output::print_header(*reader, input, format);
-  std::fflush(stdout);
-  if (!error.empty()) {
-    fmt::print(stderr, "tperf script: {}: {}\n", input, error);
-    return 2;
-  }
+  if (print_file_header("script", *reader, input, format) != 0) return 2;
   if (cli.header_only) return 0;
   return std::nullopt;
 }

@@ -39,6 +39,9 @@ int run_guarded(const char* command, const std::string& path, const std::functio
 namespace tperf::perfdata {
 class Reader;
 }
+namespace tperf::output {
+struct HeaderFormatOptions;
+}
 namespace tperf::session {
 class Machine;
 class OrderedEvents;
@@ -55,6 +58,12 @@ namespace tperf::cli {
 int report_reader_problems(const char* command, const perfdata::Reader& reader);
 // The same, plus the malformed deferred-callchain records the ordering stage met.
 int report_reader_problems(const char* command, const perfdata::Reader& reader, const session::OrderedEvents& ordered);
+
+// Prints the header block of `reader`'s file as `format` asks (output::print_header) and flushes
+// standard output. Damage that stopped the reading is said as "tperf CMD: NAME: what" (`name`:
+// the input as the user gave it) and makes the status 2; else 0.
+int print_file_header(const char* command, perfdata::Reader& reader, const std::string& name,
+                      const output::HeaderFormatOptions& format);
 
 // Input-file option shared by the commands that read perf.data: positional FILE or -i FILE,
 // default "perf.data", "-" for standard input.

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 
 #include "analysis/profile_builder.h"
+#include "output/header_format.h"
 #include "perfdata/error.h"
 #include "perfdata/reader.h"
 #include "session/machine.h"
@@ -90,6 +91,15 @@ void print_mem_stats(const char* command, const session::Machine& machine) {
              "maps {}, peak {}; dsos {}; strings {} ({} bytes); model ~{} KiB\n",
              command, s.threads, s.threads_exited, s.threads_peak, s.threads_released, s.address_spaces,
              s.address_spaces_peak, s.maps, s.maps_peak, s.dsos, s.strings, s.string_bytes, (s.approx_bytes + 1023) / 1024);
+}
+
+int print_file_header(const char* command, perfdata::Reader& reader, const std::string& name,
+                      const output::HeaderFormatOptions& format) {
+  const std::string error = output::print_header(reader, name, format);
+  std::fflush(stdout);
+  if (error.empty()) return 0;
+  fmt::print(stderr, "tperf {}: {}: {}\n", command, name, error);
+  return 2;
 }
 
 int report_reader_problems(const char* command, const perfdata::Reader& reader) {
