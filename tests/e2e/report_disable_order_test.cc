@@ -22,13 +22,9 @@ using test::e2e::run;
 void write_file(const std::string& path, bool pipe) {
   Writer w(Writer::Options{.pipe = pipe});
   w.open(path);
-  PerfEventAttr a;
-  a.type = kTypeSoftware;
-  a.size = kAttrSizeVer7;
-  a.config = kSwCpuClock;
-  a.sample_period = 1000;
-  a.sample_type = kSampleIp | kSampleTid | kSampleTime | kSampleCpu | kSamplePeriod | kSampleIdentifier;
-  for (auto bit : {kFlagSampleIdAll, kFlagMmap, kFlagComm, kFlagTask, kFlagExcludeGuest}) a.set_flag(bit);
+  PerfEventAttr a =
+      test::cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSampleCpu | kSamplePeriod | kSampleIdentifier, 1000);
+  a.set_flag(kFlagExcludeGuest);
   w.add_attr(a, {42}, "cpu-clock");
   RecordBuilder rb = w.builder(0);
   auto sample = [&](uint32_t pid, uint64_t ip, uint32_t cpu, uint64_t time) {

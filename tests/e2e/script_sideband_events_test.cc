@@ -31,16 +31,9 @@ constexpr uint64_t kProg = 0xffffffffc0a01000ULL;
 void write_file(const std::string& path) {
   Writer w;
   w.open(path);
-  PerfEventAttr a;
-  a.type = kTypeSoftware;
-  a.size = kAttrSizeVer7;
-  a.config = kSwCpuClock;
-  a.sample_period = 1000;
-  a.sample_type = kSampleIp | kSampleTid | kSampleTime | kSampleCpu | kSamplePeriod | kSampleIdentifier;
-  for (auto bit : {kFlagSampleIdAll, kFlagMmap, kFlagComm, kFlagTask, kFlagMmap2, kFlagKsymbol, kFlagBpfEvent,
-                   kFlagNamespaces, kFlagCgroup, kFlagExcludeGuest}) {
-    a.set_flag(bit);
-  }
+  PerfEventAttr a =
+      test::cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSampleCpu | kSamplePeriod | kSampleIdentifier, 1000);
+  for (auto bit : {kFlagKsymbol, kFlagBpfEvent, kFlagNamespaces, kFlagCgroup, kFlagExcludeGuest}) a.set_flag(bit);
   w.add_attr(a, {42}, "cpu-clock");
   RecordBuilder rb = w.builder(0);
   uint64_t t = 1'000'000'000;
