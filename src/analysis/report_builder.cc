@@ -1,7 +1,5 @@
 #include "analysis/report_builder.h"
 
-#include "analysis/sample_filter.h"
-
 #include <fmt/format.h>
 
 #include <pthread.h>
