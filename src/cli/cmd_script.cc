@@ -81,8 +81,9 @@ std::optional<int> print_script_header(const ScriptCliOptions& cli, const std::s
   if (!cli.header && !cli.header_only) return std::nullopt;
   auto reader = perfdata::Reader::open(cli.path);
   if (reader->is_pipe() && !cli.header_only) {
-    return fail("--header on a pipe-mode input is not supported (perf prints its features as it reads them); "
-                "--header-only, or `tperf report --header` / `tperf header`, show them");
+    return fail(fmt::format("{}: --header on a pipe-mode input is not supported (perf prints its features as it "
+                            "reads them); --header-only, or `tperf report --header` / `tperf header`, show them",
+                            input));
   }
   output::HeaderFormatOptions format;
   format.full = cli.show_info;

@@ -139,6 +139,8 @@ const std::vector<std::string>& reading_commands() {
       // Inline chains of the recorded callchains' frames too (tperf's own), and none at all.
       "script --inline-callchains {}",
       "script --deltatime --show-task-events --show-mmap-events {}",
+      // The header block first (refused with a message on a pipe-mode input).
+      "script --header -I {}",
       "report {} --stdio --no-inline",
       "report {} --stdio",
       "report {} --stdio --no-children -g folded -s dso,sym",
@@ -180,6 +182,9 @@ const std::vector<std::string>& compared_modes() {
       // Side-band lines of every kind, and the file order --show-round-events brings.
       "script --show-namespace-events --show-cgroup-events --show-bpf-events --show-lost-events",
       "script --show-round-events --show-switch-events --deltatime",
+      // The sample selection (a name, a hex-looking name, an address range) and the chain cut.
+      "script -S main,f0,0x1000 --addr-range 4096 --stop-bt main,start_thread",
+      "script --dsos '[kernel.kallsyms]' -F comm,tid,ip,sym",
       "report --stdio -g folded",
       "report --stdio -s dso,sym",
       // "symbol" spelled out: perf adds its IPC column.
