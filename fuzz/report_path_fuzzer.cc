@@ -2,8 +2,8 @@
 // events, the Machine, the Symbolizer and DWARF unwinder, the report's aggregation and its
 // formatter (`tperf report --stdio`, default Children mode, then `--no-children -g folded`, then
 // `--branch-history -g callee`, whose walk of branch stacks and callchains indexes into both, then
-// -U) and `tperf script` (plain, then in file order with every side-band line, -S and
-// --stop-bt). A damaged file must end in the command's one-line error and exit status 2; any
+// -U), `tperf script` (plain, then in file order with every side-band line, -S and
+// --stop-bt) and `tperf data convert --to-json`. A damaged file must end in the command's one-line error and exit status 2; any
 // crash, sanitizer report, hang or runaway allocation is a bug.
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
@@ -34,6 +34,7 @@ int run_tperf(std::vector<std::string> args) {
   int status = 0;
   tperf::cli::add_report_command(app, status);
   tperf::cli::add_script_command(app, status);
+  tperf::cli::add_data_command(app, status);
   std::reverse(args.begin(), args.end());
   try {
     app.parse(args);
@@ -86,6 +87,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             "--show-lost-events", "--show-namespace-events", "--show-cgroup-events", "--show-bpf-events", "-S",
             "main,f0,0x1000", "--addr-range", "4096", "--stop-bt", "main", "-i", path},
            {"report", "--stdio", "-U", "--no-children", "-i", path},
+           // Every callchain entry looked up in the space its context marker names.
+           {"data", "convert", "--to-json", "-", "-i", path},
        }) {
     std::vector<std::string> with_kallsyms = args;
     with_kallsyms.insert(with_kallsyms.end() - 2, {"--kallsyms", g_kallsyms});

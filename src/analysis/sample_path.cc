@@ -542,13 +542,20 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
     session::OrderedEvents ordered(reader, deliver_one, ordered_options);
     perfdata::Record rec;
     uint64_t n = 0;
-    while (reader.next(rec)) {
-      if (handlers.stop && handlers.stop()) break;
-      ordered.push(rec);
-      if (handlers.on_progress && (++n & 1023) == 0) handlers.on_progress(rec.offset > data_start ? rec.offset - data_start : 0);
+    std::string unreadable;  // why reading stopped before the end
+    try {
+      while (reader.next(rec)) {
+        if (handlers.stop && handlers.stop()) break;
+        ordered.push(rec);
+        if (handlers.on_progress && (++n & 1023) == 0) handlers.on_progress(rec.offset > data_start ? rec.offset - data_start : 0);
+      }
+    } catch (const perfdata::FormatError& e) {
+      unreadable = e.what();
     }
+    // What was read before any damage still counts: the records waiting in the queue go out.
     if (!handlers.stop || !handlers.stop()) ordered.flush_all();
     finish(ordered);
+    if (!unreadable.empty()) problems.push_back(unreadable);
     return result;
   }
 
@@ -682,6 +689,14 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
         if ((++n & 1023) == 0) rs.progress = rec.offset > data_start ? rec.offset - data_start : 0;
       }
       if (!rs.stopping.load(std::memory_order_relaxed) && !rs.consumer_gone) ordered.flush_all();
+    } catch (const perfdata::FormatError&) {
+      // The data cannot be followed past here: what was read before still goes out, then the
+      // applying thread says why the reading stopped.
+      error = std::current_exception();
+      try {
+        if (!rs.stopping.load(std::memory_order_relaxed) && !rs.consumer_gone) ordered.flush_all();
+      } catch (...) {
+      }
     } catch (...) {
       error = std::current_exception();
     }
@@ -745,8 +760,16 @@ ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols
       channel.give_back(std::move(batch));
     }
   }
-  if (error) std::rethrow_exception(error);
+  std::string unreadable;  // why reading stopped before the end
+  if (error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const perfdata::FormatError& e) {
+      unreadable = e.what();
+    }
+  }
   finish(ordered);
+  if (!unreadable.empty()) problems.push_back(unreadable);
   return result;
 }
 

@@ -202,7 +202,10 @@ struct ReplayResult {
 // machine keeps them) and hands the samples to `handlers`. With a `preloader`, the running
 // kernel's symbols start loading at once too, for files whose events sample the kernel. A record
 // that cannot be decoded (FormatError from the machine or a handler) does not stop the replay:
-// its message is returned, one per record.
+// its message is returned, one per record. Data the reader cannot follow any further (a record
+// of size 0 in a pipe, a stream cut in the middle of a record) ends the replay, not the command:
+// every record read before it is still delivered, in order, and the reader's message is the last
+// of the problems returned.
 ReplayResult replay(perfdata::Reader& reader, session::Machine& machine, symbols::Symbolizer& symbolizer,
                     SymbolPreloader* preloader, const ReplayHandlers& handlers);
 

@@ -25,6 +25,7 @@ void add_diff_command(CLI::App& app, int& status);
 void add_flame_command(CLI::App& app, int& status);
 void add_collapse_command(CLI::App& app, int& status);
 void add_export_command(CLI::App& app, int& status);
+void add_data_command(CLI::App& app, int& status);
 
 // The exit status of a command line tperf cannot parse (an unknown option, an option without its
 // value or with a malformed one), as perf's usage errors (129).

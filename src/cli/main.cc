@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   tperf::cli::add_flame_command(app, status);
   tperf::cli::add_collapse_command(app, status);
   tperf::cli::add_export_command(app, status);
+  tperf::cli::add_data_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

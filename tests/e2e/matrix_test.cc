@@ -121,7 +121,7 @@ void expect_clean_end(const CommandResult& r, const std::string& what) {
     EXPECT_EQ(r.err.find(bad), std::string::npos) << what << ": " << bad << "\n" << r.err.substr(0, 3000);
   }
   if (r.status == 2) {
-    static const std::regex kMessage(R"((^|\n)tperf [a-z]+: .+)");
+    static const std::regex kMessage(R"((^|\n)tperf [a-z]+( [a-z]+)?: .+)");
     EXPECT_TRUE(std::regex_search(r.err, kMessage)) << what << ": exit 2 without a 'tperf CMD: ...' message:\n" << r.err;
   }
 }
@@ -159,6 +159,7 @@ const std::vector<std::string>& reading_commands() {
       "export --format pprof -o - {}",
       "export --format firefox -o - {}",
       "export --format speedscope -o - {}",
+      "data convert --to-json - {}",
   };
   return cmds;
 }
@@ -170,6 +171,7 @@ const std::vector<std::string>& layout_commands() {
       "stats {}",
       "script {}",
       "report {} --stdio",
+      "data convert --to-json - {}",
   };
   return cmds;
 }
