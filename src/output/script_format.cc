@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <new>
 #include <thread>
 
@@ -120,7 +122,8 @@ uint64_t script_supported_fields() {
   return kFieldComm | kFieldTid | kFieldPid | kFieldTime | kFieldCpu | kFieldEvent | kFieldTrace | kFieldIp |
          kFieldSym | kFieldDso | kFieldAddr | kFieldSymoff | kFieldSrcline | kFieldPeriod | kFieldWeight | kFieldDataSrc | kFieldBpfOutput |
          kFieldIregs | kFieldUregs | kFieldBrstack | kFieldBrstacksym | kFieldCallindent | kFieldPhysAddr | kFieldMisc |
-         kFieldTod | kFieldDataPageSize | kFieldCodePageSize | kFieldInsLat | kFieldMachinePid | kFieldVcpu;
+         kFieldTod | kFieldDataPageSize | kFieldCodePageSize | kFieldInsLat | kFieldMachinePid | kFieldVcpu |
+         kFieldSrccode;
 }
 
 int script_output_type(uint32_t attr_type) {
@@ -1300,6 +1303,11 @@ void ScriptWriter::after_machine(const Record& rec, uint64_t time) {
       }
       break;
     case kRecordFork:
+      if (!srccode_states_.empty()) {
+        // A new thread: perf's srccode state is its thread's, made afresh.
+        TaskEvent e = decode_task(rec.body(), rec.misc, swap, boff);
+        srccode_states_.erase(thread_key(e.pid, e.tid));
+      }
       if (options_.show_task_events) {
         TaskEvent e = decode_task(rec.body(), rec.misc, swap, boff);
         if (print_sideband(rec, e.pid, e.tid, e.time, true)) append_task_event(out_, rec.type, e);
@@ -1675,6 +1683,49 @@ void ScriptWriter::format_sample(Lane& lane, const Record& rec, const analysis::
   if (fields & kFieldDataPageSize) append_page_size(out, s.data_page_size);
   if (fields & kFieldCodePageSize) append_page_size(out, s.code_page_size);
   out += '\n';
+  if (fields & kFieldSrccode) append_srccode(out, thread, cpumode, s.ip);
+}
+
+const ScriptWriter::SourceText* ScriptWriter::source_text(const std::string& path) {
+  auto [it, made] = sources_.try_emplace(path);
+  if (made) {
+    // perf reads a source file whole, once, and keeps its lines; one it cannot read gives none.
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      auto text = std::make_unique<SourceText>();
+      text->bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      for (size_t at = 0; at < text->bytes.size();) {
+        text->lines.push_back(at);
+        const size_t nl = text->bytes.find('\n', at);
+        at = nl == std::string::npos ? text->bytes.size() : nl + 1;
+      }
+      it->second = std::move(text);
+    }
+  }
+  return it->second.get();
+}
+
+void ScriptWriter::append_srccode(std::string& out, const session::Thread& thread, uint8_t cpumode, uint64_t ip) {
+  // perf's srccode field: the source line of the sample's ip, after the sample, when it is not
+  // the line printed last for this thread (perf keeps that per thread: a new one starts afresh).
+  if (!options_.symbolizer) return;
+  const session::Map* map = lane0().resolver->find_map(&thread, cpumode, ip, false);
+  if (!map || !map->dso) return;
+  std::string file;
+  unsigned line = 0;
+  if (!options_.symbolizer->source_position(*map, thread.pid(), ip, &file, &line)) return;
+  SrccodeState& last = srccode_states_[thread_key(thread.pid(), thread.tid())];
+  if (last.line == line && last.file == file && !last.file.empty()) return;
+  const SourceText* text = source_text(file);
+  if (!text || line == 0 || line > text->lines.size()) return;
+  const size_t begin = text->lines[line - 1];
+  size_t end = text->bytes.find('\n', begin);
+  if (end == std::string::npos) end = text->bytes.size();
+  util::append_format(out, "|{:<8} ", line);
+  out.append(text->bytes, begin, end - begin);
+  out += '\n';
+  last.file = std::move(file);
+  last.line = line;
 }
 
 // perf 6.19's line for a CALLCHAIN_DEFERRED record: the line start of its sample_id, the
@@ -1804,6 +1855,7 @@ void ScriptWriter::append_uncached_frame(Lane& lane, const session::Thread& thre
 
 bool ScriptWriter::formats_anywhere(int ai, uint64_t fields) const {
   if (jobs_ < 2) return false;
+  if (fields & kFieldSrccode) return false;  // whether a line shows depends on the line before it
   const PerfEventAttr& attr = reader_.attrs()[static_cast<size_t>(ai)].attr;
   if (fields & kFieldDataSrc) return false;  // its width is the widest printed before
   if ((fields & kFieldTrace) && attr.has(perfdata::kSampleRaw)) return false;  // one trace formatter

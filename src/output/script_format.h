@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -538,6 +539,23 @@ class alignas(64) ScriptWriter {
   FILE* file_;
   DataSrcColumn data_src_column_;  // -F data_src: padded to the widest decoding so far
   std::unique_ptr<analysis::SampleReadSplitter> read_splitter_;  // SAMPLE_READ records
+  // -F srccode: the source line printed last for each thread (by pid and tid), and the source
+  // files read (nullptr: unreadable).
+  struct SrccodeState {
+    std::string file;
+    unsigned line = 0;
+  };
+  struct SourceText {
+    std::string bytes;
+    std::vector<size_t> lines;  // where each line starts
+  };
+  static uint64_t thread_key(int32_t pid, int32_t tid) {
+    return static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32 | static_cast<uint32_t>(tid);
+  }
+  std::unordered_map<uint64_t, SrccodeState> srccode_states_;
+  std::unordered_map<std::string, std::unique_ptr<SourceText>> sources_;
+  const SourceText* source_text(const std::string& path);
+  void append_srccode(std::string& out, const session::Thread& thread, uint8_t cpumode, uint64_t ip);
   std::string fatal_;
   std::vector<std::string> names_;                         // per attr, as perf names them
   std::unordered_set<std::string> kernel_build_id_paths_;  // kernel-space files of the BUILD_ID table

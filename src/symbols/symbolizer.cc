@@ -96,6 +96,8 @@ struct Symbolizer::DsoState {
   bool dwarf_tried = false;
   std::unique_ptr<DwarfLines> dwarf;
   std::unordered_map<uint64_t, std::string> srclines;
+  // source_position()'s answers by objdump address: the file ("" for none) and line.
+  std::unordered_map<uint64_t, std::pair<std::string, unsigned>> positions;
   struct Chain {
     bool found = false;
     std::vector<SourceFrame> frames;
@@ -631,6 +633,28 @@ std::string Symbolizer::cached_srcline(DsoState& st, std::string_view short_name
   // else: addr2line's "??:0", which perf does not print
   st.srclines.emplace(objdump, text);
   return text;
+}
+
+bool Symbolizer::source_position(const session::Map& map, int32_t pid, uint64_t addr, std::string* file,
+                                 unsigned* line) {
+  uint64_t rel = addr;
+  DsoState* st = state_for_map(map, pid, &rel);
+  if (!st || st->kind != DsoState::Kind::kElf || st->dwarf_path.empty()) return false;
+  const uint64_t objdump = rel + st->text_offset;
+  std::lock_guard lock(st->dwarf_mu);
+  auto it = st->positions.find(objdump);
+  if (it == st->positions.end()) {
+    std::pair<std::string, unsigned> at{"", 0};
+    std::vector<SourceFrame> frames;
+    if (DwarfLines* dwarf = dwarf_of(*st); dwarf && dwarf->lookup(objdump, false, &frames) && !frames.empty()) {
+      at = {frames[0].file, frames[0].line};
+    }
+    it = st->positions.emplace(objdump, std::move(at)).first;
+  }
+  if (it->second.first.empty()) return false;
+  *file = it->second.first;
+  *line = it->second.second;
+  return true;
 }
 
 std::string Symbolizer::report_srcline(const session::Map& map, int32_t pid, uint64_t ip, bool frame, bool with_name) {

@@ -103,6 +103,11 @@ class Symbolizer {
   // "<dso short name>[<hex address>]" for pseudo DSOs (kernel, [vdso], JIT) and unreadable files.
   // Thread-safe; cached per DSO.
   std::string srcline(const session::Map& map, int32_t pid, uint64_t addr);
+  // The source position of `addr` as perf's srccode field looks it up (get_srcline_split, the
+  // address in objdump terms as for srcline): the file as DWARF names it (full path) and its
+  // line. False for pseudo DSOs, files without DWARF and addresses DWARF has no line for.
+  // Thread-safe; cached per DSO.
+  bool source_position(const session::Map& map, int32_t pid, uint64_t addr, std::string* file, unsigned* line);
   // perf report's srcline sort key for `ip` (perf 6.1's get_srcline with the symbol): "file.c:12";
   // "??:0" when the file has no line for it but names its function; else "sym+OFFSET" (decimal)
   // or "dso[hexaddr]". `frame`: a callchain entry (children mode), whose raw address perf 6.1

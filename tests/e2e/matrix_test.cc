@@ -138,6 +138,8 @@ const std::vector<std::string>& reading_commands() {
       "script -F comm,pid,tid,cpu,time,event,ip,sym,dso {}",
       // Inline chains of the recorded callchains' frames too (tperf's own), and none at all.
       "script --inline-callchains {}",
+      // Source lines looked up and read per thread.
+      "script -F comm,tid,ip,sym,srcline,srccode {}",
       "script --deltatime --show-task-events --show-mmap-events {}",
       // The header block first (refused with a message on a pipe-mode input).
       "script --header -I {}",
