@@ -97,7 +97,7 @@ bool CallFrame::same_as(const CallFrame& o) const {
 
 uint32_t CallFrameTable::intern(const CallFrame& f, const std::string* srcline) {
   // The key: perf's address key (the DSO object and the raw address, symbol or not) in a table by
-  // address; else the symbol's start in its DSO for a named frame, the address for one without,
+  // address, where the functions inlined at the address are told apart (below); else the symbol's start in its DSO for a named frame, the address for one without,
   // and for an inlined function its name wherever it was inlined (its hash as the value, the
   // name itself compared on a match).
   static const char kInlineKey = 0;
@@ -107,7 +107,6 @@ uint32_t CallFrameTable::intern(const CallFrame& f, const std::string* srcline) 
   const void* dso = inlined ? &kInlineKey : (named || by_address_) ? static_cast<const void*>(f.dso) : nullptr;
   const size_t h = hash_key(value, dso, named);
   auto same = [&](const CallFrame& g) {
-    if (by_address_) return g.ip == f.ip && g.dso == f.dso;
     if (!named) return !g.sym && g.ip == f.ip;
     if (!g.sym || g.sym->inlined != inlined) return false;
     return inlined ? g.sym->name() == f.sym->name() : g.sym_start == f.sym_start && g.dso == f.dso;
@@ -126,7 +125,19 @@ uint32_t CallFrameTable::intern(const CallFrame& f, const std::string* srcline) 
       frames_.push_back(f);
       return s.id - 1;
     }
-    if (s.tag == tag && same(frames_[s.id - 1])) return s.id - 1;
+    if (s.tag != tag) continue;
+    const uint32_t id = s.id - 1;
+    if (by_address_) {
+      // The functions inlined at one address are frames of their own, each shown with its own
+      // line (the address's for the innermost, the call's around it).
+      const CallFrame& g = frames_[id];
+      const std::string* text = this->srcline(id);
+      if (g.ip == f.ip && g.dso == f.dso && g.sym == f.sym && (text == srcline || (text && srcline && *text == *srcline))) {
+        return id;
+      }
+      continue;
+    }
+    if (same(frames_[id])) return id;
   }
 }
 

@@ -110,7 +110,7 @@ struct ReportBuilder::Impl {
   Hist make_hist(unsigned members) const {
     Hist h(opt.keys, members);
     h.collapse_by_comm(opt.comm_sort_key);
-    if (opt.branch_history) h.use_address_frames();
+    if (address_keyed()) h.use_address_frames();
     h.use_tree_thread(util::job_count(opt.jobs) > 1);
     return h;
   }
@@ -169,27 +169,39 @@ struct ReportBuilder::Impl {
     return srclines.get(symbolizer, map, pid, ip, frame);
   }
 
+  // Chains keyed by address (-g ...,address, --branch-history): frames told apart by address, each
+  // with its srcline.
+  bool address_keyed() const { return opt.branch_history || opt.address_frames; }
+
   // Whether chains are walked from the root (caller order): -G always; else -g's "caller" or
   // "callee", whose default is caller order when perf accumulates (children) and callee without.
   bool root_first(bool cumulating) const {
     if (opt.inverted) return true;
-    return cumulating ? opt.callchain.find("callee") == std::string::npos : opt.callchain.find("caller") != std::string::npos;
+    return cumulating ? opt.chain_order != CallchainSpec::Order::kCallee : opt.chain_order == CallchainSpec::Order::kCaller;
   }
 
   // One frame of the chain the graphs show (`c`: its entry's keys); in chains keyed by address
-  // (--branch-history) with its srcline beside it.
-  void push_chain_frame(const Location& loc, const session::Map* map, int32_t pid, uint64_t ip) {
+  // with its srcline beside it.
+  // `text`: the frame's own srcline where the address's is not it (a function inlined there).
+  void push_chain_frame(const Location& loc, const session::Map* map, int32_t pid, uint64_t ip,
+                        const std::string* text = nullptr) {
     chain.push_back(CallFrame{ip, loc.dso, loc.sym, loc.sym_start});
-    if (opt.branch_history) {
-      chain_texts.push_back(map && loc.sym ? srclines.get(symbolizer, map, pid, ip, false, false) : nullptr);
+    if (address_keyed()) {
+      chain_texts.push_back(text                  ? text
+                            : map && loc.sym ? srclines.get(symbolizer, map, pid, ip, false, false)
+                                             : nullptr);
     }
   }
 
+  // A text kept for the life of the report (the srclines of inline frames in chains keyed by
+  // address).
+  const std::string* kept_text(const std::string& s) { return &*kept_texts.insert(s).first; }
+
   // The srcline key of a callchain entry's entry (--children): perf works it out from the raw
-  // address when it needs it; in chains keyed by address (--branch-history) the entry takes the
-  // frame's own text, known from the start.
+  // address when it needs it; in chains keyed by address the entry takes the frame's own text,
+  // known from the start.
   const std::string* chain_entry_srcline(const session::Map* map, int32_t pid, uint64_t ip, bool* eager) {
-    if (!opt.branch_history || !map) return srcline_of(map, pid, ip, true);
+    if (!address_keyed() || !map) return srcline_of(map, pid, ip, true);
     *eager = true;
     return srclines.get(symbolizer, map, pid, ip, false, false);
   }
@@ -309,6 +321,8 @@ struct ReportBuilder::Impl {
   const SampleSelection selection;  // --dsos, -S
   symbols::Resolver resolver;
   bool use_parent = false, use_srcline = false, use_trace = false, use_cpu = false;
+  std::unordered_set<std::string> kept_texts;     // see kept_text()
+  std::vector<const std::string*> inline_texts;  // walk_frame's, by inline frame
 
   std::vector<EventHist> events;
   std::vector<GroupSlot> group_slots;  // by attr index
@@ -611,7 +625,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   const bool summary = opt.summary;
   // --call-graph dwarf: the user frames unwound from the stack copy, after the kernel's.
   user_frames.clear();
-  if ((summary || children || graph || folded) && has_chain) {
+  if ((summary || children || graph || folded || flat || use_parent) && has_chain) {
     unwinder.append_user_frames(attr, thread, sample, 4096, &user_frames);
   }
   // Without PERIOD in the samples every one stands for the fixed period of its event (-c).
@@ -831,10 +845,14 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   // but into the parent key: the chain alone is kept then.
   const bool keep_callers = children || use_parent;
   auto push_entry = [&](BatchCaller& c, const session::Map* fmap, uint64_t ip, const symbols::Symbol* sym,
-                        const ChainBranch* cb) {
+                        const ChainBranch* cb, const std::string* text = nullptr) {
     c.loc.sym = sym;
-    if (keep_callers) callers.push_back(c);
-    push_chain_frame(c.loc, fmap, thread.pid(), ip);
+    if (keep_callers) {
+      callers.push_back(c);
+      // In chains keyed by address an inline frame's entry takes that frame's srcline too.
+      if (text && use_srcline && chain_entries && address_keyed()) callers.back().srcline = text;
+    }
+    push_chain_frame(c.loc, fmap, thread.pid(), ip, text);
     if (kept_branches && opt.branch_chains) chain_branches.push_back(cb ? *cb : ChainBranch{});
   };
   // The entry of one node of the cursor at `ip` in `fmap`; `mapped`: the node has a map, whose
@@ -860,12 +878,22 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
     const bool from_stack = caller_order ? i < unwound : i >= frames.size() - unwound;
     std::span<const symbols::Symbol* const> inlined;
     if (opt.expand_inline && from_stack && fmap && c.loc.sym) inlined = symbolizer.inline_symbols(*fmap, thread.pid(), f.ip);
+    // In chains keyed by address each function of the expansion shows its own line: the
+    // address's for the innermost, the call's for each one around it (perf's inline list).
+    inline_texts.clear();
+    if (!inlined.empty() && address_keyed()) {
+      const std::vector<symbols::InlineFrame> lines = symbolizer.inline_frames(*fmap, thread.pid(), f.ip);
+      if (lines.size() == inlined.size()) {
+        for (const symbols::InlineFrame& l : lines) inline_texts.push_back(kept_text(l.srcline));
+      }
+    }
+    auto text_of = [&](size_t k) { return k < inline_texts.size() ? inline_texts[k] : nullptr; };
     if (inlined.empty()) {
       push_entry(c, fmap, f.ip, c.loc.sym, nullptr);
     } else if (caller_order) {
-      for (auto it = inlined.rbegin(); it != inlined.rend(); ++it) push_entry(c, fmap, f.ip, *it, nullptr);
+      for (size_t k = inlined.size(); k-- > 0;) push_entry(c, fmap, f.ip, inlined[k], nullptr, text_of(k));
     } else {
-      for (const symbols::Symbol* sym : inlined) push_entry(c, fmap, f.ip, sym, nullptr);
+      for (size_t k = 0; k < inlined.size(); ++k) push_entry(c, fmap, f.ip, inlined[k], nullptr, text_of(k));
     }
   };
   auto walk_branch = [&](uint64_t addr, const ChainBranch& cb) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "analysis/branch_hist.h"
+#include "analysis/callchain_spec.h"
 #include "analysis/hist.h"
 #include "analysis/mem_sort.h"
 #include "analysis/off_cpu.h"
@@ -86,13 +87,16 @@ struct ReportBuildOptions {
   // Whether comm came in as a sort key of its own (--sort, the default order), not only by -F:
   // perf's entries are collapsed then (Hist::collapse_by_comm).
   bool comm_sort_key = true;
-  // The chain displays that keep a chain per entry (-g graph/fractal, folded, flat); -g's words
-  // "caller"/"callee" and -G decide the order chains are walked in.
+  // The chain displays that keep a chain per entry (-g graph/fractal, folded, flat); -g's order
+  // and -G decide the order chains are walked in.
   bool graph = true;
   bool folded = false;
   bool flat = false;
-  std::string callchain;
+  CallchainSpec::Order chain_order = CallchainSpec::Order::kDefault;
   bool inverted = false;
+  // -g ...,address: the chains' frames told apart by address, each shown with its srcline (as
+  // --branch-history has them).
+  bool address_frames = false;
   // --branch-history: a sample's branch stack, oldest branch first, is its chain (each branch's
   // target, then where it was taken), its frames told apart by address, with branch counts.
   bool branch_history = false;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <regex>
 
+#include "analysis/callchain_spec.h"
 #include "analysis/hist.h"
 #include "analysis/mem_sort.h"
 #include "analysis/off_cpu.h"
@@ -201,39 +202,27 @@ int run_hist_report(const ReportCliOptions& cli) {
   } catch (const std::regex_error& e) {
     return fail(fmt::format("-p/--parent '{}': not a valid regular expression ({})", parent_pattern, e.what()));
   }
-  // -g MODE[,THRESHOLD[,ORDER]]: the graph mode (absolute percentages) is drawn; other modes
-  // are refused until they are implemented.
-  double graph_threshold = 0.5;
-  bool graph = true;
-  bool folded = false;
-  bool flat = false;
-  bool fractal = false;
-  if (!cli.callchain.empty()) {
-    std::string mode = cli.callchain.substr(0, cli.callchain.find(','));
-    if (mode == "none") {
-      graph = false;
-    } else if (mode == "folded") {
-      folded = true;
-      graph = false;
-    } else if (mode == "flat") {
-      flat = true;
-      graph = false;
-    } else if (mode == "fractal") {
-      fractal = true;
-    } else if (mode != "graph" && mode != "caller" && mode != "callee") {
-      return fail(fmt::format("-g {}: unknown callchain mode (graph, flat, fractal, folded, none)", cli.callchain));
-    }
-    size_t comma = cli.callchain.find(',');
-    if (comma != std::string::npos) {
-      std::string rest = cli.callchain.substr(comma + 1);
-      std::string threshold = rest.substr(0, rest.find(','));
-      if (!threshold.empty() && threshold != "caller" && threshold != "callee") {
-        char* end = nullptr;
-        graph_threshold = std::strtod(threshold.c_str(), &end);
-        if (!end || *end) return fail(fmt::format("-g {}: bad threshold '{}'", cli.callchain, threshold));
-      }
-    }
+  // -g print_type,threshold[,print_limit],order,sort_key[,branch],value, as perf reads it.
+  analysis::CallchainSpec chain_spec;
+  if (auto e = analysis::parse_callchain_spec(cli.callchain, &chain_spec); !e.empty()) {
+    return fail(fmt::format("-g {}: {} (perf's syntax: print_type,threshold[,print_limit],order,sort_key[,branch],value)",
+                            cli.callchain, e));
   }
+  if (chain_spec.key == analysis::CallchainSpec::Key::kSrcline) {
+    return fail(fmt::format("-g {}: the srcline sort key of callchains is not supported by tperf yet (function and "
+                            "address are)", cli.callchain));
+  }
+  if (chain_spec.value == analysis::CallchainSpec::Value::kCount) {
+    return fail(fmt::format("-g {}: the count value of callchains is not supported by tperf yet (percent and period "
+                            "are)", cli.callchain));
+  }
+  double graph_threshold = chain_spec.threshold.value_or(0.5);
+  using ChainMode = analysis::CallchainSpec::Mode;
+  const bool graph = chain_spec.mode == ChainMode::kGraph || chain_spec.mode == ChainMode::kFractal;
+  const bool folded = chain_spec.mode == ChainMode::kFolded;
+  const bool flat = chain_spec.mode == ChainMode::kFlat;
+  const bool fractal = chain_spec.mode == ChainMode::kFractal;
+  const bool chains_asked = !cli.callchain.empty() && chain_spec.mode != ChainMode::kNone;
 
   // Filters: samples outside them go into the histogram as hidden entries (analysis::HistEntry::
   // filtered) and count in the totals the percentages are taken of, unless --percentage relative.
@@ -345,7 +334,8 @@ int run_hist_report(const ReportCliOptions& cli) {
   bo.graph = graph;
   bo.folded = folded;
   bo.flat = flat;
-  bo.callchain = cli.callchain;
+  bo.chain_order = chain_spec.order;
+  bo.address_frames = chain_spec.key == analysis::CallchainSpec::Key::kAddress;
   bo.inverted = cli.inverted;
   bo.branch_history = cli.branch_history;
   bo.branch_chains = branch_counts;
@@ -388,7 +378,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   }
   if (builder.decided() && !(cli.branch_history && branch_counts)) {
     // Like perf: asking for callchains of a file without them is an error, not an empty graph.
-    if (!builder.any_callchain() && (folded || flat || (graph && !cli.callchain.empty()))) {
+    if (!builder.any_callchain() && (folded || flat || (graph && chains_asked))) {
       return fail(fmt::format("{}: -g {}: the file has no callchains (record with -g or --call-graph)", cli.path,
                               cli.callchain));
     }
@@ -409,7 +399,7 @@ int run_hist_report(const ReportCliOptions& cli) {
 
   output::ReportColumns columns;
   columns.children = children;
-  columns.callee_order = children && !cli.inverted && cli.callchain.find("callee") != std::string::npos;
+  columns.callee_order = children && !cli.inverted && chain_spec.order == analysis::CallchainSpec::Order::kCallee;
   columns.show_samples = cli.show_samples;
   columns.show_period = cli.show_period;
   columns.percent_limit = cli.percent_limit;
@@ -419,6 +409,8 @@ int run_hist_report(const ReportCliOptions& cli) {
   columns.fractal = fractal;
   columns.branch_counts = branch_counts;
   columns.graph_min_percent = graph_threshold;
+  columns.graph_value = chain_spec.value;
+  columns.print_limit = chain_spec.print_limit;
   columns.time_slices = cli.time;
   std::vector<std::string> filter_lines;
   // perf names a one-item filter in the header and leaves its column out, when that column is
@@ -693,7 +685,9 @@ void add_report_command(CLI::App& app, int& status) {
                   "(the rows sort by --sort, then by these)");
   cmd->add_flag("--children", opt->children, "accumulate callees' cost into callers (default with callchains)");
   cmd->add_flag("--no-children", opt->no_children, "self cost only");
-  cmd->add_option("-g,--call-graph", opt->callchain, "callchain display: graph|flat|fractal|folded|none[,...]");
+  cmd->add_option("-g,--call-graph", opt->callchain,
+                  "callchain display, perf's syntax: print_type,threshold[,print_limit],order,sort_key[,branch],value "
+                  "(graph|flat|fractal|folded|none, caller|callee, function|address, percent|period)");
   cmd->add_flag("-n,--show-nr-samples", opt->show_samples, "add a Samples column");
   cmd->add_flag("--show-total-period", opt->show_period, "add a Period column");
   cmd->add_option("--percent-limit", opt->percent_limit, "hide entries below this percentage");

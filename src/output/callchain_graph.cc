@@ -75,9 +75,20 @@ uint64_t min_hit_under(const CallNode& node, const GraphOptions& o) {
   return static_cast<uint64_t>(std::ceil(static_cast<double>(node.children_hit) * (o.min_percent / 100.0)));
 }
 
-void append_branch_percent(std::string& out, uint64_t part, uint64_t total) {
-  double pct = total ? 100.0 * static_cast<double>(part) / static_cast<double>(total) : 0.0;
-  util::append_format(out, "--{:.2f}%--", pct);
+// A node's value as -g's value word asks: its share of `total` ("12.34%"), or its period.
+void append_value(std::string& out, uint64_t period, uint64_t total, const GraphOptions& o) {
+  if (o.value == analysis::CallchainSpec::Value::kPeriod) {
+    util::append_format(out, "{}", period);
+    return;
+  }
+  double pct = total ? 100.0 * static_cast<double>(period) / static_cast<double>(total) : 0.0;
+  util::append_format(out, "{:.2f}%", pct);
+}
+
+void append_branch_value(std::string& out, uint64_t part, uint64_t total, const GraphOptions& o) {
+  out += "--";
+  append_value(out, part, total, o);
+  out += "--";
 }
 
 // `total`: the percentages' base at this level (the event's total in graph mode; in fractal
@@ -87,7 +98,10 @@ void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, i
   std::vector<const CallNode*> children = drawn_children(node, min_hit_under(node, o), *o.tree->table());
   uint64_t remaining = total;
   uint64_t new_mask = depth_mask;
-  for (size_t n = 0; n < children.size(); ++n) {
+  // With a print limit the last child drawn keeps its level's link when more would follow (perf
+  // stops drawing there, the link still open).
+  const size_t drawn = o.print_limit ? std::min<size_t>(children.size(), o.print_limit) : children.size();
+  for (size_t n = 0; n < drawn; ++n) {
     const CallNode& child = *children[n];
     remaining -= std::min(remaining, child.cumul());
     new_mask = depth_mask;
@@ -102,7 +116,7 @@ void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, i
       for (int i = 0; i < depth; ++i) {
         out += (new_mask & (uint64_t{1} << i)) ? '|' : ' ';
         if (f == 0 && i == depth - 1) {
-          append_branch_percent(out, child.cumul(), total);
+          append_branch_value(out, child.cumul(), total, o);
         } else {
           out += "          ";
         }
@@ -118,7 +132,7 @@ void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, i
     for (int i = 0; i < depth; ++i) {
       out += (new_mask & (uint64_t{1} << i)) ? '|' : ' ';
       if (i == depth - 1) {
-        append_branch_percent(out, remaining, total);
+        append_branch_value(out, remaining, total, o);
       } else {
         out += "          ";
       }
@@ -150,9 +164,11 @@ void append_callchain_folded(std::string& out, const analysis::CallTree& tree, c
   std::vector<std::vector<const CallNode*>> ends;
   collect_ends(tree.root(), *tree.table(), {}, o.min_hit, &ends);
   std::stable_sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.back()->hit > b.back()->hit; });
+  size_t listed = 0;
   for (const auto& path : ends) {
-    double pct = o.total ? 100.0 * static_cast<double>(path.back()->hit) / static_cast<double>(o.total) : 0.0;
-    util::append_format(out, "{:.2f}% ", pct);
+    if (o.print_limit && listed++ == o.print_limit) break;
+    append_value(out, path.back()->hit, o.total, o);
+    out += ' ';
     bool first = true;
     for (const CallNode* n : path) {
       for (size_t f = 0; f < n->frames.size(); ++f) {
@@ -169,9 +185,12 @@ void append_callchain_flat(std::string& out, const analysis::CallTree& tree, con
   std::vector<std::vector<const CallNode*>> ends;
   collect_ends(tree.root(), *tree.table(), {}, o.min_hit, &ends);
   std::stable_sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.back()->hit > b.back()->hit; });
+  size_t listed = 0;
   for (const auto& path : ends) {
-    double pct = o.total ? 100.0 * static_cast<double>(path.back()->cumul()) / static_cast<double>(o.total) : 0.0;
-    util::append_format(out, "           {:.2f}%\n", pct);
+    if (o.print_limit && listed++ == o.print_limit) break;
+    out += "           ";
+    append_value(out, path.back()->cumul(), o.total, o);
+    out += '\n';
     for (const CallNode* n : path) {
       for (size_t f = 0; f < n->frames.size(); ++f) util::append_format(out, "                {}\n", frame_name(*tree.table(), n->frames, f));
     }
@@ -201,8 +220,10 @@ void append_callchain_graph(std::string& out, const analysis::CallTree& tree, co
     // branching starts below them.
     const CallNode& only = *top[0];
     bool printed = false;
+    size_t frames_printed = 0;  // a print limit cuts this run short (its children are still drawn)
     for (size_t f = 0; f < only.frames.size(); ++f) {
       if (f == 0 && o.skip_first) continue;
+      if (o.print_limit && frames_printed++ == o.print_limit) break;
       if (!printed) {
         margin(out, left);
         out += "|\n";

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "analysis/call_tree.h"
+#include "analysis/callchain_spec.h"
 
 namespace tperf::output {
 
@@ -23,6 +24,12 @@ struct GraphOptions {
   // --branch-history on branch stacks: each frame followed by its branch counts (perf's
   // show_branchflag_count).
   bool branch_counts = false;
+  // -g's value: what a branch shows, its share of the total (percent), its period, or its number
+  // of samples (count).
+  analysis::CallchainSpec::Value value = analysis::CallchainSpec::Value::kPercent;
+  // -g's print limit: at most this many children of a node are drawn (chains listed, in flat and
+  // folded modes); 0: all.
+  unsigned long print_limit = 0;
   const analysis::CallTree* tree = nullptr;  // the tree drawn (set by the functions below)
 };
 

@@ -360,6 +360,8 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
         g.fractal = columns.fractal;
         g.branch_counts = columns.branch_counts;
         g.min_percent = columns.graph_min_percent;
+        g.value = columns.graph_value;
+        g.print_limit = columns.print_limit;
         if (columns.folded) {
           append_callchain_folded(row, *tree, g);
         } else if (columns.flat) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/callchain_spec.h"
 #include "analysis/hist.h"
 
 namespace tperf::output {
@@ -25,6 +26,8 @@ struct ReportColumns {
   bool fractal = false;       // -g fractal: graph percentages of the parent branch
   bool branch_counts = false; // --branch-history on branch stacks: frames with their branch counts
   double graph_min_percent = 0.5;  // -g graph,THRESHOLD
+  analysis::CallchainSpec::Value graph_value = analysis::CallchainSpec::Value::kPercent;  // -g's value word
+  unsigned long print_limit = 0;  // -g's print limit (0: none)
   bool callee_order = false;  // -g callee: with Children, equal entries of one thread shallowest first
   // Columns perf leaves out because a single-value filter fixes them (--comm X, --dso X).
   bool elide_comm = false;

@@ -190,6 +190,8 @@ const std::vector<std::string>& compared_modes() {
       "script -S main,f0,0x1000 --addr-range 4096 --stop-bt main,start_thread",
       "script --dsos '[kernel.kallsyms]' -F comm,tid,ip,sym",
       "report --stdio -g folded",
+      // -g's print limit, the address key (srclines beside the frames) and the period value.
+      "report --stdio --no-children -g graph,0.5,caller,address,period,3",
       "report --stdio -s dso,sym",
       // "symbol" spelled out: perf adds its IPC column.
       "report --stdio --no-children -s dso,symbol",

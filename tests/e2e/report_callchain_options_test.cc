@@ -1,0 +1,110 @@
+// perf report's -g argument read as perf reads it (print_type,threshold[,print_limit],order,
+// sort_key[,branch],value; words in any order, any prefix of a word), against perf 6.1 byte for
+// byte: the print limit, the period value, chains keyed by address (frames with their srclines),
+// abbreviations, on a frame-pointer recording and a --call-graph dwarf one, with and without
+// --children, with the unwinding block and without it (-q: the dwarf chains must not depend on
+// it). What tperf does not do yet (the count value, the srcline key) is refused by name.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "e2e/recording_util.h"
+#include "test_util.h"
+
+namespace tperf::test::e2e {
+namespace {
+
+const Recording& recording(const std::string& name, const std::string& workload_name, const std::string& perf_options) {
+  static std::map<std::string, Recording> made;
+  auto it = made.find(name);
+  if (it != made.end()) return it->second;
+  std::string error;
+  const std::string bin = workload(workload_name, &error);
+  Recording r;
+  if (bin.empty()) {
+    r.error = error;
+  } else {
+    const std::string path = scratch_dir() + "/" + name + ".data";
+    r = record_with_perf(fmt::format("timeout 60 perf record -q {} -o {} -- {} 0.3", perf_options, shell_quote(path), shell_quote(bin)),
+                         path);
+  }
+  return made.emplace(name, r).first->second;
+}
+
+// perf 6.1 makes the "[...]" line of a fractal graph from memory it does not clear, so whether
+// it says "(inlined)" after it depends on what that memory held; tperf prints the cleared text.
+const char* kStripRemainderInlined = "sed 's/--\\[\\.\\.\\.\\] (inlined)$/--[...]/'";
+
+void expect_same(const std::string& path, const std::string& g, const std::string& mode, size_t min_lines) {
+  const std::string quiet = mode.find("-q") != std::string::npos ? "" : " --no-unwind-summary";
+  const ComparedOutputs c = compare_outputs(
+      fmt::format("perf report --stdio {} -g '{}' -i {} | {} | {}", mode, g, shell_quote(path), kStripPerfTip,
+                  kStripRemainderInlined),
+      fmt::format("{} report --stdio {}{} -g '{}' -i {}", TPERF_BINARY, mode, quiet, g, shell_quote(path)), path);
+  expect_same_outputs(c, fmt::format("report {} -g {}", mode, g), min_lines);
+}
+
+const std::vector<std::string>& specs() {
+  static const std::vector<std::string> s = {
+      // The print limit: children drawn per node, chains listed, frames of the top run.
+      "graph,0.5,2", "graph,0,1", "fractal,0.5,3", "flat,0,2", "folded,0,4", "graph,0.5,caller,3",
+      // The period value, in every mode.
+      "graph,0.5,callee,function,period", "fractal,0.5,callee,period", "flat,0,period", "folded,0,period",
+      // Chains keyed by address: frames told apart by address, each with its srcline.
+      "graph,0.5,caller,address", "address", "callee,address,period",
+      // Abbreviations, words in any order, a threshold read as far as it is a number.
+      "fr,c,0.5x,3", "g,1,a,pe", "graph,,callee", "caller,function,percent", "graph,0.1,callee,5,period",
+  };
+  return s;
+}
+
+TEST(ReportCallchainOptions, FramePointerRecordingEqualsPerf) {
+  TPERF_REQUIRE_RECORDING(rec, recording("g-fp", "spin", "-e cpu-clock -c 100000 -g"));
+  for (const std::string& g : specs()) {
+    for (const char* mode : {"--no-children", "--children"}) expect_same(rec.path, g, mode, 12);
+  }
+}
+
+TEST(ReportCallchainOptions, DwarfRecordingEqualsPerf) {
+  TPERF_REQUIRE_RECORDING(rec, recording("g-dwarf", "deep_nofp", "-e cpu-clock -c 200000 --call-graph dwarf,8192"));
+  for (const std::string& g : specs()) {
+    for (const char* mode : {"--no-children", "--children"}) expect_same(rec.path, g, mode, 12);
+  }
+  // The unwound frames are there whatever else is shown: without the unwinding block (-q) flat
+  // chains and the parent key found none before.
+  for (const char* g : {"flat", "flat,0,2", "folded,0,4", "graph,0.5,2"}) {
+    for (const char* mode : {"--no-children -q", "--children -q"}) expect_same(rec.path, g, mode, 12);
+  }
+  const ComparedOutputs parent = compare_outputs(
+      fmt::format("perf report --stdio -q -s parent -g none -i {}", shell_quote(rec.path)),
+      fmt::format("{} report --stdio -q -s parent -g none -i {}", TPERF_BINARY, shell_quote(rec.path)), rec.path);
+  expect_same_outputs(parent, "report -q -s parent -g none", 1);
+}
+
+TEST(ReportCallchainOptions, WhatIsNotDoneIsRefusedByName) {
+  TPERF_REQUIRE_RECORDING(rec, recording("g-fp", "spin", "-e cpu-clock -c 100000 -g"));
+  struct Case {
+    const char* g;
+    const char* message;
+  };
+  for (const Case& c : {Case{"graph,0.5,count", "the count value of callchains is not supported by tperf yet"},
+                        Case{"co", "the count value of callchains is not supported by tperf yet"},
+                        Case{"caller,srcline", "the srcline sort key of callchains is not supported by tperf yet"},
+                        Case{"graph,xyz", "'xyz' is neither a word perf knows nor a threshold"},
+                        Case{"graph,0.5,x", "'x' is neither a word perf knows nor a print limit"}}) {
+    const CommandResult r = run(fmt::format("{} report --stdio -g '{}' -i {}", TPERF_BINARY, c.g, shell_quote(rec.path)));
+    EXPECT_EQ(r.status, 2) << c.g;
+    EXPECT_EQ(r.out, "") << c.g;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.g << ": " << r.err;
+  }
+  // perf takes any prefix of "none" for none, whatever follows it.
+  const ComparedOutputs none = compare_outputs(
+      fmt::format("perf report --stdio -g n,caller -i {} | {}", shell_quote(rec.path), kStripPerfTip),
+      fmt::format("{} report --stdio --no-unwind-summary -g n,caller -i {}", TPERF_BINARY, shell_quote(rec.path)), rec.path);
+  expect_same_outputs(none, "report -g n,caller", 12);
+}
+
+}  // namespace
+}  // namespace tperf::test::e2e
