@@ -157,8 +157,29 @@ void CallTree::add_child(CallNode& node, CallNode* child) {
   node.children.push_back(child->frames.ids[0], child, resource_);
 }
 
-void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::span<const ChainBranch> branches) {
+void CallTree::count_samples() {
+  if (!sample_counts_) sample_counts_ = std::make_unique<std::unordered_map<const CallNode*, SampleCounts>>();
+}
+
+uint64_t CallTree::count(const CallNode& node) const {
+  if (!sample_counts_) return 0;
+  auto it = sample_counts_->find(&node);
+  return it == sample_counts_->end() ? 0 : it->second.count;
+}
+
+uint64_t CallTree::children_count(const CallNode& node) const {
+  if (!sample_counts_) return 0;
+  auto it = sample_counts_->find(&node);
+  return it == sample_counts_->end() ? 0 : it->second.children_count;
+}
+
+void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::span<const ChainBranch> branches,
+                      uint64_t count) {
   if (chain.empty()) return;
+  // The sample counts follow the periods, node for node, when they are kept (rarely: the checks
+  // below cost nothing else).
+  auto* const counts = sample_counts_.get();
+  auto counted = [counts](const CallNode* n) -> SampleCounts& { return (*counts)[n]; };
   if (branches.size() != chain.size()) branches = {};
   max_depth_ = std::max(max_depth_, chain.size());
   auto counts_of = [&](CallNode& n) -> std::vector<BranchCounts>& {
@@ -179,10 +200,15 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::spa
       }
       child->hit = period;
       node->children_hit += period;
+      if (counts) {
+        counted(child).count += count;
+        counted(node).children_count += count;
+      }
       add_child(*node, child);
       return;
     }
     node->children_hit += period;
+    if (counts) counted(node).children_count += count;
     // How far the chain follows this child's run of frames.
     const IdArray& run = next->frames.ids;
     const size_t limit = std::min(run.size(), chain.size() - pos);
@@ -209,11 +235,17 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::spa
       next->frames.ids.keep_first(k, resource_);
       next->children_hit = tail->cumul();
       next->hit = 0;
+      if (counts) {
+        const SampleCounts was = counted(next);
+        counted(tail) = was;
+        counted(next) = SampleCounts{0, was.count + was.children_count};
+      }
       add_child(*next, tail);
     }
     pos += k;
     if (pos == chain.size()) {
       next->hit += period;
+      if (counts) counted(next).count += count;
       return;
     }
     node = next;
@@ -335,7 +367,8 @@ void CallTree::merge(const CallTree& src) {
   auto walk = [&](const CallNode& n, auto& self) -> void {
     const size_t mark = path.size();
     path.insert(path.end(), n.frames.ids.begin(), n.frames.ids.end());
-    if (n.hit) append(path, n.hit);
+    // perf's merge appends each node's chain once: one more sample to it, whatever it held.
+    if (n.hit) append(path, n.hit, {}, 1);
     for (const CallNode* c : children_in_perf_order(n, *src.table_)) self(*c, self);
     path.resize(mark);
   };

@@ -228,7 +228,9 @@ class CallTree {
   // Adds one chain of frame ids (in display order: root first for caller graphs) with its period.
   // `branches` (empty, or parallel to `chain`): what each frame says of its branch; the nodes
   // the chain goes through then count them (BranchCounts).
-  void append(std::span<const uint32_t> chain, uint64_t period, std::span<const ChainBranch> branches = {});
+  // `count`: the samples the chain stands for (kept only once count_samples() was called).
+  void append(std::span<const uint32_t> chain, uint64_t period, std::span<const ChainBranch> branches = {},
+              uint64_t count = 1);
   // Adds every chain of `src` (same frame table) as perf's callchain_merge does: each node's
   // path with the period that ended there, parents before children, children in perf's order.
   void merge(const CallTree& src);
@@ -240,6 +242,13 @@ class CallTree {
   // nullptr for a node no chain with branches went through. Kept beside the nodes, which most
   // trees have millions of and none of these.
   const std::vector<BranchCounts>* counts(const CallNode& node) const;
+  // -g ...,count: the samples of the chains that end at each node (perf's count) and of those
+  // that go on below it (children_count), kept beside the nodes from now on (before any append).
+  void count_samples();
+  bool counts_samples() const { return sample_counts_ != nullptr; }
+  uint64_t count(const CallNode& node) const;
+  uint64_t children_count(const CallNode& node) const;
+  uint64_t cumul_count(const CallNode& node) const { return count(node) + children_count(node); }
   // The longest chain appended.
   size_t max_depth() const { return max_depth_; }
   bool empty() const { return root_.children.empty(); }
@@ -251,6 +260,10 @@ class CallTree {
   std::pmr::memory_resource* resource_;
   const CallFrameTable* table_;
   std::unique_ptr<std::unordered_map<const CallNode*, std::vector<BranchCounts>>> counts_;
+  struct SampleCounts {
+    uint64_t count = 0, children_count = 0;
+  };
+  std::unique_ptr<std::unordered_map<const CallNode*, SampleCounts>> sample_counts_;
   CallNode root_;
   size_t max_depth_ = 0;
 };

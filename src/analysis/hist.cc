@@ -188,13 +188,12 @@ size_t Hist::hash_of(const HistEntry& e) const {
 }
 
 bool Hist::same_keys(const HistEntry& a, const HistEntry& b) const {
-  if (a.comm != b.comm || a.cpu != b.cpu || a.srcline != b.srcline || a.parent != b.parent ||
-      a.trace != b.trace) {
-    return false;
-  }
+  if (a.comm != b.comm || a.cpu != b.cpu || a.srcline != b.srcline || a.trace != b.trace) return false;
+  // (The parent text is empty in every entry without the parent key: no need to compare it.)
+  if (use_parent_ && a.parent != b.parent) return false;
   if ((use_pid_ || use_tid_) && a.tid != b.tid) return false;
-  // perf compares DSOs by the name it shows.
-  if (use_dso_ && dso_column_name(a.loc.dso) != dso_column_name(b.loc.dso)) return false;
+  // perf compares DSOs by the name it shows (one DSO shows one name).
+  if (use_dso_ && a.loc.dso != b.loc.dso && dso_column_name(a.loc.dso) != dso_column_name(b.loc.dso)) return false;
   if (a.loc.sym != b.loc.sym || a.loc.sym_start != b.loc.sym_start || a.loc.addr != b.loc.addr) return false;
   if ((use_sym_ || use_symoff_) && !use_dso_ && a.loc.sym && a.loc.dso != b.loc.dso) return false;
   return true;
@@ -504,7 +503,8 @@ void Hist::note_cumulative_compares(uint32_t self, std::span<const HistEntry> ca
 // of the jobs kept so far and merges every chain from then on as it comes.
 class Hist::TreeBuilder {
  public:
-  TreeBuilder(const CallFrameTable* frames, bool threaded) : frames_(frames) {
+  TreeBuilder(const CallFrameTable* frames, bool threaded, bool count_samples)
+      : frames_(frames), count_samples_(count_samples) {
     if (threaded) {
       thread_ = std::thread([this] {
         pthread_setname_np(pthread_self(), "tperf-trees");  // cosmetic: names it in profiles
@@ -646,10 +646,10 @@ class Hist::TreeBuilder {
         depth_[j.entry] = std::max<uint32_t>(depth_[j.entry], j.end - j.begin);
         if (trees_.size() <= j.entry) trees_.resize(j.entry + 1);
         auto& t = trees_[j.entry];
-        if (!t) t = std::make_unique<CallTree>(frames_, &pool_);
+        if (!t) t = new_tree();
         std::span<const ChainBranch> branches;
         if (with_branches) branches = std::span<const ChainBranch>(batch.branches).subspan(j.begin, j.end - j.begin);
-        t->append(ids.subspan(j.begin, j.end - j.begin), j.period, branches);
+        t->append(ids.subspan(j.begin, j.end - j.begin), j.period, branches, j.count);
         ++k;
         continue;
       }
@@ -657,7 +657,8 @@ class Hist::TreeBuilder {
       // frame on; all end where the chain ends and carry one period (Hist::add_again adds to all).
       size_t n = 1;
       uint32_t begin = j.begin;
-      while (k + n < jobs.size() && jobs[k + n].end == j.end && jobs[k + n].period == j.period) {
+      while (k + n < jobs.size() && jobs[k + n].end == j.end && jobs[k + n].period == j.period &&
+             jobs[k + n].count == j.count) {
         begin = std::min(begin, jobs[k + n].begin);
         ++n;
       }
@@ -669,7 +670,9 @@ class Hist::TreeBuilder {
         total_[g.entry] += g.period;
         if (g.begin != g.end) pairs_scratch_.push_back(uint64_t{g.entry} << 32 | (g.begin - begin));  // an empty chain makes no node
       }
-      if (!pairs_scratch_.empty()) add_group(intern_chain(ids.subspan(begin, j.end - begin)), pairs_scratch_, j.period);
+      if (!pairs_scratch_.empty()) {
+        add_group(intern_chain(ids.subspan(begin, j.end - begin)), pairs_scratch_, j.period, j.count);
+      }
       k += n;
     }
   }
@@ -733,7 +736,7 @@ class Hist::TreeBuilder {
     }
   }
 
-  void add_group(uint32_t chain, std::span<const uint64_t> pairs, uint64_t period) {
+  void add_group(uint32_t chain, std::span<const uint64_t> pairs, uint64_t period, uint64_t count) {
     if (util::slots_full(groups_.size() + 1, group_slots_.size())) grow(group_slots_);
     const uint64_t h = XXH3_64bits_withSeed(pairs.data(), pairs.size_bytes(), chain);
     const auto tag = static_cast<uint32_t>(h);
@@ -748,6 +751,7 @@ class Hist::TreeBuilder {
           group_pairs_.insert(group_pairs_.end(), pairs.begin(), pairs.end());
         }
         groups_.push_back(g);
+        if (count_samples_) group_counts_.push_back(count);
         return;
       }
       if (s.tag != tag) continue;
@@ -756,6 +760,7 @@ class Hist::TreeBuilder {
         const std::span<const uint64_t> kept = pairs_of(g);
         if (std::equal(pairs.begin(), pairs.end(), kept.begin())) {
           g.period += period;
+          if (count_samples_) group_counts_[s.id - 1] += count;
           return;
         }
       }
@@ -776,16 +781,18 @@ class Hist::TreeBuilder {
     }
     // Each wanted entry's chains in the order its jobs came: a job alike to one before it (in an
     // earlier group of other entries) makes no node, as a sample of it merged again would not.
-    for (const Group& g : groups_) {
+    for (size_t gi = 0; gi < groups_.size(); ++gi) {
+      const Group& g = groups_[gi];
+      const uint64_t count = count_samples_ ? group_counts_[gi] : 1;
       for (const uint64_t pair : pairs_of(g)) {
         const auto e = static_cast<uint32_t>(pair >> 32);
         if (!wanted[e]) continue;
         const auto from = static_cast<uint32_t>(pair);
         if (trees_.size() <= e) trees_.resize(e + 1);
         auto& t = trees_[e];
-        if (!t) t = std::make_unique<CallTree>(frames_, &pool_);
+        if (!t) t = new_tree();
         const StoredChain& c = chains_[g.chain];
-        t->append(std::span<const uint32_t>(chain_ids_.data() + c.at + from, c.size - from), g.period);
+        t->append(std::span<const uint32_t>(chain_ids_.data() + c.at + from, c.size - from), g.period, {}, count);
       }
     }
     for (const auto& [into, from] : merges_) {
@@ -793,6 +800,7 @@ class Hist::TreeBuilder {
     }
     merges_ = {};
     groups_ = {};
+    group_counts_ = {};
     group_slots_ = {};
     group_pairs_ = {};
     chains_ = {};
@@ -806,11 +814,18 @@ class Hist::TreeBuilder {
     if (!src) return;
     if (trees_.size() <= into) trees_.resize(into + 1);
     auto& dst = trees_[into];
-    if (!dst) dst = std::make_unique<CallTree>(frames_, &pool_);
+    if (!dst) dst = new_tree();
     dst->merge(*src);
   }
 
+  std::unique_ptr<CallTree> new_tree() {
+    auto t = std::make_unique<CallTree>(frames_, &pool_);
+    if (count_samples_) t->count_samples();
+    return t;
+  }
+
   const CallFrameTable* frames_;
+  const bool count_samples_;  // the trees keep sample counts (-g ...,count)
   // The trees' nodes, used by the building thread alone, released at once after the trees; the
   // pool's chunks in huge pages.
   util::HugeArena arena_;
@@ -824,6 +839,7 @@ class Hist::TreeBuilder {
   util::GrowArray<StoredChain> chains_;
   util::MappedVector<Slot> chain_slots_;
   util::GrowArray<Group> groups_;
+  std::vector<uint64_t> group_counts_;  // by group, when the trees count samples
   util::MappedVector<Slot> group_slots_;
   util::GrowArray<uint64_t> group_pairs_;
   std::vector<uint64_t> pairs_scratch_;  // build()'s
@@ -856,7 +872,7 @@ void Hist::add_with_chain(const HistEntry& self, uint64_t period, bool cumulate,
   if (frames.empty() || member != 0) return;
   last_with_chain_ = true;
   last_jobs_begin_ = batch_.jobs.size();
-  if (!trees_) trees_ = std::make_unique<TreeBuilder>(frames_.get(), tree_thread_);
+  if (!trees_) trees_ = std::make_unique<TreeBuilder>(frames_.get(), tree_thread_, count_samples_);
   const bool with_branches = branches.size() == frames.size();
   // The branch counts of a tree are kept for every chain once one has them.
   if (with_branches && batch_.branches.size() < batch_.ids.size()) batch_.branches.resize(batch_.ids.size());
@@ -873,12 +889,14 @@ void Hist::add_with_chain(const HistEntry& self, uint64_t period, bool cumulate,
   const uint64_t times = with_branches ? std::max<uint64_t>(count, 1) : 1;
   for (uint64_t t = 0; t < times; ++t) {
     const uint64_t p = t == 0 ? period : 0;
-    batch_.jobs.push_back({last_self_, begin, end, p});
+    // Branch counts go per sample (one job each); otherwise one job stands for all `count`.
+    const auto c = static_cast<uint32_t>(times > 1 ? 1 : std::min<uint64_t>(count, UINT32_MAX));
+    batch_.jobs.push_back({last_self_, begin, end, c, p});
     if (cumulate) {
       // Every other entry credited above gets the chain from its first frame on.
       for (size_t j = 0; j < caller_entries_.size() && j < frames.size(); ++j) {
         if (!caller_first_[j] || caller_entries_[j] == last_self_) continue;
-        batch_.jobs.push_back({caller_entries_[j], begin + static_cast<uint32_t>(j), end, p});
+        batch_.jobs.push_back({caller_entries_[j], begin + static_cast<uint32_t>(j), end, c, p});
       }
     }
   }
@@ -928,7 +946,10 @@ bool Hist::add_again(const AddMemo& memo, uint64_t period, bool cumulate, unsign
   }
   // An equal chain appended again makes no node: its period joins the earlier append's.
   if (memo.with_chain) {
-    for (size_t k = memo.jobs_begin; k < memo.jobs_end; ++k) batch_.jobs[k].period += period;
+    for (size_t k = memo.jobs_begin; k < memo.jobs_end; ++k) {
+      batch_.jobs[k].period += period;
+      batch_.jobs[k].count += static_cast<uint32_t>(count);
+    }
   }
   last_with_chain_ = false;
   return true;

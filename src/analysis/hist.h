@@ -174,6 +174,9 @@ class Hist {
   // Whether the callchain trees are built on a thread of their own (by default when the machine
   // has more than one core; `-j 1` asks for none); before the first chain.
   void use_tree_thread(bool on) { tree_thread_ = on; }
+  // -g ...,count: the trees keep the number of samples of each node (CallTree::count_samples);
+  // before the first chain.
+  void count_chain_samples() { count_samples_ = true; }
   // perf collapses its entries into a second tree (and walks them in that tree's order) when a
   // key that has a collapse comparison of its own, comm, came in through --sort or the default
   // sort order; the keys -F adds to the sort keys do not make it collapse. On by default whenever
@@ -298,6 +301,7 @@ class Hist {
   struct TreeJob {
     uint32_t entry;
     uint32_t begin, end;  // the chain: ids[begin, end) of the batch
+    uint32_t count;       // the samples it stands for (in what was padding)
     uint64_t period;
   };
   struct TreeBatch {
@@ -315,6 +319,7 @@ class Hist {
   mutable std::unique_ptr<TreeBuilder> trees_;
   mutable bool floor_known_ = false;  // want_trees_from() was called
   bool tree_thread_ = std::thread::hardware_concurrency() > 1;
+  bool count_samples_ = false;  // see count_chain_samples()
   mutable TreeBatch batch_;
   // The trees' frames (on the heap: trees point at it and a Hist may move).
   std::unique_ptr<CallFrameTable> frames_ = std::make_unique<CallFrameTable>();

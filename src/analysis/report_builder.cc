@@ -112,6 +112,7 @@ struct ReportBuilder::Impl {
     h.collapse_by_comm(opt.comm_sort_key);
     if (address_keyed()) h.use_address_frames();
     h.use_tree_thread(util::job_count(opt.jobs) > 1);
+    if (opt.count_chain_samples) h.count_chain_samples();
     return h;
   }
 

@@ -97,6 +97,8 @@ struct ReportBuildOptions {
   // -g ...,address: the chains' frames told apart by address, each shown with its srcline (as
   // --branch-history has them).
   bool address_frames = false;
+  // -g ...,count: the chains' trees count their samples.
+  bool count_chain_samples = false;
   // --branch-history: a sample's branch stack, oldest branch first, is its chain (each branch's
   // target, then where it was taken), its frames told apart by address, with branch counts.
   bool branch_history = false;

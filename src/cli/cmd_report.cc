@@ -212,10 +212,6 @@ int run_hist_report(const ReportCliOptions& cli) {
     return fail(fmt::format("-g {}: the srcline sort key of callchains is not supported by tperf yet (function and "
                             "address are)", cli.callchain));
   }
-  if (chain_spec.value == analysis::CallchainSpec::Value::kCount) {
-    return fail(fmt::format("-g {}: the count value of callchains is not supported by tperf yet (percent and period "
-                            "are)", cli.callchain));
-  }
   double graph_threshold = chain_spec.threshold.value_or(0.5);
   using ChainMode = analysis::CallchainSpec::Mode;
   const bool graph = chain_spec.mode == ChainMode::kGraph || chain_spec.mode == ChainMode::kFractal;
@@ -336,6 +332,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   bo.flat = flat;
   bo.chain_order = chain_spec.order;
   bo.address_frames = chain_spec.key == analysis::CallchainSpec::Key::kAddress;
+  bo.count_chain_samples = chain_spec.value == analysis::CallchainSpec::Value::kCount;
   bo.inverted = cli.inverted;
   bo.branch_history = cli.branch_history;
   bo.branch_chains = branch_counts;
@@ -687,7 +684,7 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--no-children", opt->no_children, "self cost only");
   cmd->add_option("-g,--call-graph", opt->callchain,
                   "callchain display, perf's syntax: print_type,threshold[,print_limit],order,sort_key[,branch],value "
-                  "(graph|flat|fractal|folded|none, caller|callee, function|address, percent|period)");
+                  "(graph|flat|fractal|folded|none, caller|callee, function|address, percent|period|count)");
   cmd->add_flag("-n,--show-nr-samples", opt->show_samples, "add a Samples column");
   cmd->add_flag("--show-total-period", opt->show_period, "add a Period column");
   cmd->add_option("--percent-limit", opt->percent_limit, "hide entries below this percentage");

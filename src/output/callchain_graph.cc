@@ -75,19 +75,24 @@ uint64_t min_hit_under(const CallNode& node, const GraphOptions& o) {
   return static_cast<uint64_t>(std::ceil(static_cast<double>(node.children_hit) * (o.min_percent / 100.0)));
 }
 
-// A node's value as -g's value word asks: its share of `total` ("12.34%"), or its period.
-void append_value(std::string& out, uint64_t period, uint64_t total, const GraphOptions& o) {
+// A node's value as -g's value word asks: its share of `total` ("12.34%"), its period, or its
+// number of samples (`count`).
+void append_value(std::string& out, uint64_t period, uint64_t count, uint64_t total, const GraphOptions& o) {
   if (o.value == analysis::CallchainSpec::Value::kPeriod) {
     util::append_format(out, "{}", period);
+    return;
+  }
+  if (o.value == analysis::CallchainSpec::Value::kCount) {
+    util::append_format(out, "{}", count);
     return;
   }
   double pct = total ? 100.0 * static_cast<double>(period) / static_cast<double>(total) : 0.0;
   util::append_format(out, "{:.2f}%", pct);
 }
 
-void append_branch_value(std::string& out, uint64_t part, uint64_t total, const GraphOptions& o) {
+void append_branch_value(std::string& out, uint64_t part, uint64_t count, uint64_t total, const GraphOptions& o) {
   out += "--";
-  append_value(out, part, total, o);
+  append_value(out, part, count, total, o);
   out += "--";
 }
 
@@ -97,6 +102,7 @@ void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, i
                 size_t left, uint64_t total) {
   std::vector<const CallNode*> children = drawn_children(node, min_hit_under(node, o), *o.tree->table());
   uint64_t remaining = total;
+  uint64_t counted = 0;  // the samples of the children drawn (for the count of "[...]")
   uint64_t new_mask = depth_mask;
   // With a print limit the last child drawn keeps its level's link when more would follow (perf
   // stops drawing there, the link still open).
@@ -104,6 +110,7 @@ void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, i
   for (size_t n = 0; n < drawn; ++n) {
     const CallNode& child = *children[n];
     remaining -= std::min(remaining, child.cumul());
+    counted += o.tree->cumul_count(child);
     new_mask = depth_mask;
     // The last child closes this level's link, unless a fractal "[...]" line follows it.
     if (n + 1 == children.size() && (!o.fractal || !remaining)) new_mask &= ~(uint64_t{1} << (depth - 1));
@@ -116,7 +123,7 @@ void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, i
       for (int i = 0; i < depth; ++i) {
         out += (new_mask & (uint64_t{1} << i)) ? '|' : ' ';
         if (f == 0 && i == depth - 1) {
-          append_branch_value(out, child.cumul(), total, o);
+          append_branch_value(out, child.cumul(), o.tree->cumul_count(child), total, o);
         } else {
           out += "          ";
         }
@@ -126,13 +133,17 @@ void draw_level(std::string& out, const CallNode& node, const GraphOptions& o, i
     }
     draw_level(out, child, o, depth + 1, new_mask | (uint64_t{1} << depth), left, o.fractal ? child.children_hit : total);
   }
-  if (o.fractal && remaining && remaining != total) {
+  // With the count value perf counts the samples left over, and draws no line when none are.
+  const uint64_t below = o.tree->children_count(node);
+  const uint64_t rest_count = below > counted ? below - counted : 0;
+  if (o.fractal && remaining && remaining != total &&
+      (o.value != analysis::CallchainSpec::Value::kCount || rest_count > 0)) {
     new_mask &= ~(uint64_t{1} << (depth - 1));
     margin(out, left);
     for (int i = 0; i < depth; ++i) {
       out += (new_mask & (uint64_t{1} << i)) ? '|' : ' ';
       if (i == depth - 1) {
-        append_branch_value(out, remaining, total, o);
+        append_branch_value(out, remaining, rest_count, total, o);
       } else {
         out += "          ";
       }
@@ -167,7 +178,7 @@ void append_callchain_folded(std::string& out, const analysis::CallTree& tree, c
   size_t listed = 0;
   for (const auto& path : ends) {
     if (o.print_limit && listed++ == o.print_limit) break;
-    append_value(out, path.back()->hit, o.total, o);
+    append_value(out, path.back()->hit, tree.count(*path.back()), o.total, o);
     out += ' ';
     bool first = true;
     for (const CallNode* n : path) {
@@ -189,7 +200,7 @@ void append_callchain_flat(std::string& out, const analysis::CallTree& tree, con
   for (const auto& path : ends) {
     if (o.print_limit && listed++ == o.print_limit) break;
     out += "           ";
-    append_value(out, path.back()->cumul(), o.total, o);
+    append_value(out, path.back()->cumul(), tree.cumul_count(*path.back()), o.total, o);
     out += '\n';
     for (const CallNode* n : path) {
       for (size_t f = 0; f < n->frames.size(); ++f) util::append_format(out, "                {}\n", frame_name(*tree.table(), n->frames, f));

@@ -1,9 +1,10 @@
 // perf report's -g argument read as perf reads it (print_type,threshold[,print_limit],order,
 // sort_key[,branch],value; words in any order, any prefix of a word), against perf 6.1 byte for
-// byte: the print limit, the period value, chains keyed by address (frames with their srclines),
+// byte: the print limit, the period and count values, chains keyed by address (frames with their srclines),
 // abbreviations, on a frame-pointer recording and a --call-graph dwarf one, with and without
 // --children, with the unwinding block and without it (-q: the dwarf chains must not depend on
-// it). What tperf does not do yet (the count value, the srcline key) is refused by name.
+// it); the count value also on a -F recording (periods that differ) with entries collapsed by
+// comm, at -j 1 too. What tperf does not do yet (the srcline key) is refused by name.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -50,8 +51,9 @@ const std::vector<std::string>& specs() {
   static const std::vector<std::string> s = {
       // The print limit: children drawn per node, chains listed, frames of the top run.
       "graph,0.5,2", "graph,0,1", "fractal,0.5,3", "flat,0,2", "folded,0,4", "graph,0.5,caller,3",
-      // The period value, in every mode.
+      // The period and count values, in every mode (fractal's "[...]" counts the samples left).
       "graph,0.5,callee,function,period", "fractal,0.5,callee,period", "flat,0,period", "folded,0,period",
+      "count", "graph,0.5,callee,count", "fractal,0.5,count", "flat,0,count", "folded,0,count", "fractal,0,1,co",
       // Chains keyed by address: frames told apart by address, each with its srcline.
       "graph,0.5,caller,address", "address", "callee,address,period",
       // Abbreviations, words in any order, a threshold read as far as it is a number.
@@ -83,15 +85,30 @@ TEST(ReportCallchainOptions, DwarfRecordingEqualsPerf) {
   expect_same_outputs(parent, "report -q -s parent -g none", 1);
 }
 
+TEST(ReportCallchainOptions, CountsOfSamplesOfDifferentPeriodsEqualPerf) {
+  // -F: every sample has a period of its own, so a node's count is not its period over one.
+  TPERF_REQUIRE_RECORDING(rec, recording("g-freq", "spin", "-F 999 -g"));
+  for (const char* g : {"count", "fractal,0.5,count", "flat,0,count", "folded,0,count"}) {
+    for (const char* mode : {"--no-children", "--children", "--children -s comm", "--no-children -s comm,dso"}) {
+      expect_same(rec.path, g, mode, 8);
+      // One thread: the trees built where the samples are added.
+      const ComparedOutputs c = compare_outputs(
+          fmt::format("perf report --stdio {} -g '{}' -i {} | {}", mode, g, shell_quote(rec.path), kStripPerfTip),
+          fmt::format("{} report -j 1 --stdio {} --no-unwind-summary -g '{}' -i {}", TPERF_BINARY, mode, g,
+                      shell_quote(rec.path)),
+          rec.path);
+      expect_same_outputs(c, fmt::format("report -j 1 {} -g {}", mode, g), 8);
+    }
+  }
+}
+
 TEST(ReportCallchainOptions, WhatIsNotDoneIsRefusedByName) {
   TPERF_REQUIRE_RECORDING(rec, recording("g-fp", "spin", "-e cpu-clock -c 100000 -g"));
   struct Case {
     const char* g;
     const char* message;
   };
-  for (const Case& c : {Case{"graph,0.5,count", "the count value of callchains is not supported by tperf yet"},
-                        Case{"co", "the count value of callchains is not supported by tperf yet"},
-                        Case{"caller,srcline", "the srcline sort key of callchains is not supported by tperf yet"},
+  for (const Case& c : {Case{"caller,srcline", "the srcline sort key of callchains is not supported by tperf yet"},
                         Case{"graph,xyz", "'xyz' is neither a word perf knows nor a threshold"},
                         Case{"graph,0.5,x", "'x' is neither a word perf knows nor a print limit"}}) {
     const CommandResult r = run(fmt::format("{} report --stdio -g '{}' -i {}", TPERF_BINARY, c.g, shell_quote(rec.path)));

@@ -58,17 +58,18 @@ TEST(ScriptSrccode, PositionIndependentEqualsPerf) {
   TPERF_REQUIRE_PERF();
   const Recording rec = record_built("srccode-pie", workload_copy("spin"), "", "-e cpu-clock -c 100000 -g");
   ASSERT_TRUE(rec.error.empty()) << "set-up failed: " << rec.error;
-  // Two worker threads in the same loop: each thread's line is printed once for it.
-  expect_same(rec.path, "-F +srccode", 300, 3);
-  expect_same(rec.path, "-F ip,sym,srccode -G", 300, 3);
-  expect_same(rec.path, "-F comm,tid,ip,sym,srcline,srccode", 300, 3);
+  // Two threads in the same loop: each thread's line is printed for it (the lines depend on where
+  // the samples fell, hence only one is required; the outputs must be equal).
+  expect_same(rec.path, "-F +srccode", 300, 1);
+  expect_same(rec.path, "-F ip,sym,srccode -G", 300, 1);
+  expect_same(rec.path, "-F comm,tid,ip,sym,srcline,srccode", 300, 1);
 }
 
 TEST(ScriptSrccode, NotPositionIndependentEqualsPerf) {
   TPERF_REQUIRE_PERF();
   const Recording rec = record_built("srccode-nopie", workload_copy("spin"), "-no-pie", "-e cpu-clock -c 100000 -g");
   ASSERT_TRUE(rec.error.empty()) << "set-up failed: " << rec.error;
-  expect_same(rec.path, "-F +srccode", 300, 3);
+  expect_same(rec.path, "-F +srccode", 300, 1);
 }
 
 TEST(ScriptSrccode, DwarfCallchainsEqualPerf) {
@@ -76,7 +77,7 @@ TEST(ScriptSrccode, DwarfCallchainsEqualPerf) {
   const Recording rec =
       record_built("srccode-dwarf", workload_copy("deep_nofp"), "-fomit-frame-pointer", "-e cpu-clock -c 200000 --call-graph dwarf,8192");
   ASSERT_TRUE(rec.error.empty()) << "set-up failed: " << rec.error;
-  expect_same(rec.path, "-F +srccode", 100, 3);
+  expect_same(rec.path, "-F +srccode", 100, 1);
 }
 
 TEST(ScriptSrccode, MissingSourceShowsNoLines) {
