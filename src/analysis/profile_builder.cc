@@ -426,7 +426,7 @@ Profile build_profile(const std::string& given_path, const ProfileOptions& optio
     out.wall_time_ns = static_cast<int64_t>(f.clock_data.wall_clock_ns) +
                        (static_cast<int64_t>(out.first_time) - static_cast<int64_t>(f.clock_data.clockid_ns));
   } else if (struct stat st {}; !reader->is_pipe() &&
-             ::stat((reader->is_directory() ? reader->path() + "/data" : reader->path()).c_str(), &st) == 0) {
+             ::stat(reader->header_file().c_str(), &st) == 0) {
     const int64_t end = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
     out.wall_time_ns = end - static_cast<int64_t>(out.last_time - out.first_time);
   }

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "perfdata/abi.h"
+#include "perfdata/reader.h"
+
 namespace tperf::analysis {
 
 namespace {
@@ -118,6 +121,12 @@ std::string parse_percent_ranges(std::string_view text, SampleTimeBounds b, std:
 }
 
 }  // namespace
+
+SampleTimeBounds sample_time_bounds(const perfdata::Reader& reader) {
+  const perfdata::Features& f = reader.features();
+  if (reader.is_pipe() || !f.has(perfdata::kFeatSampleTime)) return {};
+  return {f.first_sample_time, f.last_sample_time};
+}
 
 std::string parse_time_ranges(std::string_view text, std::vector<TimeRange>* ranges, SampleTimeBounds bounds) {
   ranges->clear();

@@ -9,6 +9,10 @@
 #include <string_view>
 #include <vector>
 
+namespace tperf::perfdata {
+class Reader;
+}  // namespace tperf::perfdata
+
 namespace tperf::analysis {
 
 struct TimeRange {
@@ -19,6 +23,9 @@ struct SampleTimeBounds {
   uint64_t first = 0;  // both 0: unknown (percentages are refused, as perf does)
   uint64_t last = 0;
 };
+// The first and last sample times the file's header recorded (HEADER_SAMPLE_TIME), which
+// percentages are of; unknown (both 0) for a pipe or a file without them.
+SampleTimeBounds sample_time_bounds(const perfdata::Reader& reader);
 // Returns "" or why the string is not valid.
 std::string parse_time_ranges(std::string_view text, std::vector<TimeRange>* ranges, SampleTimeBounds bounds = {});
 // perf's rule: a sample without a time is never skipped.

@@ -28,7 +28,7 @@ namespace tperf::cli {
 namespace {
 
 struct DataConvertCliOptions {
-  std::string input = "perf.data";
+  InputOption input;
   std::string path;  // resolved
   std::string to_json;
   std::string to_ctf;
@@ -59,10 +59,7 @@ int run_data_convert(const DataConvertCliOptions& cli) {
   auto reader = perfdata::Reader::open(cli.path);
   std::vector<analysis::TimeRange> time_ranges;
   if (!cli.time.empty()) {
-    analysis::SampleTimeBounds bounds;
-    const auto& f = reader->features();
-    if (!reader->is_pipe() && f.has(perfdata::kFeatSampleTime)) bounds = {f.first_sample_time, f.last_sample_time};
-    if (auto e = analysis::parse_time_ranges(cli.time, &time_ranges, bounds); !e.empty()) {
+    if (auto e = analysis::parse_time_ranges(cli.time, &time_ranges, analysis::sample_time_bounds(*reader)); !e.empty()) {
       return fail(fmt::format("--time {}: {}", cli.time, e));
     }
   }
@@ -75,7 +72,7 @@ int run_data_convert(const DataConvertCliOptions& cli) {
     if (cli.path == "-") {
       rc = fstat(STDIN_FILENO, &st);
     } else {
-      rc = ::stat((reader->is_directory() ? reader->path() + "/data" : reader->path()).c_str(), &st);
+      rc = ::stat(reader->header_file().c_str(), &st);
     }
     if (rc == 0) captured_on = st.st_mtime;
   }
@@ -106,12 +103,7 @@ int run_data_convert(const DataConvertCliOptions& cli) {
   // A pipe's features come as records ahead of its samples (perf record writes them first): its
   // headers are written at the first sample, or at the end, with what those said. (perf writes
   // them before reading any record: empty; perf 6.1 crashes on a pipe.)
-  bool begun = false;
-  auto begin = [&] {
-    if (!begun) writer.begin(*reader, captured_on);
-    begun = true;
-  };
-  if (!reader->is_pipe()) begin();
+  if (!reader->is_pipe()) writer.begin(*reader, captured_on);
 
   uint64_t skipped = 0;
   std::optional<bool> with_cpu;  // some event samples the cpu (perf's combined sample type)
@@ -122,7 +114,7 @@ int run_data_convert(const DataConvertCliOptions& cli) {
     analysis::ReplayHandlers handlers;
     handlers.on_sample = [&](const perfdata::Record& rec, uint64_t) {
       reader->decode_sample(rec, sample, perfdata::SampleParts::kChainInPlace);
-      begin();
+      writer.begin(*reader, captured_on);
       if (analysis::time_skipped(time_ranges, sample.time)) {
         ++skipped;
         return;
@@ -140,7 +132,7 @@ int run_data_convert(const DataConvertCliOptions& cli) {
     handlers.jobs = cli.jobs.jobs;
     problems = analysis::replay(*reader, *machine, symbolizer, &preloader, handlers).problems;
   }
-  begin();
+  writer.begin(*reader, captured_on);  // a stream without samples
   const bool written = writer.end();
   const bool closed = to_stdout || std::fclose(out) == 0;
   for (const auto& w : symbolizer.take_warnings()) fmt::print(stderr, "tperf data convert: warning: {}\n", w);
@@ -167,7 +159,7 @@ void add_data_command(CLI::App& app, int& status) {
   auto opt = std::make_shared<DataConvertCliOptions>();
   auto* cmd = data->add_subcommand(
       "convert", "Write a perf.data file's samples as JSON, as perf data convert --to-json does (perf 6.1's layout)");
-  cmd->add_option("-i,--input", opt->input, "input file, directory or - for stdin (default perf.data)");
+  opt->input.add_to(*cmd, /*with_positional=*/false);
   cmd->add_option("--to-json", opt->to_json, "the JSON file to write (- for standard output)");
   cmd->add_option("--to-ctf", opt->to_ctf, "perf's CTF output: not supported, refused");
   cmd->add_flag("-f,--force", opt->force, "overwrite the output file if it exists");
@@ -180,11 +172,7 @@ void add_data_command(CLI::App& app, int& status) {
   opt->jobs.add_to(*cmd);
   opt->symbols.add_to(*cmd);
   cmd->callback([opt, cmd, &status] {
-    opt->path = opt->input;
-    if (cmd->count("--input") == 0) {
-      struct stat st {};
-      if (fstat(STDIN_FILENO, &st) == 0 && S_ISFIFO(st.st_mode)) opt->path = "-";
-    }
+    opt->path = opt->input.resolve(*cmd);
     status = run_guarded("data convert", opt->path, [&] { return run_data_convert(*opt); });
   });
 }

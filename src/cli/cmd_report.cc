@@ -245,10 +245,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   // totals (unlike the filters above).
   std::vector<analysis::TimeRange> time_ranges;
   if (!cli.time.empty()) {
-    analysis::SampleTimeBounds bounds;
-    const auto& f = reader->features();
-    if (!reader->is_pipe() && f.has(perfdata::kFeatSampleTime)) bounds = {f.first_sample_time, f.last_sample_time};
-    if (auto e = analysis::parse_time_ranges(cli.time, &time_ranges, bounds); !e.empty()) {
+    if (auto e = analysis::parse_time_ranges(cli.time, &time_ranges, analysis::sample_time_bounds(*reader)); !e.empty()) {
       return fail(fmt::format("--time {}: {}", cli.time, e));
     }
   }

@@ -71,7 +71,8 @@ int print_file_header(const char* command, perfdata::Reader& reader, const std::
 struct InputOption {
   std::string path = "perf.data";
   std::string positional;
-  void add_to(CLI::App& cmd);
+  // `with_positional` false: -i alone (perf data convert's words after its options are its output).
+  void add_to(CLI::App& cmd, bool with_positional = true);
   const std::string& get() const { return positional.empty() ? path : positional; }
   // The file to read: like perf, with no file named and a pipe on standard input, "-".
   std::string resolve(const CLI::App& cmd) const;

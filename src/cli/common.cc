@@ -18,9 +18,9 @@
 
 namespace tperf::cli {
 
-void InputOption::add_to(CLI::App& cmd) {
+void InputOption::add_to(CLI::App& cmd, bool with_positional) {
   cmd.add_option("-i,--input", path, "input file, directory or - for stdin (default perf.data)");
-  cmd.add_option("file", positional, "input file (same as -i)");
+  if (with_positional) cmd.add_option("file", positional, "input file (same as -i)");
 }
 
 std::string InputOption::resolve(const CLI::App& cmd) const {

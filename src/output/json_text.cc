@@ -37,9 +37,21 @@ size_t utf8_sequence(std::string_view s, size_t i) {
   return n;
 }
 
+// The short form JSON has for a control character, or 0.
+char short_escape(unsigned char c) {
+  switch (c) {
+    case '\b': return 'b';
+    case '\f': return 'f';
+    case '\n': return 'n';
+    case '\r': return 'r';
+    case '\t': return 't';
+    default: return 0;
+  }
+}
+
 }  // namespace
 
-void append_json_string(std::string& out, std::string_view s) {
+void append_json_string(std::string& out, std::string_view s, bool short_escapes) {
   out += '"';
   for (size_t i = 0; i < s.size();) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
@@ -48,7 +60,12 @@ void append_json_string(std::string& out, std::string_view s) {
       out += static_cast<char>(c);
       ++i;
     } else if (c < 0x20) {
-      out += fmt::format("\\u{:04x}", c);
+      if (const char e = short_escapes ? short_escape(c) : 0) {
+        out += '\\';
+        out += e;
+      } else {
+        out += fmt::format("\\u{:04x}", c);
+      }
       ++i;
     } else if (c < 0x80) {
       out += static_cast<char>(c);

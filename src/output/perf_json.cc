@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <iterator>
 
 #include "output/json_text.h"
@@ -12,6 +11,7 @@
 #include "session/machine.h"
 #include "symbols/resolver.h"
 #include "symbols/symbol_table.h"
+#include "util/text.h"
 
 namespace tperf::output {
 
@@ -36,7 +36,10 @@ void key(std::string& out, bool comma, int depth, std::string_view name) {
 
 void key_string(std::string& out, bool comma, int depth, std::string_view name, std::string_view value) {
   key(out, comma, depth, name);
-  append_perf_json_string(out, value);
+  // perf escapes control characters with JSON's short forms where they have one. Bytes of 0x80
+  // and up stay UTF-8 (perf writes each as "\uffffffXX", a sign-extended char, which is not the
+  // byte: the one place this output differs from perf's on purpose).
+  append_json_string(out, value, /*short_escapes=*/true);
 }
 
 template <class T>
@@ -47,48 +50,11 @@ void key_number(std::string& out, bool comma, int depth, std::string_view name, 
 
 }  // namespace
 
-void append_perf_json_string(std::string& out, std::string_view s) {
-  // The ASCII runs go in whole; only the escapes and the bytes of 0x80 up need a look.
-  size_t plain = 0;
-  auto flush_plain = [&](size_t i) {
-    out.append(s.data() + plain, i - plain);
-    plain = i + 1;
-  };
-  out += '"';
-  for (size_t i = 0; i < s.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') continue;
-    if (c >= 0x80) {
-      // Leave valid UTF-8 to the general writer, one sequence at a time.
-      flush_plain(i);
-      std::string one;
-      size_t n = 1;
-      while (i + n < s.size() && n < 4 && (static_cast<unsigned char>(s[i + n]) & 0xc0) == 0x80) ++n;
-      append_json_string(one, s.substr(i, n));
-      out.append(one, 1, one.size() - 2);  // without its quotes
-      i += n - 1;
-      plain = i + 1;
-      continue;
-    }
-    flush_plain(i);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default: fmt::format_to(std::back_inserter(out), "\\u{:04x}", c); break;
-    }
-  }
-  out.append(s.data() + plain, s.size() - std::min(plain, s.size()));
-  out += '"';
-}
-
 PerfJsonWriter::PerfJsonWriter(std::FILE* out) : out_(out) { buf_.reserve(kFlushAt + 4096); }
 
 void PerfJsonWriter::begin(const perfdata::Reader& reader, std::optional<std::time_t> captured_on) {
+  if (begun_) return;
+  begun_ = true;
   const perfdata::Features& f = reader.features();
   const bool pipe = reader.is_pipe();
   std::string& o = buf_;
@@ -128,7 +94,7 @@ void PerfJsonWriter::begin(const perfdata::Reader& reader, std::optional<std::ti
   o += '[';
   for (size_t i = 0; i < f.cmdline.size(); ++i) {
     newline(o, i != 0, 3);
-    append_perf_json_string(o, f.cmdline[i]);
+    append_json_string(o, f.cmdline[i], /*short_escapes=*/true);
   }
   newline(o, false, 2);
   o += ']';
@@ -143,14 +109,7 @@ void PerfJsonWriter::entry(uint64_t ip, const symbols::Symbol* sym, const sessio
   std::string& o = buf_;
   if (comma) o += ',';
   o += "\n\t\t\t\t{\n\t\t\t\t\t\"ip\": \"0x";
-  char hex[16];
-  char* end = hex + sizeof(hex);
-  char* p = end;
-  do {
-    *--p = "0123456789abcdef"[ip & 15];
-    ip >>= 4;
-  } while (ip);
-  o.append(p, static_cast<size_t>(end - p));
+  util::append_hex(o, ip);
   o += '"';
   if (sym && sym->name_len) {
     // The symbol's lines, escaped once per symbol and DSO.

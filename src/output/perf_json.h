@@ -27,12 +27,6 @@ struct Symbol;
 
 namespace tperf::output {
 
-// Appends `s` as a JSON string the way perf's converter escapes it: '"' and '\' escaped, the
-// control characters as \b \f \n \r \t or \u00XX. Bytes of 0x80 and up are copied when they make
-// valid UTF-8 and become U+FFFD when not (perf prints such a byte as "\uffffffXX", which is
-// not the byte: the one place tperf's output differs on purpose).
-void append_perf_json_string(std::string& out, std::string_view s);
-
 class PerfJsonWriter {
  public:
   // Writes to `out` (not closed here).
@@ -42,7 +36,8 @@ class PerfJsonWriter {
   // "samples" array. `captured_on`: the input's modification time (perf's fstat of it); without
   // one the key is left out, as perf does when fstat fails. A pipe has no data or feature
   // sections (offsets and sizes 0) and brings its features as records: those the reader has
-  // applied by now are written (the caller begins a pipe's document at its first sample).
+  // applied by now are written (the caller begins a pipe's document at its first sample). Once:
+  // later calls do nothing.
   void begin(const perfdata::Reader& reader, std::optional<std::time_t> captured_on);
 
   // One sample of `thread` (the machine's thread of the sample's pid and tid at its time).
@@ -70,6 +65,7 @@ class PerfJsonWriter {
   uint64_t written_ = 0;
   uint64_t samples_ = 0;
   bool failed_ = false;
+  bool begun_ = false;
   // The escaped "symbol" and "dso" lines of each symbol met, by its name's text (which its
   // table keeps in place as long as it lives, while a table that takes symbols late may reuse a
   // Symbol's place for another) and DSO.

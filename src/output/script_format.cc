@@ -596,18 +596,8 @@ void append_sym(std::string& out, const ScriptLocation& loc, bool symoff) {
   }
   out += loc.sym;
   if (symoff) {
-    char buf[20];
-    char* end = buf + sizeof buf;
-    char* p = end;
-    uint64_t v = loc.symoff;
-    do {
-      *--p = "0123456789abcdef"[v & 15];
-      v >>= 4;
-    } while (v);
-    *--p = 'x';
-    *--p = '0';
-    *--p = '+';
-    out.append(p, static_cast<size_t>(end - p));
+    out += "+0x";
+    util::append_hex(out, loc.symoff);
   }
 }
 
@@ -896,8 +886,7 @@ std::string ScriptWriter::start() {
     style_.clock_ref_ns = f.clock_data.clockid_ns;
   }
   if (!options_.time.empty()) {
-    analysis::SampleTimeBounds bounds;
-    if (!reader_.is_pipe() && f.has(perfdata::kFeatSampleTime)) bounds = {f.first_sample_time, f.last_sample_time};
+    const analysis::SampleTimeBounds bounds = analysis::sample_time_bounds(reader_);
     if (auto e = analysis::parse_time_ranges(options_.time, &options_.time_ranges, bounds); !e.empty()) {
       return fmt::format("--time {}: {}", options_.time, e);
     }
@@ -1303,14 +1292,13 @@ void ScriptWriter::after_machine(const Record& rec, uint64_t time) {
       }
       break;
     case kRecordFork:
-      if (!srccode_states_.empty()) {
+      if (!srccode_states_.empty() || options_.show_task_events) {
+        const TaskEvent e = decode_task(rec.body(), rec.misc, swap, boff);
         // A new thread: perf's srccode state is its thread's, made afresh.
-        TaskEvent e = decode_task(rec.body(), rec.misc, swap, boff);
         srccode_states_.erase(thread_key(e.pid, e.tid));
-      }
-      if (options_.show_task_events) {
-        TaskEvent e = decode_task(rec.body(), rec.misc, swap, boff);
-        if (print_sideband(rec, e.pid, e.tid, e.time, true)) append_task_event(out_, rec.type, e);
+        if (options_.show_task_events && print_sideband(rec, e.pid, e.tid, e.time, true)) {
+          append_task_event(out_, rec.type, e);
+        }
       }
       break;
     case kRecordMmap:

@@ -176,6 +176,9 @@ class Reader {
   const std::string& path() const { return path_; }
   bool is_pipe() const { return pipe_; }
   bool is_directory() const { return directory_; }
+  // The file that holds the header: the input itself, or a `perf record --threads` directory's
+  // "data" file (whose modification time is the recording's).
+  std::string header_file() const { return directory_ ? path_ + "/data" : path_; }
   bool swapped() const { return swap_; }
   const FileHeader& header() const { return header_; }
   const std::vector<EventAttr>& attrs() const { return attrs_; }

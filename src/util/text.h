@@ -15,6 +15,19 @@
 
 namespace tperf::util {
 
+// `v` in lowercase hex digits, without leading zeros or a prefix (printf's %lx), without fmt's
+// format-string machinery (a callchain frame's address per line of script and JSON output).
+inline void append_hex(std::string& out, uint64_t v) {
+  char buf[16];
+  char* const end = buf + sizeof buf;
+  char* p = end;
+  do {
+    *--p = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v);
+  out.append(p, static_cast<size_t>(end - p));
+}
+
 // Hex digits at the start of `s` (at most 16; an optional 0x first): the number of characters
 // consumed, 0 when there is no digit (then *out is left alone).
 inline size_t parse_hex_prefix(std::string_view s, uint64_t* out) {
