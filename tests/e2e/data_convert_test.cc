@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <regex>
 #include <string>
 #include <vector>
@@ -66,50 +65,33 @@ void expect_same_json(const std::string& input, size_t min_samples, const std::s
   EXPECT_NE(t.run.err.find(fmt::format("({} samples) ]", samples)), std::string::npos) << t.run.err;
 }
 
-const Recording& spin_recording(const std::string& name, const std::string& perf_options) {
-  static std::map<std::string, Recording> made;
-  auto it = made.find(name);
-  if (it != made.end()) return it->second;
-  std::string error;
-  const std::string spin = workload("spin", &error);
-  Recording r;
-  if (spin.empty()) {
-    r.error = error;
-  } else {
-    const std::string path = scratch_dir() + "/" + name + ".data";
-    r = record_with_perf(fmt::format("timeout 60 perf record -q {} -o {} -- {} 0.3", perf_options, shell_quote(path), shell_quote(spin)),
-                         path);
-  }
-  return made.emplace(name, r).first->second;
-}
-
 TEST(DataConvertJson, CallchainsEqualPerf) {
-  TPERF_REQUIRE_RECORDING(rec, spin_recording("json-fp", "-e cpu-clock -c 100000 -g"));
+  TPERF_REQUIRE_RECORDING(rec, workload_recording("json-fp", "spin", "-e cpu-clock -c 100000 -g"));
   expect_same_json(rec.path, 200, "-g");
 }
 
 TEST(DataConvertJson, NoCallchainEqualsPerf) {
-  TPERF_REQUIRE_RECORDING(rec, spin_recording("json-flat", "-e cpu-clock -c 100000"));
+  TPERF_REQUIRE_RECORDING(rec, workload_recording("json-flat", "spin", "-e cpu-clock -c 100000"));
   expect_same_json(rec.path, 200, "no callchain");
 }
 
 TEST(DataConvertJson, SystemWideWithCpusEqualsPerf) {
   // -a samples the cpu: every sample says which.
-  TPERF_REQUIRE_RECORDING(rec, spin_recording("json-sys", "-a -g -e cpu-clock -c 100000"));
+  TPERF_REQUIRE_RECORDING(rec, workload_recording("json-sys", "spin", "-a -g -e cpu-clock -c 100000"));
   expect_same_json(rec.path, 200, "-a -g");
 }
 
 TEST(DataConvertJson, DwarfStackCopiesEqualPerf) {
   // The kernel's callchain only (the user part is in the stack copy, which perf's converter does
   // not unwind): user samples have an empty callchain array.
-  TPERF_REQUIRE_RECORDING(rec, spin_recording("json-dwarf", "-e cpu-clock -c 200000 --call-graph dwarf,4096"));
+  TPERF_REQUIRE_RECORDING(rec, workload_recording("json-dwarf", "spin", "-e cpu-clock -c 200000 --call-graph dwarf,4096"));
   expect_same_json(rec.path, 100, "--call-graph dwarf");
 }
 
 TEST(DataConvertJson, ClockDataAndTracepointsEqualPerf) {
   TPERF_REQUIRE_PERF();
   ASSERT_EQ(ensure_tracefs(), "") << "set-up failed";
-  TPERF_REQUIRE_RECORDING(rec, spin_recording("json-tp", "-k mono -a -g -e sched:sched_switch -e cpu-clock -F 1000"));
+  TPERF_REQUIRE_RECORDING(rec, workload_recording("json-tp", "spin", "-k mono -a -g -e sched:sched_switch -e cpu-clock -F 1000"));
   const std::string header = run(fmt::format("perf report --header-only -i {}", shell_quote(rec.path))).out;
   ASSERT_NE(header.find("clockid"), std::string::npos) << "set-up failed: no clock data in the recording:\n" << header;
   expect_same_json(rec.path, 100, "-k mono, tracepoints");
@@ -202,7 +184,7 @@ std::string samples_part(const std::string& json) {
 TEST(DataConvertJson, PipeSamplesEqualPerfOnTheFileModeCopy) {
   TPERF_REQUIRE_PERF();
   TPERF_REQUIRE_CORPUS();
-  TPERF_REQUIRE_RECORDING(rec, spin_recording("json-fp", "-e cpu-clock -c 100000 -g"));
+  TPERF_REQUIRE_RECORDING(rec, workload_recording("json-fp", "spin", "-e cpu-clock -c 100000 -g"));
   std::vector<std::string> pipes = {scratch_dir() + "/json-fp.pipe.data"};
   ASSERT_EQ(run(fmt::format("{} convert --pipe {} {}", kTperf, shell_quote(rec.path), shell_quote(pipes[0]))).status, 0);
   for (const std::string& rel : corpus_files_perf_reads()) {
@@ -240,7 +222,7 @@ TEST(DataConvertJson, PipeSamplesEqualPerfOnTheFileModeCopy) {
 }
 
 TEST(DataConvertJson, RefusalsAsPerfAndStandardOutput) {
-  TPERF_REQUIRE_RECORDING(rec, spin_recording("json-flat", "-e cpu-clock -c 100000"));
+  TPERF_REQUIRE_RECORDING(rec, workload_recording("json-flat", "spin", "-e cpu-clock -c 100000"));
   const std::string out = scratch_dir() + "/exists.json";
   std::ofstream(out) << "keep me";
   // An existing file is kept unless --force (perf: "Output file exists. Use --force ...").
@@ -278,7 +260,7 @@ TEST(DataConvertJson, RefusalsAsPerfAndStandardOutput) {
 TEST(DataConvertJson, TimeRangesKeepTheSamplesPerfKeepsInThem) {
   // perf 6.1's converter has no --time (later ones have): the expected samples are perf's own
   // JSON with the samples outside the range taken out here.
-  TPERF_REQUIRE_RECORDING(rec, spin_recording("json-fp", "-e cpu-clock -c 100000 -g"));
+  TPERF_REQUIRE_RECORDING(rec, workload_recording("json-fp", "spin", "-e cpu-clock -c 100000 -g"));
   const Converted p = convert("perf", rec.path);
   ASSERT_EQ(p.run.status, 0) << p.run.err;
   // The samples as perf wrote them, one text each, with their times.
@@ -312,7 +294,7 @@ TEST(DataConvertJson, DamagedStreamKeepsWhatCameBefore) {
   // before it are written (a valid document), the damage is named with its offset, status 2.
   // Expected: perf's JSON of the same stream cut just before that record (which it reads whole
   // once it is a file).
-  TPERF_REQUIRE_RECORDING(rec, spin_recording("json-fp", "-e cpu-clock -c 100000 -g"));
+  TPERF_REQUIRE_RECORDING(rec, workload_recording("json-fp", "spin", "-e cpu-clock -c 100000 -g"));
   const std::string pipe = scratch_dir() + "/damaged-src.pipe.data";
   ASSERT_EQ(run(fmt::format("{} convert --pipe {} {}", kTperf, shell_quote(rec.path), shell_quote(pipe))).status, 0);
   std::string bytes = read_file(pipe);

@@ -236,6 +236,23 @@ std::string workload(const std::string& name, std::string* error) {
   return it->second.first;
 }
 
+const Recording& workload_recording(const std::string& name, const std::string& workload_name,
+                                    const std::string& perf_options) {
+  static std::map<std::string, Recording> made;
+  if (auto it = made.find(name); it != made.end()) return it->second;
+  std::string error;
+  const std::string bin = workload(workload_name, &error);
+  Recording r;
+  if (bin.empty()) {
+    r.error = error;
+  } else {
+    const std::string path = scratch_dir() + "/" + name + ".data";
+    r = record_with_perf(
+        fmt::format("timeout 60 perf record -q {} -o {} -- {} 0.3", perf_options, shell_quote(path), shell_quote(bin)), path);
+  }
+  return made.emplace(name, r).first->second;
+}
+
 bool parse_seconds_ns(const std::string& text, uint64_t* ns) {
   auto dot = text.find('.');
   if (dot == std::string::npos || text.size() - dot - 1 != 9) return false;

@@ -75,6 +75,10 @@ struct Recording {
 };
 // Runs `cmd`, a perf record command that writes `path`, and says how it went.
 Recording record_with_perf(const std::string& cmd, const std::string& path);
+// `perf record -q PERF_OPTIONS -- <workload> 0.3` of the workload `workload_name` (workload()),
+// made once per test program for each `name` (the file is <scratch>/<name>.data).
+const Recording& workload_recording(const std::string& name, const std::string& workload_name,
+                                    const std::string& perf_options);
 
 // Fails the test when perf cannot record here or the recording failed, whatever the reason (a
 // recording the machine cannot make is a set-up failure: the test would check nothing).

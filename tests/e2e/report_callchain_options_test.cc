@@ -17,23 +17,6 @@
 namespace tperf::test::e2e {
 namespace {
 
-const Recording& recording(const std::string& name, const std::string& workload_name, const std::string& perf_options) {
-  static std::map<std::string, Recording> made;
-  auto it = made.find(name);
-  if (it != made.end()) return it->second;
-  std::string error;
-  const std::string bin = workload(workload_name, &error);
-  Recording r;
-  if (bin.empty()) {
-    r.error = error;
-  } else {
-    const std::string path = scratch_dir() + "/" + name + ".data";
-    r = record_with_perf(fmt::format("timeout 60 perf record -q {} -o {} -- {} 0.3", perf_options, shell_quote(path), shell_quote(bin)),
-                         path);
-  }
-  return made.emplace(name, r).first->second;
-}
-
 // perf 6.1 makes the "[...]" line of a fractal graph from memory it does not clear, so whether
 // it says "(inlined)" after it depends on what that memory held; tperf prints the cleared text.
 const char* kStripRemainderInlined = "sed 's/--\\[\\.\\.\\.\\] (inlined)$/--[...]/'";
@@ -63,14 +46,14 @@ const std::vector<std::string>& specs() {
 }
 
 TEST(ReportCallchainOptions, FramePointerRecordingEqualsPerf) {
-  TPERF_REQUIRE_RECORDING(rec, recording("g-fp", "spin", "-e cpu-clock -c 100000 -g"));
+  TPERF_REQUIRE_RECORDING(rec, workload_recording("g-fp", "spin", "-e cpu-clock -c 100000 -g"));
   for (const std::string& g : specs()) {
     for (const char* mode : {"--no-children", "--children"}) expect_same(rec.path, g, mode, 12);
   }
 }
 
 TEST(ReportCallchainOptions, DwarfRecordingEqualsPerf) {
-  TPERF_REQUIRE_RECORDING(rec, recording("g-dwarf", "deep_nofp", "-e cpu-clock -c 200000 --call-graph dwarf,8192"));
+  TPERF_REQUIRE_RECORDING(rec, workload_recording("g-dwarf", "deep_nofp", "-e cpu-clock -c 200000 --call-graph dwarf,8192"));
   for (const std::string& g : specs()) {
     for (const char* mode : {"--no-children", "--children"}) expect_same(rec.path, g, mode, 12);
   }
@@ -87,7 +70,7 @@ TEST(ReportCallchainOptions, DwarfRecordingEqualsPerf) {
 
 TEST(ReportCallchainOptions, CountsOfSamplesOfDifferentPeriodsEqualPerf) {
   // -F: every sample has a period of its own, so a node's count is not its period over one.
-  TPERF_REQUIRE_RECORDING(rec, recording("g-freq", "spin", "-F 999 -g"));
+  TPERF_REQUIRE_RECORDING(rec, workload_recording("g-freq", "spin", "-F 999 -g"));
   for (const char* g : {"count", "fractal,0.5,count", "flat,0,count", "folded,0,count"}) {
     for (const char* mode : {"--no-children", "--children", "--children -s comm", "--no-children -s comm,dso"}) {
       expect_same(rec.path, g, mode, 8);
@@ -103,7 +86,7 @@ TEST(ReportCallchainOptions, CountsOfSamplesOfDifferentPeriodsEqualPerf) {
 }
 
 TEST(ReportCallchainOptions, WhatIsNotDoneIsRefusedByName) {
-  TPERF_REQUIRE_RECORDING(rec, recording("g-fp", "spin", "-e cpu-clock -c 100000 -g"));
+  TPERF_REQUIRE_RECORDING(rec, workload_recording("g-fp", "spin", "-e cpu-clock -c 100000 -g"));
   struct Case {
     const char* g;
     const char* message;
