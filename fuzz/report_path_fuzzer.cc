@@ -2,7 +2,7 @@
 // events, the Machine, the Symbolizer and DWARF unwinder, the report's aggregation and its
 // formatter (`tperf report --stdio`, default Children mode, then `--no-children -g folded`, then
 // `--branch-history -g callee`, whose walk of branch stacks and callchains indexes into both, then
-// -U), `tperf script` (plain, then in file order with every side-band line, -S and
+// -U with --hierarchy and --show-cpu-utilization), `tperf script` (plain, then in file order with every side-band line, -S and
 // --stop-bt) and `tperf data convert --to-json`. A damaged file must end in the command's one-line error and exit status 2; any
 // crash, sanitizer report, hang or runaway allocation is a bug.
 #include <CLI/CLI.hpp>
@@ -86,7 +86,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
            {"script", "--show-round-events", "--show-task-events", "--show-mmap-events", "--show-switch-events",
             "--show-lost-events", "--show-namespace-events", "--show-cgroup-events", "--show-bpf-events", "-S",
             "main,f0,0x1000", "--addr-range", "4096", "--stop-bt", "main", "-i", path},
-           {"report", "--stdio", "-U", "--no-children", "-i", path},
+           // -U, and the hierarchy of three levels with the cpumode columns.
+           {"report", "--stdio", "-U", "--no-children", "--hierarchy", "--show-cpu-utilization", "-s", "dso,pid,sym", "-i",
+            path},
            // Every callchain entry looked up in the space its context marker names.
            {"data", "convert", "--to-json", "-", "-i", path},
        }) {

@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include "analysis/tree_replay.h"
+#include "perfdata/abi.h"
 #include "session/machine.h"
 #include "symbols/symbol_table.h"
 #include "util/huge_arena.h"
@@ -81,6 +82,14 @@ std::string parse_report_fields(std::string_view spec, std::vector<ReportField>*
       f.kind = ReportField::Kind::kSamples;
     } else if (tok == "period") {
       f.kind = ReportField::Kind::kPeriod;
+    } else if (tok == "overhead_sys") {
+      f.kind = ReportField::Kind::kOverheadSys;
+    } else if (tok == "overhead_us") {
+      f.kind = ReportField::Kind::kOverheadUs;
+    } else if (tok == "overhead_guest_sys") {
+      f.kind = ReportField::Kind::kOverheadGuestSys;
+    } else if (tok == "overhead_guest_us") {
+      f.kind = ReportField::Kind::kOverheadGuestUs;
     } else {
       auto it = std::find_if(std::begin(kKeyNames), std::end(kKeyNames), [&](const KeyName& k) { return tok == k.name; });
       if (it == std::end(kKeyNames)) return fmt::format("Unknown --fields key: `{}'", tok);
@@ -359,6 +368,41 @@ const Hist::MemberValues* Hist::member_values(const HistEntry& e, unsigned membe
   return at < member_values_.size() ? &member_values_[at] : nullptr;
 }
 
+namespace {
+
+// The slot of cpu_mode_periods_ a sample's cpumode credits (perf's he_stat__add_cpumode_period);
+// -1: none (unknown, hypervisor).
+int cpu_mode_slot(uint8_t cpumode) {
+  switch (cpumode & perfdata::kMiscCpumodeMask) {
+    case perfdata::kMiscKernel: return 0;
+    case perfdata::kMiscUser: return 1;
+    case perfdata::kMiscGuestKernel: return 2;
+    case perfdata::kMiscGuestUser: return 3;
+    default: return -1;
+  }
+}
+
+}  // namespace
+
+void Hist::credit_cpu_mode(uint32_t entry, uint8_t cpumode, uint64_t period) const {
+  const int slot = cpu_mode_slot(cpumode);
+  if (slot < 0) return;
+  if (entry >= cpu_mode_periods_.size()) cpu_mode_periods_.resize(entries_.size());
+  cpu_mode_periods_[entry][static_cast<size_t>(slot)] += period;
+}
+
+uint64_t Hist::cpu_mode_period(const HistEntry& e, ReportField::Kind kind) const {
+  const size_t i = static_cast<size_t>(&e - entries_.data());
+  if (i >= cpu_mode_periods_.size()) return 0;
+  switch (kind) {
+    case ReportField::Kind::kOverheadSys: return cpu_mode_periods_[i][0];
+    case ReportField::Kind::kOverheadUs: return cpu_mode_periods_[i][1];
+    case ReportField::Kind::kOverheadGuestSys: return cpu_mode_periods_[i][2];
+    case ReportField::Kind::kOverheadGuestUs: return cpu_mode_periods_[i][3];
+    default: return 0;
+  }
+}
+
 uint64_t Hist::member_period(const HistEntry& e, unsigned member) const {
   if (member == 0) return e.period;
   const MemberValues* v = member_values(e, member);
@@ -396,12 +440,14 @@ void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<
   uint32_t i = findnew(self, member);
   last_self_ = i;
   // The leader's values are the entry's own; another member's go to its column.
+  last_cpumode_ = self.cpumode;
   auto credit = [&](uint32_t entry, bool own) {
     if (member == 0) {
       HistEntry& e = entries_[entry];
       if (own) {
         e.period += period;
         e.samples += count;
+        if (count_cpu_modes_) credit_cpu_mode(entry, self.cpumode, period);
       }
       if (cumulate) {
         e.children_period += period;
@@ -920,6 +966,7 @@ void Hist::remember_add(AddMemo* memo) const {
   memo->jobs_serial = batch_serial_;
   memo->jobs_begin = last_jobs_begin_;
   memo->jobs_end = last_jobs_end_;
+  memo->cpumode = last_cpumode_;
 }
 
 bool Hist::add_again(const AddMemo& memo, uint64_t period, bool cumulate, unsigned member, uint64_t count) {
@@ -934,6 +981,7 @@ bool Hist::add_again(const AddMemo& memo, uint64_t period, bool cumulate, unsign
   HistEntry& self = entries_[memo.self];
   self.period += period;
   self.samples += count;
+  if (count_cpu_modes_) credit_cpu_mode(memo.self, memo.cpumode, period);
   if (cumulate) {
     self.children_period += period;
     self.children_samples += count;
@@ -1151,6 +1199,10 @@ std::vector<const HistEntry*> Hist::sorted_by(const std::vector<ReportField>& or
       case ReportField::Kind::kSamples: return member_samples(*e, member);
       case ReportField::Kind::kPeriod: return member_period(*e, member);
       case ReportField::Kind::kKey: break;
+      case ReportField::Kind::kOverheadSys:
+      case ReportField::Kind::kOverheadUs:
+      case ReportField::Kind::kOverheadGuestSys:
+      case ReportField::Kind::kOverheadGuestUs: return member == 0 ? cpu_mode_period(*e, kind) : 0;
     }
     return 0;
   };
@@ -1186,6 +1238,14 @@ void Hist::merge_into(uint32_t into, uint32_t from) const {
   dst.samples += src.samples;
   dst.children_period += src.children_period;
   dst.children_samples += src.children_samples;
+  if (from < cpu_mode_periods_.size()) {
+    for (size_t k = 0; k < 4; ++k) {
+      if (const uint64_t p = cpu_mode_periods_[from][k]) {
+        if (into >= cpu_mode_periods_.size()) cpu_mode_periods_.resize(entries_.size());
+        cpu_mode_periods_[into][k] += p;
+      }
+    }
+  }
   for (unsigned m = 1; m < members_; ++m) add_member_values(into, from, m);
   if (trees_) {
     finish_trees();

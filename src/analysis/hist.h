@@ -3,6 +3,7 @@
 // sample count and, with callchains, the period accumulated through the callchains ("children").
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -39,7 +40,20 @@ const char* sort_key_header(SortKey key);
 // One field of `perf report -F`: a value column or a sort key. The order of a -F list is the
 // column order and, after the --sort keys, the output order.
 struct ReportField {
-  enum class Kind : uint8_t { kOverhead, kOverheadChildren, kSamples, kPeriod, kKey };
+  // kOverheadSys...kOverheadGuestUs: perf's overhead_sys, overhead_us, overhead_guest_sys and
+  // overhead_guest_us (--show-cpu-utilization): the self period of samples taken in that mode.
+  enum class Kind : uint8_t {
+    kOverhead,
+    kOverheadChildren,
+    kSamples,
+    kPeriod,
+    kKey,
+    kOverheadSys,
+    kOverheadUs,
+    kOverheadGuestSys,
+    kOverheadGuestUs,
+  };
+  bool cpu_mode() const { return kind >= Kind::kOverheadSys; }
   Kind kind = Kind::kKey;
   SortKey key = SortKey::kComm;  // kKey only
   bool operator==(const ReportField&) const = default;
@@ -74,6 +88,9 @@ struct HistEntry {
   // in the totals. Like perf, an entry keeps the state of the sample that created it: a later
   // sample that passes the filters adds to a hidden entry and the other way round.
   bool filtered = false;
+  // The cpumode of the sample this entry is added for (perf's al->cpumode): which of the
+  // --show-cpu-utilization values its period goes to. Not a key.
+  uint8_t cpumode = 0;
   Location loc;
   const std::string* srcline = nullptr;  // the srcline key's text (perf's get_srcline), interned
   // The address of the sample that made the entry, in loc.addr's terms (perf's he->ip: where a
@@ -155,6 +172,7 @@ class Hist {
     std::vector<uint8_t> first;
     uint64_t jobs_serial = 0;
     size_t jobs_begin = 0, jobs_end = 0;
+    uint8_t cpumode = 0;
   };
   void remember_add(AddMemo* memo) const;
   bool add_again(const AddMemo& memo, uint64_t period, bool cumulate, unsigned member, uint64_t count);
@@ -177,6 +195,12 @@ class Hist {
   // -g ...,count: the trees keep the number of samples of each node (CallTree::count_samples);
   // before the first chain.
   void count_chain_samples() { count_samples_ = true; }
+  // --show-cpu-utilization (and -F overhead_sys...): each entry's self period split by the
+  // cpumode of its samples (perf's period_sys, period_us, period_guest_sys, period_guest_us),
+  // kept from the next add on. Of the leader's samples (a group's members are not split).
+  void count_cpu_modes() { count_cpu_modes_ = true; }
+  // The part of `e`'s self period the cpumode field `kind` names (0 unless counted).
+  uint64_t cpu_mode_period(const HistEntry& e, ReportField::Kind kind) const;
   // perf collapses its entries into a second tree (and walks them in that tree's order) when a
   // key that has a collapse comparison of its own, comm, came in through --sort or the default
   // sort order; the keys -F adds to the sort keys do not make it collapse. On by default whenever
@@ -320,6 +344,12 @@ class Hist {
   mutable bool floor_known_ = false;  // want_trees_from() was called
   bool tree_thread_ = std::thread::hardware_concurrency() > 1;
   bool count_samples_ = false;  // see count_chain_samples()
+  // count_cpu_modes(): by entry, the self period of kernel, user, guest kernel and guest user
+  // samples (made on the first add that counts).
+  bool count_cpu_modes_ = false;
+  uint8_t last_cpumode_ = 0;  // of the last add (its AddMemo keeps it)
+  mutable std::vector<std::array<uint64_t, 4>> cpu_mode_periods_;
+  void credit_cpu_mode(uint32_t entry, uint8_t cpumode, uint64_t period) const;
   mutable TreeBatch batch_;
   // The trees' frames (on the heap: trees point at it and a Hist may move).
   std::unique_ptr<CallFrameTable> frames_ = std::make_unique<CallFrameTable>();

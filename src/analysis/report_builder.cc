@@ -113,6 +113,7 @@ struct ReportBuilder::Impl {
     if (address_keyed()) h.use_address_frames();
     h.use_tree_thread(util::job_count(opt.jobs) > 1);
     if (opt.count_chain_samples) h.count_chain_samples();
+    if (opt.cpu_modes) h.count_cpu_modes();
     return h;
   }
 
@@ -163,6 +164,8 @@ struct ReportBuilder::Impl {
     // perf 6.1 checks for callchains before a pipe has named its events, finds none and turns
     // the Children column off; the caller order it chose for it stays.
     if (reader.is_pipe()) children = false;
+    // --hierarchy shows Self alone, as perf, whose chains keep the order chosen for Children.
+    if (opt.hierarchy) children = false;
     decided = true;
   }
 
@@ -740,7 +743,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
   }
   // Without --children, perf draws chains from the sample up (callee order) by default;
   // perf 6.1's -G/--inverted asks for caller order whatever -g says.
-  const bool cumulate_order = children || (reader.is_pipe() && !opt.no_children);
+  const bool cumulate_order = children || ((reader.is_pipe() || opt.hierarchy) && !opt.no_children);
   const bool caller_order = root_first(cumulate_order);
   auto symbol_listed = [&] {
     return !selection.selects_symbols() ||

@@ -99,6 +99,8 @@ struct ReportBuildOptions {
   bool address_frames = false;
   // -g ...,count: the chains' trees count their samples.
   bool count_chain_samples = false;
+  // --show-cpu-utilization, -F overhead_sys...: the entries' periods split by cpumode.
+  bool cpu_modes = false;
   // --branch-history: a sample's branch stack, oldest branch first, is its chain (each branch's
   // target, then where it was taken), its frames told apart by address, with branch counts.
   bool branch_history = false;
@@ -106,6 +108,8 @@ struct ReportBuildOptions {
   unsigned max_stack = 127;
   bool children = false;     // --children
   bool no_children = false;  // --no-children
+  // --hierarchy: perf turns accumulation off after it chose the chains' order for it.
+  bool hierarchy = false;
   bool summary = true;       // collect the unwinding quality block
   bool expand_inline = true;  // unwound frames expanded into their inlined functions
   const std::regex* parent_regex = nullptr;  // the parent key's pattern (with kParent among the keys)

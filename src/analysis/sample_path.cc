@@ -383,6 +383,7 @@ analysis::HistEntry sample_entry(session::Machine& machine, const session::Threa
   self.tid = thread.tid();
   self.cpu = sample.has(perfdata::kSampleCpu) ? static_cast<int32_t>(sample.cpu) : -1;
   self.loc = locate(at, cpumode, sample.ip, false);
+  self.cpumode = cpumode;
   return self;
 }
 

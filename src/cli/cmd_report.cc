@@ -62,6 +62,7 @@ struct ReportCliOptions {
   std::string callchain;  // -g
   bool show_samples = false;
   bool show_period = false;
+  bool show_cpu_utilization = false;  // --show-cpu-utilization: sys and usr columns
   double percent_limit = 0;
   unsigned max_stack = 127;
   bool inverted = false;
@@ -97,6 +98,7 @@ struct ReportCliOptions {
   bool show_info = false;        // -I: the header's features perf shows only with -I
   bool stats = false;            // --stats: record counts by type and per event, no report
   bool hint_replaced = false;    // print_report_header() printed what takes the hint line's place
+  bool hierarchy = false;        // --hierarchy: the sort keys as levels of a tree
 };
 
 // perf's default pattern for the parent key.
@@ -336,6 +338,11 @@ int run_hist_report(const ReportCliOptions& cli) {
   bo.max_stack = cli.max_stack;
   bo.children = cli.children;
   bo.no_children = cli.no_children;
+  bo.hierarchy = cli.hierarchy;
+  const bool cpu_modes = cli.show_cpu_utilization || std::any_of(fields.begin(), fields.end(), [](const analysis::ReportField& f) {
+                          return f.cpu_mode();
+                        });
+  bo.cpu_modes = cpu_modes;
   bo.summary = summary;
   bo.expand_inline = cli.inline_frames.expand();
   bo.parent_regex = &*parent_regex;
@@ -396,6 +403,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   columns.callee_order = children && !cli.inverted && chain_spec.order == analysis::CallchainSpec::Order::kCallee;
   columns.show_samples = cli.show_samples;
   columns.show_period = cli.show_period;
+  columns.show_cpu_utilization = cli.show_cpu_utilization;
   columns.percent_limit = cli.percent_limit;
   columns.graph = graph;
   columns.folded = folded;
@@ -406,23 +414,24 @@ int run_hist_report(const ReportCliOptions& cli) {
   columns.graph_value = chain_spec.value;
   columns.print_limit = chain_spec.print_limit;
   columns.time_slices = cli.time;
+  columns.hierarchy = cli.hierarchy;
   std::vector<std::string> filter_lines;
   // perf names a one-item filter in the header and leaves its column out, when that column is
   // one of the sort keys.
   auto has_key = [&](analysis::SortKey k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); };
   if (comm_filter.size() == 1 && has_key(analysis::SortKey::kComm)) {
     filter_lines.push_back("comm: " + comm_filter[0]);
-    columns.elide_comm = true;
+    columns.elide_comm = !cli.hierarchy;
   }
   if (dso_filter.size() == 1 && has_key(analysis::SortKey::kDso)) {
     filter_lines.push_back("dso: " + dso_filter[0]);
-    columns.elide_dso = true;
+    columns.elide_dso = !cli.hierarchy;
   }
   // The entries that read as addresses are not names (analysis::SampleSelection).
   if (const auto names = analysis::SampleSelection({}, symbol_filter).names();
       names.size() == 1 && has_key(analysis::SortKey::kSym)) {
     filter_lines.push_back("symbol: " + names[0]);
-    columns.elide_sym = true;
+    columns.elide_sym = !cli.hierarchy;
   }
   if (off_cpu) {
     filter_lines.push_back(analysis::describe_off_cpu(*off_cpu));
@@ -468,6 +477,11 @@ int run_hist_report(const ReportCliOptions& cli) {
   const auto& group_slots = builder.group_slots();
   const auto& group_size = builder.group_size();
   const bool any_samples = std::any_of(events.begin(), events.end(), [](const auto& e) { return e.samples > 0; });
+  if (cpu_modes && std::any_of(events.begin(), events.end(), [](const auto& e) { return e.hist.members() > 1; })) {
+    return fail(fmt::format("{}: --show-cpu-utilization (and -F overhead_sys, overhead_us, ...) with event groups shown "
+                            "side by side is not supported by tperf yet (--no-group shows each event alone)",
+                            cli.path));
+  }
   if (!any_samples) {
     if (!cli.hint_replaced) output::print_report_header_hint(stdout);
     std::fflush(stdout);
@@ -581,6 +595,16 @@ int run_report(const ReportCliOptions& given) {
   }
   if (!cli.prefix_strip.empty() && cli.prefix.empty()) return fail("--prefix-strip requires --prefix (as in perf)");
   if (cli.stats && (cli.tasks || cli.mmaps)) return fail("--tasks and --mmaps can't be used together with --stats");
+  if (cli.hierarchy && !cli.fields.empty()) return fail("--hierarchy and --fields options cannot be used together (as in perf)");
+  if (cli.hierarchy && (cli.mem_mode || analysis::wants_weight_report(cli.sort) || cli.branch_stack)) {
+    return fail("--hierarchy with --mem-mode, weight sort keys or -b is not supported by tperf yet");
+  }
+  // perf filters each level of a hierarchy by the filters of its own key and sums the hidden
+  // entries into the levels above: not done yet.
+  if (cli.hierarchy && (!cli.comms.empty() || !cli.dsos.empty() || !cli.pids.empty() || !cli.tids.empty() ||
+                        !cli.symbol_names.empty() || cli.exclude_other)) {
+    return fail("--hierarchy with --comm, --dso, --pid, --tid, -S or -x is not supported by tperf yet");
+  }
   // A stream whose header is printed before its report is read twice: from a copy.
   std::optional<util::SpooledInput> spool;
   if ((cli.header || cli.show_info || (cli.header_only && cli.quiet)) && !util::rereadable_input(cli.path)) {
@@ -617,7 +641,7 @@ int run_report(const ReportCliOptions& given) {
         {!cli.parent_pattern.empty(), "-p"}, {!cli.comms.empty(), "--comm"},   {!cli.dsos.empty(), "--dso"},
         {!cli.pids.empty(), "--pid"},        {!cli.tids.empty(), "--tid"},     {!cli.cpus.empty(), "--cpu"},
         {!cli.symbol_names.empty(), "-S"},   {!cli.time.empty(), "--time"},    {cli.percentage != "absolute", "--percentage"},
-        {cli.threads, "-T"},                 {cli.hide_unresolved, "-U"}};
+        {cli.threads, "-T"},                 {cli.hide_unresolved, "-U"},      {cli.hierarchy, "--hierarchy"}};
     for (const auto& [given, name] : plain_only) {
       if (given && b.unsupported.empty()) b.unsupported = name;
     }
@@ -661,6 +685,8 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--disable-order", opt->disable_order,
                 "accepted for perf compatibility: perf keeps the time order unless it dumps the raw records, as the "
                 "report does here");
+  cmd->add_flag("--hierarchy", opt->hierarchy,
+                "the sort keys as levels of a tree: each key's entries under the one before, Self only (as perf)");
   cmd->add_flag("-q,--quiet", opt->quiet, "no header lines, no unwinding summary, no warnings (as perf report -q)");
   cmd->add_flag("--header", opt->header,
                 "print the file's header (as --header-only) before the report, in place of perf's hint line");
@@ -684,6 +710,8 @@ void add_report_command(CLI::App& app, int& status) {
                   "(graph|flat|fractal|folded|none, caller|callee, function|address, percent|period|count)");
   cmd->add_flag("-n,--show-nr-samples", opt->show_samples, "add a Samples column");
   cmd->add_flag("--show-total-period", opt->show_period, "add a Period column");
+  cmd->add_flag("--show-cpu-utilization", opt->show_cpu_utilization,
+                "add sys and usr columns: the share of each entry's samples taken in the kernel and in user space");
   cmd->add_option("--percent-limit", opt->percent_limit, "hide entries below this percentage");
   cmd->add_option("--max-stack", opt->max_stack, "callchain frames used at most (default 127)");
   cmd->add_flag("-G,--inverted", opt->inverted, "caller-based callchains whatever -g says (as perf 6.1's -G)");

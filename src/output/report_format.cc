@@ -6,6 +6,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <functional>
+#include <map>
+#include <memory>
 #include <iterator>
 #include <vector>
 
@@ -120,6 +124,203 @@ void print_report_preamble(std::FILE* out, uint64_t lost_samples, const std::vec
   fmt::print(out, "#\n# Total Lost Samples: {}\n#\n", lost_samples);
 }
 
+namespace {
+
+// perf report --hierarchy: the sort keys as levels of a tree, each level's entries under the one
+// above, siblings by overhead. Each node is as wide as perf's (HIERARCHY_INDENT, 3 columns).
+constexpr size_t kHierarchyIndent = 3;
+constexpr std::array<analysis::ReportField::Kind, 4> kCpuModeKinds = {
+    analysis::ReportField::Kind::kOverheadSys, analysis::ReportField::Kind::kOverheadUs,
+    analysis::ReportField::Kind::kOverheadGuestSys, analysis::ReportField::Kind::kOverheadGuestUs};
+// perf draws the hierarchy's rule from a string of dots this long, so a wider column gets no more.
+constexpr size_t kHierarchyRuleMax = 207;
+
+struct HierarchyNode {
+  const HistEntry* rep = nullptr;  // the first entry (in output order) under the node: its keys
+  size_t first = 0;                // that entry's place in the output order
+  std::vector<uint64_t> period, samples;  // by member
+  std::array<uint64_t, 4> cpu_modes{};     // the leader's, by --show-cpu-utilization column
+  std::vector<std::unique_ptr<HierarchyNode>> children;
+  bool leaf = false;
+};
+
+// `entries`: the entries shown (none filtered), in perf's flat output order. `cols`: the value
+// columns, then a column per sort key (as print_report_section made them).
+template <typename Columns, typename KeyText, typename AppendValues, typename AppendGraph>
+void print_hierarchy(std::FILE* out, const analysis::Hist& hist, const std::vector<const HistEntry*>& entries,
+                     const Columns& cols, const ReportColumns& columns, uint64_t total_period, KeyText& key_text,
+                     AppendValues& append_values, AppendGraph& append_graph) {
+  using Field = analysis::ReportField;
+  using Kind = analysis::ReportField::Kind;
+  const size_t members = std::max<size_t>(1, columns.member_totals.size());
+  std::vector<size_t> value_cols, key_cols;
+  for (size_t i = 0; i < cols.size(); ++i) (cols[i].field.kind == Kind::kKey ? key_cols : value_cols).push_back(i);
+  const size_t levels = key_cols.size();
+  if (levels == 0) return;
+
+  // The tree: entries grouped level by level by their key there, compared as perf's collapse
+  // compares them (symbols by address).
+  HierarchyNode root;
+  root.period.assign(members, 0);
+  root.samples.assign(members, 0);
+  struct Less {
+    const analysis::Hist* hist;
+    SortKey key;
+    bool operator()(const HistEntry* a, const HistEntry* b) const { return hist->compare_key(key, *a, *b, true) < 0; }
+  };
+  std::vector<std::map<std::pair<HierarchyNode*, const HistEntry*>, HierarchyNode*,
+                       std::function<bool(const std::pair<HierarchyNode*, const HistEntry*>&,
+                                          const std::pair<HierarchyNode*, const HistEntry*>&)>>>
+      index;
+  for (size_t d = 0; d < levels; ++d) {
+    Less less{&hist, cols[key_cols[d]].field.key};
+    index.emplace_back([less](const auto& a, const auto& b) {
+      if (a.first != b.first) return std::less<HierarchyNode*>()(a.first, b.first);
+      return less(a.second, b.second);
+    });
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const HistEntry* e = entries[i];
+    HierarchyNode* at = &root;
+    for (size_t d = 0; d < levels; ++d) {
+      auto [it, made] = index[d].try_emplace({at, e}, nullptr);
+      if (made) {
+        auto node = std::make_unique<HierarchyNode>();
+        node->rep = e;
+        node->first = i;
+        node->period.assign(members, 0);
+        node->samples.assign(members, 0);
+        node->leaf = d + 1 == levels;
+        it->second = node.get();
+        at->children.push_back(std::move(node));
+      }
+      at = it->second;
+      for (unsigned m = 0; m < members; ++m) {
+        at->period[m] += hist.member_period(*e, m);
+        at->samples[m] += hist.member_samples(*e, m);
+      }
+      for (size_t k = 0; k < kCpuModeKinds.size(); ++k) at->cpu_modes[k] += hist.cpu_mode_period(*e, kCpuModeKinds[k]);
+    }
+  }
+  // Siblings by overhead (a group's members in turn), then by their own key as perf's output
+  // sort compares it, then in the flat order.
+  std::function<void(HierarchyNode&, size_t)> sort_level = [&](HierarchyNode& n, size_t d) {
+    if (d >= levels) return;
+    const SortKey key = cols[key_cols[d]].field.key;
+    std::stable_sort(n.children.begin(), n.children.end(), [&](const auto& a, const auto& b) {
+      for (unsigned m = 0; m < members; ++m) {
+        if (a->period[m] != b->period[m]) return a->period[m] > b->period[m];
+      }
+      if (const int c = hist.compare_key(key, *a->rep, *b->rep); c != 0) return c < 0;
+      return a->first < b->first;
+    });
+    for (auto& c : n.children) sort_level(*c, d + 1);
+  };
+  sort_level(root, 0);
+
+  // The header: the value columns' names as the flat header has them, then the keys' names
+  // (trimmed) joined by " / "; under them the rule, the keys' part as wide as the widest level.
+  const size_t nodes = levels + 1;  // perf's nr_hpp_node: the values count as one
+  const size_t indent = (nodes - 2) * kHierarchyIndent;
+  if (!columns.quiet) {
+    std::string line = "# " + std::string(indent, ' ');
+    std::string rule = "# " + std::string(std::min(indent, kHierarchyRuleMax), '.');
+    bool first = true;
+    for (size_t i : value_cols) {
+      util::append_padded(line, cols[i].header, cols[i].width, cols[i].right);
+      line += "  ";
+      if (!first) rule += "..";
+      first = false;
+      rule.append(std::min(cols[i].width, kHierarchyRuleMax), '.');
+    }
+    size_t names_width = 0;
+    for (size_t d = 0; d < levels; ++d) {
+      std::string_view name = cols[key_cols[d]].header;
+      while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+      while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+      if (d) {
+        line += " / ";
+        names_width += 3;
+      }
+      line += name;
+      names_width += name.size();
+    }
+    size_t rule_width = names_width;
+    for (size_t d = 0; d < levels; ++d) rule_width = std::max(rule_width, d * kHierarchyIndent + cols[key_cols[d]].width);
+    rule += "  ";
+    rule.append(std::min(rule_width, kHierarchyRuleMax), '.');
+    fmt::print(out, "{}\n{}\n#\n", line, rule);
+  }
+
+  // A node is shown when its share reaches --percent-limit (a group's leader's share).
+  const uint64_t base = columns.member_totals.empty() ? total_period : columns.member_totals[0];
+  auto shown = [&](const HierarchyNode& n) {
+    return columns.percent_limit <= 0 ||
+           !(base && 100.0 * static_cast<double>(n.period[0]) / static_cast<double>(base) < columns.percent_limit);
+  };
+  size_t values_width = 0;
+  for (size_t k = 0; k < value_cols.size(); ++k) values_width += cols[value_cols[k]].width + (k ? 2 : 0);
+  std::string row, scratch, cell;
+  std::function<void(const HierarchyNode&, size_t)> print_node = [&](const HierarchyNode& n, size_t d) {
+    if (!shown(n)) return;
+    row.clear();
+    row.append(d * kHierarchyIndent, ' ');
+    row += "  ";
+    append_values(row, scratch, [&](const Field& f, unsigned m, size_t width) -> std::string {
+      const uint64_t total = members > 1 ? columns.member_totals[m] : total_period;
+      switch (f.kind) {
+        case Kind::kOverhead: return percent(n.period[m], total, width);
+        case Kind::kSamples: return count(n.samples[m], width);
+        case Kind::kPeriod: return count(n.period[m], width);
+        case Kind::kOverheadSys:
+        case Kind::kOverheadUs:
+        case Kind::kOverheadGuestSys:
+        case Kind::kOverheadGuestUs: {
+          const size_t k = static_cast<size_t>(f.kind) - static_cast<size_t>(Kind::kOverheadSys);
+          return percent(m == 0 ? n.cpu_modes[k] : 0, total, width);
+        }
+        default: return "N/A";
+      }
+    });
+    row.append(indent, ' ');
+    row += "  ";
+    // The key's cell as the flat report pads it, less its leading blanks (perf left-aligns
+    // right-aligned keys here); keys perf never pads stay as they are.
+    const auto& c = cols[key_cols[d]];
+    std::string_view text = key_text(c.field.key, *n.rep, scratch);
+    cell.clear();
+    if (c.right || c.pad_last) {
+      util::append_padded(cell, text, c.width, c.right);
+    } else {
+      cell = text;
+    }
+    std::string_view trimmed = cell;
+    while (!trimmed.empty() && trimmed.front() == ' ') trimmed.remove_prefix(1);
+    row += trimmed;
+    row += '\n';
+    if (n.leaf) append_graph(row, n.rep);
+    std::fwrite(row.data(), 1, row.size(), out);
+    if (n.leaf) return;
+    bool any = false;
+    for (const auto& child : n.children) {
+      if (shown(*child)) {
+        any = true;
+        break;
+      }
+    }
+    if (!any) {
+      fmt::print(out, "{}{}no entry >= {:.2f}%\n", std::string((nodes + d - 1) * kHierarchyIndent, ' '),
+                 std::string(values_width + 4, ' '), columns.percent_limit);
+      return;
+    }
+    for (const auto& child : n.children) print_node(*child, d + 1);
+  };
+  for (const auto& child : root.children) print_node(*child, 0);
+  fmt::print(out, "\n\n");
+}
+
+}  // namespace
+
 void print_report_section(std::FILE* out, std::string_view event_name, uint64_t nr_samples, uint64_t total_period,
                           const analysis::Hist& hist, const ReportColumns& columns, const ThreadCommFn& thread_comm) {
   // The keys whose column a one-item filter elides are left out of perf's output sort too
@@ -179,9 +380,11 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
       return base && 100.0 * static_cast<double>(v) / static_cast<double>(base) < columns.percent_limit;
     });
   }
-  auto thread_comm_of = [&](const HistEntry& e) -> std::string_view {
-    const std::string* c = thread_comm ? thread_comm(e.tid) : nullptr;
-    return c ? std::string_view(*c) : std::string_view();
+  // perf's thread__comm_str: ":TID" for a thread that never had a comm (the samples of tid -1).
+  auto thread_comm_of = [&](const HistEntry& e) -> std::string {
+    if (!thread_comm) return {};
+    const std::string* c = thread_comm(e.tid);
+    return c ? *c : fmt::format(":{}", e.tid);
   };
 
   // Column widths: the header's, grown to the widest value (perf's hists__calc_col_len).
@@ -218,6 +421,10 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
   if (fields.empty()) {
     if (columns.children) fields.push_back({Kind::kOverheadChildren});
     fields.push_back({Kind::kOverhead});
+    if (columns.show_cpu_utilization) {
+      fields.push_back({Kind::kOverheadSys});
+      fields.push_back({Kind::kOverheadUs});
+    }
     if (columns.show_samples) fields.push_back({Kind::kSamples});
     if (columns.show_period) fields.push_back({Kind::kPeriod});
     for (SortKey k : hist.keys()) fields.push_back({Kind::kKey, k});
@@ -243,6 +450,10 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
         break;
       case Kind::kSamples: cols.push_back({"Samples", 12 * members, true, true, f}); break;
       case Kind::kPeriod: cols.push_back({"Period", 12 * members, true, true, f}); break;
+      case Kind::kOverheadSys: cols.push_back({"sys", 8 * members, true, true, f}); break;
+      case Kind::kOverheadUs: cols.push_back({"usr", 8 * members, true, true, f}); break;
+      case Kind::kOverheadGuestSys: cols.push_back({"guest sys", 9 * members, true, true, f}); break;
+      case Kind::kOverheadGuestUs: cols.push_back({"guest usr", 9 * members, true, true, f}); break;
       case Kind::kKey:
         switch (f.key) {
           case SortKey::kComm: cols.push_back({"Command", comm_w, false, true, f}); break;
@@ -262,10 +473,82 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     }
   }
 
-  if (!columns.quiet) fmt::print(out, "{}", column_header(cols));
+  if (!columns.quiet && !columns.hierarchy) fmt::print(out, "{}", column_header(cols));
 
   const uint64_t min_hit = graph_floor(total_period);
   if (trees_floored && columns.relative) hist.want_trees_from(min_hit);
+
+  // A key's cell text of entry `e` (before padding; `scratch` may hold it).
+  auto key_text = [&](SortKey key, const HistEntry& e, std::string& scratch) -> std::string_view {
+    switch (key) {
+      case SortKey::kComm: return e.comm ? std::string_view(*e.comm).substr(0, comm_w) : std::string_view();
+      case SortKey::kPid: scratch = fmt::format("{:>7}:{:<{}}", e.tid, thread_comm_of(e), comm_w); return scratch;
+      case SortKey::kTid: scratch = fmt::format("{}", e.tid); return scratch;
+      case SortKey::kDso: return analysis::dso_column_name(e.loc.dso);
+      case SortKey::kSym:
+        scratch.clear();
+        append_sym_text(scratch, e);
+        return scratch;
+      case SortKey::kSymoff: scratch = symoff_text(e); return scratch;
+      case SortKey::kCpu: scratch = cpu_text(e.cpu); return scratch;
+      case SortKey::kSrcline: {
+        // One perf had not worked out when it sized the column is cut to the column.
+        std::string_view text = e.srcline ? std::string_view(*e.srcline) : std::string_view("??:0");
+        return hist.srcline_known(e) ? text : text.substr(0, srcline_w);
+      }
+      case SortKey::kParent: return e.parent.empty() ? std::string_view("[other]") : std::string_view(e.parent);
+      case SortKey::kTrace: {
+        // perf prints at most the column's width ("%-.*s"); the column grew only by the texts
+        // it had made by then (see Hist::trace_known).
+        std::string_view text = e.trace ? std::string_view(*e.trace) : std::string_view("N/A");
+        return text.substr(0, trace_w);
+      }
+      case SortKey::kIpcNull: return "-      -";
+    }
+    return {};
+  };
+  // The callchain display of entry `e`, appended to `row`.
+  auto append_graph = [&](std::string& row, const HistEntry* e) {
+    if (!(columns.graph || columns.folded || columns.flat)) return;
+    const analysis::CallTree* tree = hist.tree_of(e);
+    if (!tree) return;
+    GraphOptions g;
+    // A group's graphs are the leader's, in percent of the leader's total.
+    g.total = members > 1 ? columns.member_totals[0] : chain_total;
+    g.entry_period = columns.children ? e->children_period : e->period;
+    g.min_hit = min_hit;
+    // perf leaves out a chain's first frame when the first sort key is the symbol (not with -F).
+    g.skip_first = columns.fields.empty() && !hist.keys().empty() && hist.keys()[0] == SortKey::kSym;
+    g.fractal = columns.fractal;
+    g.branch_counts = columns.branch_counts;
+    g.min_percent = columns.graph_min_percent;
+    g.value = columns.graph_value;
+    g.print_limit = columns.print_limit;
+    if (columns.folded) {
+      append_callchain_folded(row, *tree, g);
+    } else if (columns.flat) {
+      append_callchain_flat(row, *tree, g);
+    } else {
+      append_callchain_graph(row, *tree, g);
+    }
+  };
+  // The value cells of one row: `value(field, member, width)` makes each.
+  auto append_values = [&](std::string& row, std::string& scratch,
+                           const std::function<std::string(const Field&, unsigned, size_t)>& value) {
+    for (size_t i = 0; i < cols.size(); ++i) {
+      const Field& f = cols[i].field;
+      if (f.kind == Kind::kKey) continue;
+      if (i) row += "  ";
+      const size_t width = members == 1 ? cols[i].width : cols[i].width / members;
+      scratch.clear();
+      for (unsigned m = 0; m < members; ++m) util::append_padded(scratch, value(f, m, width), width, true);
+      util::append_padded(row, scratch, cols[i].width, true);
+    }
+  };
+  if (columns.hierarchy) {
+    print_hierarchy(out, hist, all, cols, columns, total_period, key_text, append_values, append_graph);
+    return;
+  }
 
   // One row and its graph appended to `row`.
   // `scratch`: the cell being made (kept by the caller for its capacity).
@@ -300,6 +583,10 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
             case Kind::kSamples: return count(hist.member_samples(*e, m), width);
             case Kind::kPeriod: return count(hist.member_period(*e, m), width);
             case Kind::kKey: break;
+            case Kind::kOverheadSys:
+            case Kind::kOverheadUs:
+            case Kind::kOverheadGuestSys:
+            case Kind::kOverheadGuestUs: return percent(hist.cpu_mode_period(*e, f.kind), total, width);
           }
           return "";
         };
@@ -317,60 +604,10 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
         }
         continue;
       }
-      switch (f.key) {
-        case SortKey::kComm: cell(i, e->comm ? std::string_view(*e->comm).substr(0, comm_w) : std::string_view()); break;
-        case SortKey::kPid: cell(i, fmt::format("{:>7}:{:<{}}", e->tid, thread_comm_of(*e), comm_w)); break;
-        case SortKey::kTid: cell(i, fmt::format("{}", e->tid)); break;
-        case SortKey::kDso: cell(i, analysis::dso_column_name(e->loc.dso)); break;
-        case SortKey::kSym:
-          scratch.clear();
-          append_sym_text(scratch, *e);
-          cell(i, scratch);
-          break;
-        case SortKey::kSymoff: cell(i, symoff_text(*e)); break;
-        case SortKey::kCpu: cell(i, cpu_text(e->cpu)); break;
-        case SortKey::kSrcline: {
-          // One perf had not worked out when it sized the column is cut to the column.
-          std::string_view text = e->srcline ? std::string_view(*e->srcline) : std::string_view("??:0");
-          cell(i, hist.srcline_known(*e) ? text : text.substr(0, srcline_w));
-          break;
-        }
-        case SortKey::kParent: cell(i, e->parent.empty() ? std::string_view("[other]") : e->parent); break;
-        case SortKey::kTrace: {
-          // perf prints at most the column's width ("%-.*s"); the column grew only by the texts
-          // it had made by then (see Hist::trace_known).
-          std::string_view text = e->trace ? std::string_view(*e->trace) : std::string_view("N/A");
-          cell(i, text.substr(0, trace_w));
-          break;
-        }
-        case SortKey::kIpcNull: cell(i, "-      -"); break;
-      }
+      cell(i, key_text(f.key, *e, scratch));
     }
     row += '\n';
-    if (columns.graph || columns.folded || columns.flat) {
-      if (const analysis::CallTree* tree = hist.tree_of(e)) {
-        GraphOptions g;
-        // A group's graphs are the leader's, in percent of the leader's total.
-        const uint64_t graph_total = members > 1 ? columns.member_totals[0] : chain_total;
-        g.total = graph_total;
-        g.entry_period = columns.children ? e->children_period : e->period;
-        g.min_hit = min_hit;
-        // perf leaves out a chain's first frame when the first sort key is the symbol (not with -F).
-        g.skip_first = columns.fields.empty() && !hist.keys().empty() && hist.keys()[0] == SortKey::kSym;
-        g.fractal = columns.fractal;
-        g.branch_counts = columns.branch_counts;
-        g.min_percent = columns.graph_min_percent;
-        g.value = columns.graph_value;
-        g.print_limit = columns.print_limit;
-        if (columns.folded) {
-          append_callchain_folded(row, *tree, g);
-        } else if (columns.flat) {
-          append_callchain_flat(row, *tree, g);
-        } else {
-          append_callchain_graph(row, *tree, g);
-        }
-      }
-    }
+    append_graph(row, e);
   };
   // Rows are formatted apart from one another: a window of them in chunks, side by side on the
   // -j threads once there are enough rows (the Hist settled first, so that formatting only reads

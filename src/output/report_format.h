@@ -19,6 +19,7 @@ struct ReportColumns {
   bool children = false;      // Children and Self instead of Overhead
   bool show_samples = false;  // -n
   bool show_period = false;   // --show-total-period
+  bool show_cpu_utilization = false;  // --show-cpu-utilization: sys and usr after the overhead
   double percent_limit = 0;   // --percent-limit: rows below are not printed
   bool graph = false;         // draw each entry's callchain tree (-g graph)
   bool folded = false;        // ... as folded lines instead (-g folded)
@@ -49,6 +50,8 @@ struct ReportColumns {
   std::vector<analysis::ReportField> order;
   // Threads that format the rows (-j): 0 = one per CPU. The text is the same for every count.
   unsigned jobs = 1;
+  // --hierarchy: the sort keys as levels of a tree (perf's hierarchy mode), values are Self.
+  bool hierarchy = false;
 };
 
 // The current comm of a thread (the Pid:Command column), nullptr when unknown.
