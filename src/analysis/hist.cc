@@ -1456,7 +1456,7 @@ void Hist::collapse_once() const {
 }
 
 std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees, std::span<const SortKey> elided,
-                                           bool callee_order) const {
+                                           bool callee_order, bool by_samples_last) const {
   // perf walks its entries in key order and inserts each into a red-black tree with its output
   // comparator, which is not a total order (the caller-above-callee rule below holds within one
   // thread only): replay_tree() gives the order perf's tree shape gives.
@@ -1544,7 +1544,16 @@ std::vector<const HistEntry*> Hist::sorted(bool by_children, bool with_trees, st
     if (members_ > 1) {
       if (int c = compare_members(*in[a], *in[b])) return c < 0;
     }
-    return compare_shown(a, b) < 0;
+    if (const int c = compare_shown(a, b)) return c < 0;
+    // -n: perf's output sort goes on to the Samples column (more first), which decides between
+    // entries whose keys compare equal (addresses without a symbol, whose sym keys do).
+    if (by_samples_last) {
+      for (unsigned m = 0; m < members_; ++m) {
+        const uint64_t sa = member_samples(*in[a], m), sb = member_samples(*in[b], m);
+        if (sa != sb) return sa > sb;
+      }
+    }
+    return false;
   };
   std::vector<uint32_t> places(in.size());
   for (uint32_t j = 0; j < places.size(); ++j) places[j] = j;

@@ -242,8 +242,11 @@ class Hist {
   // tree and so the order of ties among the shown ones.
   // `callee_order`: the graphs are callee-first (-g callee); perf 6.1 then puts the shallower
   // tree of equal children first (__hpp__sort_acc negates its depth difference only for caller).
+  // `by_samples_last` (-n): entries whose keys compare equal go by their samples, more first, as
+  // perf's output sort then compares its Samples column.
   std::vector<const HistEntry*> sorted(bool by_children, bool with_trees = false,
-                                       std::span<const SortKey> elided = {}, bool callee_order = false) const;
+                                       std::span<const SortKey> elided = {}, bool callee_order = false,
+                                       bool by_samples_last = false) const;
 
   // Entries in the order of a -F report: compared field by field (value fields larger first),
   // replayed into a red-black tree like sorted().

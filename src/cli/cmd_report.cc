@@ -99,6 +99,7 @@ struct ReportCliOptions {
   bool stats = false;            // --stats: record counts by type and per event, no report
   bool hint_replaced = false;    // print_report_header() printed what takes the hint line's place
   bool hierarchy = false;        // --hierarchy: the sort keys as levels of a tree
+  std::string field_sep;         // -t: the columns' separator
 };
 
 // perf's default pattern for the parent key.
@@ -415,6 +416,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   columns.print_limit = chain_spec.print_limit;
   columns.time_slices = cli.time;
   columns.hierarchy = cli.hierarchy;
+  columns.field_sep = cli.field_sep;
   std::vector<std::string> filter_lines;
   // perf names a one-item filter in the header and leaves its column out, when that column is
   // one of the sort keys.
@@ -596,6 +598,9 @@ int run_report(const ReportCliOptions& given) {
   if (!cli.prefix_strip.empty() && cli.prefix.empty()) return fail("--prefix-strip requires --prefix (as in perf)");
   if (cli.stats && (cli.tasks || cli.mmaps)) return fail("--tasks and --mmaps can't be used together with --stats");
   if (cli.hierarchy && !cli.fields.empty()) return fail("--hierarchy and --fields options cannot be used together (as in perf)");
+  if (!cli.field_sep.empty() && (cli.hierarchy || cli.mem_mode || analysis::wants_weight_report(cli.sort) || cli.branch_stack)) {
+    return fail("-t/--field-separator with --hierarchy, --mem-mode, weight sort keys or -b is not supported by tperf yet");
+  }
   if (cli.hierarchy && (cli.mem_mode || analysis::wants_weight_report(cli.sort) || cli.branch_stack)) {
     return fail("--hierarchy with --mem-mode, weight sort keys or -b is not supported by tperf yet");
   }
@@ -641,7 +646,8 @@ int run_report(const ReportCliOptions& given) {
         {!cli.parent_pattern.empty(), "-p"}, {!cli.comms.empty(), "--comm"},   {!cli.dsos.empty(), "--dso"},
         {!cli.pids.empty(), "--pid"},        {!cli.tids.empty(), "--tid"},     {!cli.cpus.empty(), "--cpu"},
         {!cli.symbol_names.empty(), "-S"},   {!cli.time.empty(), "--time"},    {cli.percentage != "absolute", "--percentage"},
-        {cli.threads, "-T"},                 {cli.hide_unresolved, "-U"},      {cli.hierarchy, "--hierarchy"}};
+        {cli.threads, "-T"},                 {cli.hide_unresolved, "-U"},      {cli.hierarchy, "--hierarchy"},
+        {!cli.field_sep.empty(), "-t"}};
     for (const auto& [given, name] : plain_only) {
       if (given && b.unsupported.empty()) b.unsupported = name;
     }
@@ -685,6 +691,8 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_flag("--disable-order", opt->disable_order,
                 "accepted for perf compatibility: perf keeps the time order unless it dumps the raw records, as the "
                 "report does here");
+  cmd->add_option("-t,--field-separator", opt->field_sep,
+                  "separate the columns by this text (values left-aligned, no rule under the names; as perf)");
   cmd->add_flag("--hierarchy", opt->hierarchy,
                 "the sort keys as levels of a tree: each key's entries under the one before, Self only (as perf)");
   cmd->add_flag("-q,--quiet", opt->quiet, "no header lines, no unwinding summary, no warnings (as perf report -q)");

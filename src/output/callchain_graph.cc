@@ -183,7 +183,7 @@ void append_callchain_folded(std::string& out, const analysis::CallTree& tree, c
     bool first = true;
     for (const CallNode* n : path) {
       for (size_t f = 0; f < n->frames.size(); ++f) {
-        if (!first) out += ';';
+        if (!first) out += o.folded_sep;
         first = false;
         out += frame_name(*tree.table(), n->frames, f);
       }

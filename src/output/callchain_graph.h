@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "analysis/call_tree.h"
 #include "analysis/callchain_spec.h"
@@ -30,6 +31,8 @@ struct GraphOptions {
   // -g's print limit: at most this many children of a node are drawn (chains listed, in flat and
   // folded modes); 0: all.
   unsigned long print_limit = 0;
+  // -t: what folded lines put between frames (perf uses the field separator there).
+  std::string_view folded_sep = ";";
   const analysis::CallTree* tree = nullptr;  // the tree drawn (set by the functions below)
 };
 

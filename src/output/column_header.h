@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <string_view>
 
 #include "util/text.h"
 
@@ -17,14 +18,15 @@ namespace tperf::output {
 inline constexpr size_t kHeaderCellMax = 1023;
 
 // `columns`: a range of items with `header` (text), `width` and `right` (align right).
+// `field_sep` (report -t): the names joined by it, and no rule under them.
 template <typename Columns>
-std::string column_header(const Columns& columns) {
+std::string column_header(const Columns& columns, std::string_view field_sep = {}) {
   std::string line = "# ";
   std::string dots = "# ";
   bool first = true;
   for (const auto& c : columns) {
     if (!first) {
-      line += "  ";
+      line += field_sep.empty() ? std::string_view("  ") : field_sep;
       dots += "  ";
     }
     first = false;
@@ -34,6 +36,7 @@ std::string column_header(const Columns& columns) {
     line += cell;
     dots.append(c.width, '.');
   }
+  if (!field_sep.empty()) return line + "\n";
   return line + "\n" + dots + "\n#\n";
 }
 

@@ -203,7 +203,7 @@ void print_hierarchy(std::FILE* out, const analysis::Hist& hist, const std::vect
     }
   }
   // Siblings by overhead (a group's members in turn), then by their own key as perf's output
-  // sort compares it, then in the flat order.
+  // sort compares it, then as its collapse does, then in the flat order.
   std::function<void(HierarchyNode&, size_t)> sort_level = [&](HierarchyNode& n, size_t d) {
     if (d >= levels) return;
     const SortKey key = cols[key_cols[d]].field.key;
@@ -212,6 +212,9 @@ void print_hierarchy(std::FILE* out, const analysis::Hist& hist, const std::vect
         if (a->period[m] != b->period[m]) return a->period[m] > b->period[m];
       }
       if (const int c = hist.compare_key(key, *a->rep, *b->rep); c != 0) return c < 0;
+      // Equal to perf's output sort (addresses without a symbol): in the order of perf's input
+      // tree of the level, which its collapse sorted (symbols by address).
+      if (const int c = hist.compare_key(key, *a->rep, *b->rep, true); c != 0) return c < 0;
       return a->first < b->first;
     });
     for (auto& c : n.children) sort_level(*c, d + 1);
@@ -346,7 +349,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
   std::vector<const HistEntry*> rows =
       columns.fields.empty()
           ? hist.sorted(columns.children, columns.graph || columns.folded || columns.flat, elided_keys,
-                        columns.callee_order)
+                        columns.callee_order, columns.show_samples)
           : hist.sorted_by(columns.order);
   // The callchains' percentages stay of all samples, even relative ones (as perf 6.1 prints).
   const uint64_t chain_total = total_period;
@@ -398,7 +401,8 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     // (a task that exec'd into a shorter name) to that width.
     comm_w = std::max(comm_w, thread_comm_of(*e).size());
     dso_w = std::max(dso_w, analysis::dso_column_name(e->loc.dso).size());
-    if (e->unresolved) dso_w = std::max(dso_w, kUnresolvedWidth);
+    // (Not with a field separator, as perf.)
+    if (e->unresolved && columns.field_sep.empty()) dso_w = std::max(dso_w, kUnresolvedWidth);
     // perf sizes the column by the symbol's name (namelen + 4): an inline frame's " (inlined)"
     // and a data object's "+0x..." offset are printed past it.
     sym_w = std::max(sym_w, sym_column_width(*e));
@@ -473,7 +477,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     }
   }
 
-  if (!columns.quiet && !columns.hierarchy) fmt::print(out, "{}", column_header(cols));
+  if (!columns.quiet && !columns.hierarchy) fmt::print(out, "{}", column_header(cols, columns.field_sep));
 
   const uint64_t min_hit = graph_floor(total_period);
   if (trees_floored && columns.relative) hist.want_trees_from(min_hit);
@@ -524,6 +528,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     g.min_percent = columns.graph_min_percent;
     g.value = columns.graph_value;
     g.print_limit = columns.print_limit;
+    if (!columns.field_sep.empty()) g.folded_sep = columns.field_sep;
     if (columns.folded) {
       append_callchain_folded(row, *tree, g);
     } else if (columns.flat) {
@@ -552,13 +557,32 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
 
   // One row and its graph appended to `row`.
   // `scratch`: the cell being made (kept by the caller for its capacity).
+  const std::string_view sep = columns.field_sep;
   auto format_row = [&](std::string& row, std::string& scratch, const HistEntry* e) {
-    row += "  ";
+    if (sep.empty()) row += "  ";
     auto cell = [&](size_t i, std::string_view text) {
       const Column& c = cols[i];
-      if (i) row += "  ";
+      if (i) row += sep.empty() ? std::string_view("  ") : sep;
       bool last = i + 1 == cols.size();
-      if (c.right) {
+      if (!sep.empty() && c.field.kind != Kind::kKey) {
+        // With a separator perf prints a value after one space and pads it on the right.
+        if (last) {
+          row += text;
+        } else {
+          util::append_padded(row, text, c.width, false);
+        }
+      } else if (!sep.empty() && text.find(sep[0]) != std::string_view::npos) {
+        // perf's repsep_snprintf: the separator's first character in a key's text becomes '.'.
+        std::string replaced(text);
+        std::replace(replaced.begin(), replaced.end(), sep[0], '.');
+        if (c.right) {
+          util::append_padded(row, replaced, c.width, true);
+        } else if (last && !c.pad_last) {
+          row += replaced;
+        } else {
+          util::append_padded(row, replaced, c.width, false);
+        }
+      } else if (c.right) {
         util::append_padded(row, text, c.width, true);
       } else if (last && !c.pad_last) {
         row += text;
@@ -570,8 +594,9 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
     for (size_t i = 0; i < cols.size(); ++i) {
       const Field& f = cols[i].field;
       if (f.kind != Kind::kKey) {
-        // value(m) of every member, each right-aligned in its share of the column.
-        const size_t width = members == 1 ? cols[i].width : cols[i].width / members;
+        // value(m) of every member, each right-aligned in its share of the column (with a
+        // separator: each after one space, unpadded).
+        const size_t width = !sep.empty() ? 1 : members == 1 ? cols[i].width : cols[i].width / members;
         auto value_text = [&](unsigned m) -> std::string {
           const uint64_t total = members > 1 ? totals[m] : total_period;
           switch (f.kind) {
@@ -599,7 +624,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
           cell(i, value_text(0));
         } else {
           std::string text;
-          for (unsigned m = 0; m < members; ++m) util::append_padded(text, value_text(m), width, true);
+          for (unsigned m = 0; m < members; ++m) util::append_padded(text, value_text(m), sep.empty() ? width : 0, true);
           cell(i, text);
         }
         continue;

@@ -52,6 +52,10 @@ struct ReportColumns {
   unsigned jobs = 1;
   // --hierarchy: the sort keys as levels of a tree (perf's hierarchy mode), values are Self.
   bool hierarchy = false;
+  // -t/--field-separator: the columns joined by it instead of two spaces, values left-aligned
+  // after one space, no rule under the column names; in key cells each occurrence of its first
+  // character becomes '.'. Empty: none.
+  std::string field_sep;
 };
 
 // The current comm of a thread (the Pid:Command column), nullptr when unknown.
