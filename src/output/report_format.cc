@@ -571,18 +571,16 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
         } else {
           util::append_padded(row, text, c.width, false);
         }
-      } else if (!sep.empty() && text.find(sep[0]) != std::string_view::npos) {
-        // perf's repsep_snprintf: the separator's first character in a key's text becomes '.'.
-        std::string replaced(text);
+        return;
+      }
+      // perf's repsep_snprintf: the separator's first character in a key's text becomes '.'.
+      std::string replaced;
+      if (!sep.empty() && text.find(sep[0]) != std::string_view::npos) {
+        replaced = text;
         std::replace(replaced.begin(), replaced.end(), sep[0], '.');
-        if (c.right) {
-          util::append_padded(row, replaced, c.width, true);
-        } else if (last && !c.pad_last) {
-          row += replaced;
-        } else {
-          util::append_padded(row, replaced, c.width, false);
-        }
-      } else if (c.right) {
+        text = replaced;
+      }
+      if (c.right) {
         util::append_padded(row, text, c.width, true);
       } else if (last && !c.pad_last) {
         row += text;
