@@ -157,6 +157,10 @@ const std::vector<std::string>& reading_commands() {
       "report {} --stdio -b -s comm,dso_from,symbol_to,srcline_from,srcline_to,cycles",
       // Branch stacks (or callchains) as chains keyed by address; a file with neither is refused.
       "report {} --stdio --branch-history",
+      // The hierarchy with the cpumode columns, and the field separator (groups side by side and
+      // branch mode are refused by name).
+      "report {} --stdio --hierarchy --show-cpu-utilization -n -s dso,pid,sym",
+      "report {} --stdio -t , --show-cpu-utilization -n",
       "collapse {}",
       "export --format pprof -o - {}",
       "export --format firefox -o - {}",
@@ -173,6 +177,7 @@ const std::vector<std::string>& layout_commands() {
       "stats {}",
       "script {}",
       "report {} --stdio",
+      "report {} --stdio --hierarchy",
       "data convert --to-json - {}",
   };
   return cmds;
@@ -198,6 +203,7 @@ const std::vector<std::string>& compared_modes() {
       "report --stdio --branch-history",
       "report --stdio --header",
       "report --stdio -U",
+      "report --stdio --no-branch-stack -t , -n",
   };
   return modes;
 }
