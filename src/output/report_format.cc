@@ -203,7 +203,8 @@ void print_hierarchy(std::FILE* out, const analysis::Hist& hist, const std::vect
     }
   }
   // Siblings by overhead (a group's members in turn), then by their own key as perf's output
-  // sort compares it, then as its collapse does, then in the flat order.
+  // sort compares it, then (-n) by samples, then as its collapse compares the key, then in the
+  // flat order.
   std::function<void(HierarchyNode&, size_t)> sort_level = [&](HierarchyNode& n, size_t d) {
     if (d >= levels) return;
     const SortKey key = cols[key_cols[d]].field.key;
@@ -212,6 +213,12 @@ void print_hierarchy(std::FILE* out, const analysis::Hist& hist, const std::vect
         if (a->period[m] != b->period[m]) return a->period[m] > b->period[m];
       }
       if (const int c = hist.compare_key(key, *a->rep, *b->rep); c != 0) return c < 0;
+      // -n puts the samples among perf's sort keys, after the level's key: more samples first.
+      if (columns.show_samples) {
+        for (unsigned m = 0; m < members; ++m) {
+          if (a->samples[m] != b->samples[m]) return a->samples[m] > b->samples[m];
+        }
+      }
       // Equal to perf's output sort (addresses without a symbol): in the order of perf's input
       // tree of the level, which its collapse sorted (symbols by address).
       if (const int c = hist.compare_key(key, *a->rep, *b->rep, true); c != 0) return c < 0;

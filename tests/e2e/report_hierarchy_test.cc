@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "e2e/recording_util.h"
+#include "perfdata/record_builder.h"
+#include "perfdata/writer.h"
 #include "test_util.h"
 
 namespace tperf::test::e2e {
@@ -104,6 +106,44 @@ TEST(ReportHierarchy, PipeGivesWhatPerfGivesForTheFile) {
         fmt::format("cat {} | {} report --stdio --no-unwind-summary {} -i -", shell_quote(pipe), TPERF_BINARY, args),
         rec.path);
     expect_same_outputs(c, fmt::format("report {} on a pipe", args), 8);
+  }
+}
+
+// -n makes the samples one of perf's sort keys, after the level's own: siblings of equal period
+// whose keys compare equal (addresses without a symbol) go by samples, more first. A file of our
+// writer: one process, no maps, 0x1000 once with period 200 and 0x2000 twice with period 100, so
+// that the address order (tperf's before, 3,769 lines of the sys recipe's `--hierarchy -n` in
+// another order than perf's) and the samples order differ.
+TEST(ReportHierarchy, EqualPeriodsGoBySamplesWithN) {
+  using namespace tperf::perfdata;
+  const PerfEventAttr attr = test::cpu_clock_attr(kSampleIp | kSampleTid | kSampleTime | kSamplePeriod);
+  RecordBuilder rb(attr);
+  TempDir dir;
+  const std::string path = dir.file("ties.data");
+  Writer w;
+  w.open(path);
+  w.add_attr(attr, {}, "cpu-clock");
+  for (int pid : {70, 71}) {
+    CommEvent comm;
+    comm.pid = comm.tid = pid;
+    comm.comm = pid == 70 ? "first" : "second";
+    w.write_record(rb.comm(comm, SampleId{}));
+  }
+  uint64_t time = 100;
+  for (int pid : {70, 71}) {
+    for (auto [ip, period] : {std::pair<uint64_t, uint64_t>{0x1000, 200}, {0x2000, 100}, {0x2000, 100}}) {
+      Sample smp;
+      smp.pid = smp.tid = pid;
+      smp.time = time += 100;
+      smp.period = period;
+      smp.ip = ip;
+      w.write_record(rb.sample(smp, kMiscUser));
+    }
+  }
+  w.finish();
+  for (const char* args : {"--hierarchy -n -g none", "--hierarchy -n -s sym -g none", "--hierarchy -n -s sym,comm -g none",
+                           "--hierarchy -n --show-total-period -s comm,dso,sym -g none"}) {
+    expect_same(path, args, 4);
   }
 }
 
