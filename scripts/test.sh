@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Runs every check tperf has, the same way on a laptop and in CI:
 #   gcc        g++ RelWithDebInfo build with -Werror (build/) and its tests
-#   asan       g++ AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/) and its tests
-#   clang      clang-14 build of everything with -Werror (build-fuzz/) and its tests but the e2e
-#              ones (tests/e2e/: the gcc and asan runs compare with perf; a third run took 14 of
-#              CI's 85 minutes, against a limit of 90)
-#   fuzz       the perf.data reader fuzzer over the shared corpus, then a bounded mutation run;
-#              the same for the ELF symbols fuzzer over fuzz/corpus-elf and for the whole reading
-#              path (report_path_fuzzer: reader, machine, symbols, report, script; half the time each)
+#   san        clang-14 build with AddressSanitizer + UndefinedBehaviorSanitizer and -Werror
+#              (build-san/), its tests (the e2e ones too), and the fuzzers built in it: the
+#              perf.data reader fuzzer over the shared corpus, then a bounded mutation run; the same
+#              for the ELF symbols fuzzer over fuzz/corpus-elf and for the whole reading path
+#              (report_path_fuzzer: reader, machine, symbols, report, script; half the time each).
+#              One build serves the clang warnings, the sanitizers and the fuzzers: a gcc ASan
+#              build, a clang build and the fuzzers' instrumented copy of the sources were three
+#              more compiles of tperf, and CI ran out of its 90 minutes on a slow machine.
+# The e2e suites (tests/e2e/) run as one ctest test per suite ("Suite.*", see CMakeLists.txt);
+# the tests skipped inside them are taken from gtest's "[  SKIPPED ]" lines.
 # Ends with one line "N passed, N failed, N skipped" (ctest results of all suites plus the fuzz
 # steps; a skipped test is not counted as passed) and exits 1 when anything failed or did not
 # build. The skipped tests, with the suite and the reason the test gave, are written one per line
@@ -93,6 +96,19 @@ skip_reasons() {
   ' "$1" 2>/dev/null
 }
 
+# grouped_skips LASTTEST_LOG: "TEST<TAB>REASON" for every gtest test skipped inside a suite that
+# runs as one ctest test ("Suite.*"): gtest prints "file:line: Skipped", the reason, then
+# "[  SKIPPED ] Suite.Test (N ms)".
+grouped_skips() {
+  awk '
+    /^[0-9]+\/[0-9]+ Test: / { group = ($3 ~ /\.\*$/); reason = ""; grab = 0; next }
+    !group { next }
+    /: Skipped$/ { grab = 1; next }
+    grab { reason = ($0 == "" ? "(no reason given)" : $0); grab = 0; next }
+    /^\[  SKIPPED \] [^ ]+ \([0-9]+ ms\)$/ { printf "%s\t%s\n", $4, (reason == "" ? "(no reason given)" : reason); reason = "" }
+  ' "$1" 2>/dev/null
+}
+
 # run_ctest NAME DIR [CTEST ARGS...]: runs the suite and adds its counts to the totals. ctest
 # counts a test that printed gtest's "[  SKIPPED ]" (gtest_discover_tests sets
 # SKIP_REGULAR_EXPRESSION) among the passed ones and lists it under "The following tests did not run:" as "(Skipped)": those are
@@ -150,10 +166,18 @@ run_ctest() {
         ((flaky_count > 0)) && flaky_note=", $flaky_count flaky (failed, then passed: $FLAKY_LIST)"
       fi
     fi
+    # Tests skipped inside a suite run as one ctest test: the suite counts as passed (its other
+    # tests passed), each of its skipped tests as skipped.
+    local gs=0
+    while IFS=$'\t' read -r test reason; do
+      [[ -z "$test" ]] && continue
+      printf '%s\t%s\t%s\n' "$name" "$test" "$reason" >>"$SKIPPED_LIST"
+      gs=$((gs + 1))
+    done < <(grouped_skips "$dir/Testing/Temporary/LastTest.log")
     passed=$((passed + t - f - s))
     failed=$((failed + f))
-    skipped=$((skipped + s))
-    note "$name" "$((t - f - s)) passed, $f failed, $s skipped$flaky_note ($(elapsed $t0))"
+    skipped=$((skipped + s + gs))
+    note "$name" "$((t - f - s)) passed, $f failed, $((s + gs)) skipped$flaky_note ($(elapsed $t0))"
   elif ((rc != 0)); then
     failed=$((failed + 1))
     note "$name" "ctest FAILED with status $rc"
@@ -185,27 +209,22 @@ if command -v llvm-symbolizer-14 >/dev/null; then
 fi
 
 # (a) g++, warnings are errors.
-if build gcc build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPERF_WERROR=ON; then
+# -g1 (line tables and functions, no types or variables): what the tests and a backtrace need, and
+# a quarter less compile time than -g.
+if build gcc build -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DTPERF_WERROR=ON; then
   run_ctest gcc build
 fi
 
-# (b) g++ with ASan + UBSan; -O1 keeps it quick while assertions stay on. No -Werror here: the
-# sanitizers' instrumentation makes g++ 12 emit false stringop-overflow warnings; (a) and the
-# clang build check warnings.
-if build asan build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" "-DCMAKE_C_FLAGS_DEBUG=-O1 -g" \
-    -DTPERF_SANITIZE=ON -DTPERF_WERROR=OFF; then
-  export "${SANITIZER_ENV[@]}"
-  run_ctest asan build-asan
-  unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
-fi
-
-# (c) + (d) clang-14: everything warning-free, its tests, and the fuzzers.
+# (b) clang-14 with ASan + UBSan, warnings are errors: every test, then the fuzzers (built in the
+# same directory). -O1 keeps it quick while assertions stay on; -g1 (clang's line tables only) is
+# what the sanitizers' reports need.
 
 # fuzz_replay NAME FUZZER TIMEOUT INPUT...: runs the fuzzer once on each input (given files, not
 # directories, libFuzzer runs each once and stops at the first crash); the log is
-# build-fuzz/NAME-replay.log, its tail printed on failure.
+# build-san/NAME-replay.log, its tail printed on failure.
 fuzz_replay() {
-  local name=$1 fuzzer=$2 timeout=$3 log="$ROOT/build-fuzz/$1-replay.log"
+  local name=$1 fuzzer=$2 timeout=$3 log="$ROOT/build-san/$1-replay.log"
   shift 3
   if (($# == 0)); then
     echo "   no inputs for $name"
@@ -219,8 +238,8 @@ fuzz_replay() {
 }
 
 # fuzz_mutate NAME FUZZER SECONDS MAX_LEN [FUZZER FLAGS...] -- SEED_DIR...: a bounded mutation run.
-# New inputs go to build-fuzz/NAME-work (the first corpus directory, the others are read-only
-# seeds), crashes to build-fuzz/NAME-artifacts; the log is build-fuzz/NAME-mutate.log.
+# New inputs go to build-san/NAME-work (the first corpus directory, the others are read-only
+# seeds), crashes to build-san/NAME-artifacts; the log is build-san/NAME-mutate.log.
 fuzz_mutate() {
   local name=$1 fuzzer=$2 seconds=$3 max_len=$4
   shift 4
@@ -230,8 +249,8 @@ fuzz_mutate() {
     shift
   done
   shift
-  local work="$ROOT/build-fuzz/$name-work" artifacts="$ROOT/build-fuzz/$name-artifacts"
-  local log="$ROOT/build-fuzz/$name-mutate.log" d
+  local work="$ROOT/build-san/$name-work" artifacts="$ROOT/build-san/$name-artifacts"
+  local log="$ROOT/build-san/$name-mutate.log" d
   local -a seeds=()
   for d in "$@"; do
     [[ -d "$d" ]] && seeds+=("$d")
@@ -250,18 +269,12 @@ fuzz_mutate() {
   return $rc
 }
 
-# e2e_suites_regex: the test suites of tests/e2e/ as a ctest regex (a parameterized suite is
-# named PREFIX/SUITE).
-e2e_suites_regex() {
-  local suites
-  suites=$(grep -ohE '^(TEST|TEST_F|TEST_P)\(([A-Za-z0-9_]+)' "$ROOT"/tests/e2e/*.cc | sed -E 's/^TEST(_F|_P)?\(//' |
-      sort -u | paste -sd'|')
-  echo "(^|/)(${suites})\\."
-}
 
-if CC=clang-14 CXX=clang++-14 build clang build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPERF_WERROR=ON \
-    -DTPERF_FUZZ=ON; then
-  run_ctest clang build-fuzz -E "$(e2e_suites_regex)"
+if CC=clang-14 CXX=clang++-14 build san build-san -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" \
+    "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1" -DTPERF_SANITIZE=ON -DTPERF_WERROR=ON -DTPERF_FUZZ=ON; then
+  export "${SANITIZER_ENV[@]}"
+  run_ctest san build-san
+  unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 fi
 
 # The perf.data inputs: the shared corpus and our own fuzz/corpus.
@@ -271,18 +284,18 @@ PERFDATA_SEEDS=("$SHARED/corpus/linux-perf-data" "$SHARED/corpus/quipper/testdat
 HALF_FUZZ_SECONDS=$(((FUZZ_SECONDS + 1) / 2))
 
 # fuzz_step FUZZER: builds the fuzzer target; a fuzzer that does not build is a failure (the
-# build failure of build-fuzz is counted once already, so only a lone target failing counts here).
+# build failure of build-san is counted once already, so only a lone target failing counts here).
 fuzz_step() {
-  [[ -f build-fuzz/build.ninja ]] && ninja -C build-fuzz "$1" >/dev/null 2>&1
+  [[ -f build-san/build.ninja ]] && ninja -C build-san "$1" >/dev/null 2>&1
 }
 
 # The reader fuzzer needs only the format library: it runs even when a command failed to build.
 if fuzz_step perfdata_reader_fuzzer; then
   export "${SANITIZER_ENV[@]}"
   echo "== fuzz: corpus replay"
-  check "fuzz corpus replay" fuzz_replay fuzz "$ROOT/build-fuzz/perfdata_reader_fuzzer" 60 "${PERFDATA_INPUTS[@]}"
+  check "fuzz corpus replay" fuzz_replay fuzz "$ROOT/build-san/perfdata_reader_fuzzer" 60 "${PERFDATA_INPUTS[@]}"
   echo "== fuzz: mutation"
-  check "fuzz mutation ${FUZZ_SECONDS}s" fuzz_mutate fuzz "$ROOT/build-fuzz/perfdata_reader_fuzzer" "$FUZZ_SECONDS" \
+  check "fuzz mutation ${FUZZ_SECONDS}s" fuzz_mutate fuzz "$ROOT/build-san/perfdata_reader_fuzzer" "$FUZZ_SECONDS" \
       262144 -dict="$ROOT/fuzz/perfdata.dict" -- "${PERFDATA_SEEDS[@]}"
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 else
@@ -304,15 +317,15 @@ for target in elf_symbols_fuzzer report_path_fuzzer; do
   export LSAN_OPTIONS="$LSAN_OPTIONS:suppressions=$ROOT/fuzz/elf_lsan.supp"
   if [[ "$target" == elf_symbols_fuzzer ]]; then
     echo "== elf fuzz: seed replay"
-    check "elf fuzz seed replay" fuzz_replay elf-fuzz "$ROOT/build-fuzz/$target" 60 "$ROOT"/fuzz/corpus-elf/*
+    check "elf fuzz seed replay" fuzz_replay elf-fuzz "$ROOT/build-san/$target" 60 "$ROOT"/fuzz/corpus-elf/*
     echo "== elf fuzz: mutation"
-    check "elf fuzz mutation ${HALF_FUZZ_SECONDS}s" fuzz_mutate elf-fuzz "$ROOT/build-fuzz/$target" \
+    check "elf fuzz mutation ${HALF_FUZZ_SECONDS}s" fuzz_mutate elf-fuzz "$ROOT/build-san/$target" \
         "$HALF_FUZZ_SECONDS" 65536 -- "$ROOT/fuzz/corpus-elf"
   else
     echo "== report path fuzz: corpus replay"
-    check "path fuzz corpus replay" fuzz_replay path-fuzz "$ROOT/build-fuzz/$target" 120 "${PERFDATA_INPUTS[@]}"
+    check "path fuzz corpus replay" fuzz_replay path-fuzz "$ROOT/build-san/$target" 120 "${PERFDATA_INPUTS[@]}"
     echo "== report path fuzz: mutation"
-    check "path fuzz mutation ${HALF_FUZZ_SECONDS}s" fuzz_mutate path-fuzz "$ROOT/build-fuzz/$target" \
+    check "path fuzz mutation ${HALF_FUZZ_SECONDS}s" fuzz_mutate path-fuzz "$ROOT/build-san/$target" \
         "$HALF_FUZZ_SECONDS" 262144 -dict="$ROOT/fuzz/perfdata.dict" -- "${PERFDATA_SEEDS[@]}"
   fi
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
