@@ -216,10 +216,6 @@ if build gcc build -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHD
   run_ctest gcc build
 fi
 
-# (b) clang-14 with ASan + UBSan, warnings are errors: every test, then the fuzzers (built in the
-# same directory). -O1 keeps it quick while assertions stay on; -g1 (clang's line tables only) is
-# what the sanitizers' reports need.
-
 # fuzz_replay NAME FUZZER TIMEOUT INPUT...: runs the fuzzer once on each input (given files, not
 # directories, libFuzzer runs each once and stops at the first crash); the log is
 # build-san/NAME-replay.log, its tail printed on failure.
@@ -269,7 +265,9 @@ fuzz_mutate() {
   return $rc
 }
 
-
+# (b) clang-14 with ASan + UBSan, warnings are errors: every test, then the fuzzers (built in the
+# same directory). -O1 keeps it quick while assertions stay on; -g1 (clang's line tables only) is
+# what the sanitizers' reports need.
 if CC=clang-14 CXX=clang++-14 build san build-san -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" \
     "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1" -DTPERF_SANITIZE=ON -DTPERF_WERROR=ON -DTPERF_FUZZ=ON; then
   export "${SANITIZER_ENV[@]}"

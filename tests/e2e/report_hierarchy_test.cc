@@ -111,7 +111,7 @@ TEST(ReportHierarchy, PipeGivesWhatPerfGivesForTheFile) {
 
 // -n makes the samples one of perf's sort keys, after the level's own: siblings of equal period
 // whose keys compare equal (addresses without a symbol) go by samples, more first. A file of our
-// writer: one process, no maps, 0x1000 once with period 200 and 0x2000 twice with period 100, so
+// writer: two processes, no maps, each with 0x1000 once at period 200 and 0x2000 twice at 100, so
 // that the address order (tperf's before, 3,769 lines of the sys recipe's `--hierarchy -n` in
 // another order than perf's) and the samples order differ.
 TEST(ReportHierarchy, EqualPeriodsGoBySamplesWithN) {
