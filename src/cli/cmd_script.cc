@@ -72,24 +72,27 @@ int fail(const std::string& message) {
 
 // What perf 6.1's script prints of the file's header (each rule checked against it on files and
 // pipe-mode files): --header, the "# ========" block with a file's features, then the samples;
-// --header-only, the block alone; -I adds the features perf prints only with -I, and alone it
-// adds nothing. A pipe's --header-only is the block without its features (perf stops before
-// reading them). --header on a pipe is refused: perf prints the features as it meets them in
-// the stream, each event named as it knows it at that point, which tperf does not model yet.
-// `input`: the path as given. Returns the exit status when the run ends here.
-std::optional<int> print_script_header(const ScriptCliOptions& cli, const std::string& input) {
-  if (!cli.header && !cli.header_only) return std::nullopt;
+// --header-only, the block alone; -I adds the features perf prints only with -I. A pipe's
+// features are records of the stream, which perf prints as it meets them (before the first
+// sample: perf record writes them first), as report prints them: after the block with --header,
+// alone with -I alone (which adds nothing to a file's output), not with --header-only (perf stops
+// before reading them). `input`: the path as given. Returns the exit status when the run ends here.
+// `fields`: the output fields asked for, which decide the names perf gives a pipe's events early.
+std::optional<int> print_script_header(const ScriptCliOptions& cli, const std::string& input,
+                                       const output::ScriptFields& fields) {
+  if (!cli.header && !cli.header_only && !cli.show_info) return std::nullopt;
   auto reader = perfdata::Reader::open(cli.path);
-  if (reader->is_pipe() && !cli.header_only) {
-    return fail(fmt::format("{}: --header on a pipe-mode input is not supported (perf prints its features as it "
-                            "reads them); --header-only, or `tperf report --header` / `tperf header`, show them",
-                            input));
-  }
   output::HeaderFormatOptions format;
   format.full = cli.show_info;
   format.no_extras = true;
   format.file_records = false;
-  format.pipe_features = false;
+  format.block = cli.header || cli.header_only;
+  format.pipe_features = reader->is_pipe() && !cli.header_only;
+  format.on_pipe_attrs = [&fields](const std::vector<perfdata::EventAttr>& attrs) {
+    output::ArrivedEventNames arrived = output::script_names_on_arrival(fields, attrs);
+    return output::HeaderFormatOptions::ArrivedEvents{std::move(arrived.names), std::move(arrived.error)};
+  };
+  if (!format.block && !format.pipe_features) return std::nullopt;
   if (print_file_header("script", *reader, input, format) != 0) return 2;
   if (cli.header_only) return 0;
   return std::nullopt;
@@ -99,11 +102,11 @@ int run_script(const ScriptCliOptions& given) {
   ScriptCliOptions cli = given;
   // A stream whose header is printed before its samples is read twice: from a copy.
   std::optional<util::SpooledInput> spool;
-  if (cli.header && !cli.header_only && !util::rereadable_input(cli.path)) {
+  if ((cli.header || cli.show_info) && !cli.header_only && !util::rereadable_input(cli.path)) {
     spool.emplace(cli.path);
     cli.path = spool->path();
   }
-  if (std::optional<int> status = print_script_header(cli, given.path)) return *status;
+  // -F first: perf refuses a bad field list before it opens the file.
   output::ScriptOptions opt;
   std::vector<std::string> warnings;
   for (const auto& f : cli.fields) {
@@ -111,6 +114,7 @@ int run_script(const ScriptCliOptions& given) {
     if (!err.empty()) return fail(err);
   }
   for (const auto& w : warnings) fmt::print(stderr, "tperf script: warning: {}\n", w);
+  if (std::optional<int> status = print_script_header(cli, given.path, opt.fields)) return *status;
   opt.nanosecs = cli.nanosecs;
   if (cli.reltime && cli.deltatime) {
     return fail("--reltime and --deltatime cannot go together (perf refuses them too): give one of them");
@@ -234,7 +238,7 @@ void add_script_command(CLI::App& app, int& status) {
   cmd->add_option("--stop-bt", opt->stop_bt, "cut each callchain after the frame of one of these symbols (comma separated)");
   cmd->add_flag("--header", opt->header, "print the file's header (as report --header-only does) before the samples");
   cmd->add_flag("--header-only", opt->header_only, "print the file's header only");
-  cmd->add_flag("-I,--show-info", opt->show_info, "with --header/--header-only: the header's every feature, as -I does for report");
+  cmd->add_flag("-I,--show-info", opt->show_info, "with --header/--header-only: the header's every feature, as -I does for report (a pipe's features, also alone)");
   cmd->add_flag("--show-kernel-path", opt->show_kernel_path,
                 "accepted for perf compatibility: the kernel's symbols come from kallsyms, named [kernel.kallsyms] either way");
   cmd->add_option("--max-blocks", opt->max_blocks, "accepted for perf compatibility: it bounds the brstackinsn field only");

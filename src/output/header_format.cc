@@ -328,6 +328,9 @@ class HeaderPrinter {
 
   // A HEADER_FEATURE record of pipe mode. perf prints a feature only when it could process
   // it; an unreadable EVENT_DESC still gets its "not available" line.
+  // The names a pipe's events got as they arrived (HeaderFormatOptions::on_pipe_attrs).
+  void set_arrived_names(std::vector<std::string> names) { arrived_names_ = std::move(names); }
+
   void pipe_feature(unsigned bit) {
     if (bit == 0 || bit >= kPerfLastFeature) return;
     if (!f_.parsed.test(bit) && bit != kFeatEventDesc) return;
@@ -507,14 +510,19 @@ class HeaderPrinter {
         --left;
       }
     }
+    // The name the event has when the feature comes (see HeaderFormatOptions::named_on_arrival).
+    auto name = [&](size_t i) {
+      const bool early = i < arrived_names_.size() && !arrived_names_[i].empty();
+      return early && !attrs[i].named_by_update ? arrived_names_[i] : attrs[i].name;
+    };
     uint32_t nr = 0;
     std::string text;
     for (size_t i = 0; i < n; ++i) {
       if (leader[i] == i && nr_members[i] > 1) {
-        text += fmt::format("# group: {}{{{}", group_name[i], attrs[i].name);
+        text += fmt::format("# group: {}{{{}", group_name[i], name(i));
         nr = nr_members[i] - 1;
       } else if (nr) {
-        text += fmt::format(",{}", attrs[i].name);
+        text += fmt::format(",{}", name(i));
         if (--nr == 0) text += "}\n";
       }
     }
@@ -581,6 +589,7 @@ class HeaderPrinter {
   const Reader& r_;
   const Features& f_;
   const HeaderFormatOptions& opt_;
+  std::vector<std::string> arrived_names_;
   Out& out_;
 };
 
@@ -665,8 +674,20 @@ std::string print_header(Reader& reader, const std::string& input, const HeaderF
   std::string error;
   if (pipe ? !opt.pipe_features && opt.no_extras : !opt.file_records) return error;
   Record rec;
+  bool attrs_done = false;
   try {
     while (reader.next(rec)) {
+      if (pipe && !attrs_done && rec.type != kRecordHeaderAttr) {
+        attrs_done = true;
+        if (opt.on_pipe_attrs) {
+          HeaderFormatOptions::ArrivedEvents arrived = opt.on_pipe_attrs(reader.attrs());
+          if (!arrived.error.empty()) {
+            error = arrived.error;
+            break;
+          }
+          printer.set_arrived_names(std::move(arrived.names));
+        }
+      }
       if (pipe && opt.pipe_features && rec.type == kRecordHeaderFeature && rec.body().size() >= 8) {
         uint64_t bit = load<uint64_t>(rec.body().data(), reader.swapped());
         if (bit < kFeatBits) printer.pipe_feature(static_cast<unsigned>(bit));

@@ -3,10 +3,13 @@
 // every warning the reader raised.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace tperf::perfdata {
 class Reader;
+struct EventAttr;
 }
 
 namespace tperf::output {
@@ -22,6 +25,16 @@ struct HeaderFormatOptions {
   // or not, but not for --tasks).
   bool block = true;
   bool pipe_features = true;
+  // perf script's handling of a pipe's ATTR records, run once they are read (at the first record
+  // of another type), before any feature: the name each event got from its attr as it arrived
+  // ("" none; the EVENT_DESC feature does not replace such a name, so the group line shows it
+  // until an EVENT_UPDATE renames the event), or the message of the check that failed, which
+  // ends the reading there. Unset: nothing is done (perf report).
+  struct ArrivedEvents {
+    std::vector<std::string> names;  // by attr index
+    std::string error;
+  };
+  std::function<ArrivedEvents(const std::vector<perfdata::EventAttr>&)> on_pipe_attrs;
 };
 
 // Prints the header block of `reader`'s file to standard output, reading every record (pipe-mode

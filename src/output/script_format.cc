@@ -273,8 +273,10 @@ std::string ScriptFields::parse(std::string_view arg, std::vector<std::string>* 
 
 namespace {
 
-// perf's evsel__check_attr for the first event of an output type.
-std::string check_attr(ScriptFields& config, const EventAttr& ea, const ScriptCheckContext& ctx) {
+// perf's evsel__check_attr for the first event of an output type. `named`, when given, is set
+// when perf's check takes the event's name for a message (a default field dropped, or an error):
+// perf names an event that has none from its attr then, for good.
+std::string check_attr(ScriptFields& config, const EventAttr& ea, const ScriptCheckContext& ctx, bool* named = nullptr) {
   const PerfEventAttr& attr = ea.attr;
   if (is_dummy(attr) || ctx.has_stat) return "";
   ScriptFieldSet& set = config.sets[script_output_type(attr.type)];
@@ -283,9 +285,11 @@ std::string check_attr(ScriptFields& config, const EventAttr& ea, const ScriptCh
   std::string error;
   auto check = [&](uint64_t field, uint64_t sample_bits, const char* msg, bool allow) {
     if (!error.empty() || !(set.fields & field) || (st & sample_bits)) return;
+    if (named && !((set.user_set_fields & field) && allow)) *named = true;
     if (set.user_set_fields & field) {
       if (allow) return;
-      error = fmt::format("Samples for '{}' event do not have {} attribute set. Cannot print '{}' field.", ea.name, msg,
+      error = fmt::format("Samples for '{}' event do not have {} attribute set. Cannot print '{}' field.",
+                          script_event_name(ea), msg,
                           script_field_name(field));
       return;
     }
@@ -333,6 +337,31 @@ std::string unsupported_fields_error(const ScriptFields& config) {
 }
 
 }  // namespace
+
+ArrivedEventNames script_names_on_arrival(const ScriptFields& fields, const std::vector<EventAttr>& attrs) {
+  ScriptFields config = fields;  // the checks drop defaults as they go
+  ArrivedEventNames out;
+  out.names.resize(attrs.size());
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    const PerfEventAttr& attr = attrs[i].attr;
+    if (attr.type >= kTypeMax && attr.type != kTypeSynth) continue;
+    // Only the first event of its type is checked; the header's features (AUXTRACE, STAT) are
+    // not known yet when the attrs arrive.
+    const bool seen = std::any_of(attrs.begin(), attrs.begin() + static_cast<ptrdiff_t>(i),
+                                  [&](const EventAttr& e) { return e.attr.type == attr.type; });
+    if (seen || !attr.sample_type || !config.sets[script_output_type(attr.type)].fields) continue;
+    // The name perf makes from the attr, which its messages show too.
+    EventAttr unnamed = attrs[i];
+    unnamed.named = false;
+    unnamed.name = perfdata::default_event_name(attr);
+    unnamed.name = script_event_name(unnamed);
+    bool named = false;
+    out.error = check_attr(config, unnamed, ScriptCheckContext{}, &named);
+    if (named) out.names[i] = unnamed.name;
+    if (!out.error.empty()) break;
+  }
+  return out;
+}
 
 std::string check_script_fields(ScriptFields& config, const std::vector<EventAttr>& attrs,
                                 const ScriptCheckContext& ctx, bool* use_callchain) {

@@ -149,6 +149,18 @@ struct ScriptCheckContext {
 std::string check_script_fields(ScriptFields& fields, const std::vector<perfdata::EventAttr>& attrs,
                                 const ScriptCheckContext& context, bool* use_callchain);
 
+// Pipe mode: perf 6.1's script checks the output fields against the first event of each attr
+// type as its ATTR record arrives (the header's features come later). Where the check drops a
+// default field or fails, perf names the event from its attr for its message (modifiers and
+// all), and that name stays until an EVENT_UPDATE names the event: the EVENT_DESC feature does
+// not rename it, so the header's group line shows it. `names`: those names by attr index ("" for
+// the others); `error`: the check's message when it failed (perf stops at that record).
+struct ArrivedEventNames {
+  std::vector<std::string> names;
+  std::string error;
+};
+ArrivedEventNames script_names_on_arrival(const ScriptFields& fields, const std::vector<perfdata::EventAttr>& attrs);
+
 // perf's event name when the file did not store one (no EVENT_DESC): the generic name plus the
 // ":ukhppp HG" modifiers perf derives from the exclude bits. Report names its sections with it
 // too: both are perf's evsel__name.

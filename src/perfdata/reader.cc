@@ -1052,6 +1052,7 @@ void Reader::apply_header_record(const Record& rec) {
           attrs_[it->second.attr_index].name = name;
           attrs_[it->second.attr_index].named = true;
           attrs_[it->second.attr_index].named_by_position = false;
+          attrs_[it->second.attr_index].named_by_update = true;
         }
       }
       break;

@@ -45,6 +45,8 @@ struct EventAttr {
   // The name came from an EVENT_DESC entry matched by position, neither having ids. perf 6.1's
   // script does not take such a name in a pipe (its report does).
   bool named_by_position = false;
+  // Named by an EVENT_UPDATE record (pipe mode), which perf applies over any name the event had.
+  bool named_by_update = false;
 };
 
 // One record. `bytes` holds header and body in the file's byte order; decode with the

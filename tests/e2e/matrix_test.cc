@@ -141,7 +141,7 @@ const std::vector<std::string>& reading_commands() {
       // Source lines looked up and read per thread.
       "script -F comm,tid,ip,sym,srcline,srccode {}",
       "script --deltatime --show-task-events --show-mmap-events {}",
-      // The header block first (refused with a message on a pipe-mode input).
+      // The header block first (a pipe-mode file's features after it, as the stream has them).
       "script --header -I {}",
       "report {} --stdio --no-inline",
       "report {} --stdio",
@@ -202,6 +202,7 @@ const std::vector<std::string>& compared_modes() {
       "report --stdio --no-children -s dso,symbol",
       "report --stdio --branch-history",
       "report --stdio --header",
+      "script --header -I",
       "report --stdio -U",
       "report --stdio --no-branch-stack -t , -n",
   };

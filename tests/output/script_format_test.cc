@@ -373,6 +373,7 @@ perfdata::EventAttr cpu_clock(uint64_t sample_type) {
   ea.attr.config = perfdata::kSwCpuClock;
   ea.attr.sample_type = sample_type;
   ea.name = "cpu-clock";
+  ea.named = true;  // by the file's EVENT_DESC, as perf record writes it
   return ea;
 }
 
@@ -467,6 +468,43 @@ TEST(ScriptEventName, ModifiersFromExcludeBits) {
   plain.name = perfdata::default_event_name(plain.attr);
   plain.named = true;
   EXPECT_EQ(script_event_name(plain), "cpu-clock");
+}
+
+
+// A pipe's events as their ATTR records arrive (no EVENT_DESC yet), as perf record -e
+// '{cycles:u,instructions:u}' -o - writes them (IP|TID|TIME|ID|PERIOD, exclude_kernel,
+// exclude_hv, exclude_guest). perf 6.1's `script --header` on the corpus file
+// perf.data.piped.header_feautres_group_desc-6.8 prints "# group: {cycles:uH,instructions:u}": the
+// leader named from its attr when the check dropped the default cpu field, the member (same
+// type, not checked) from the EVENT_DESC feature.
+TEST(ScriptFields, PipeEventsNamedOnArrivalAsPerf) {
+  using namespace perfdata;
+  auto event = [](uint64_t config) {
+    EventAttr ea;
+    ea.attr.type = kTypeHardware;
+    ea.attr.config = config;
+    ea.attr.sample_type = kSampleIp | kSampleTid | kSampleTime | kSampleId | kSamplePeriod;
+    ea.attr.set_flag(kFlagExcludeKernel);
+    ea.attr.set_flag(kFlagExcludeHv);
+    ea.attr.set_flag(kFlagExcludeGuest);
+    ea.name = default_event_name(ea.attr);
+    return ea;
+  };
+  const std::vector<EventAttr> attrs = {event(0), event(1)};
+  ArrivedEventNames defaults = script_names_on_arrival(ScriptFields(), attrs);
+  EXPECT_EQ(defaults.error, "");
+  EXPECT_EQ(defaults.names, (std::vector<std::string>{"cycles:uH", ""}));
+  // -F comm,ip drops no default: no event is named early (perf prints the EVENT_DESC names).
+  ScriptFields few;
+  ASSERT_EQ(few.parse("comm,ip", nullptr), "");
+  ArrivedEventNames none = script_names_on_arrival(few, attrs);
+  EXPECT_EQ(none.error, "");
+  EXPECT_EQ(none.names, (std::vector<std::string>{"", ""}));
+  // -F +cpu: the check fails on the leader, with perf's message and the name it made.
+  ScriptFields cpu;
+  ASSERT_EQ(cpu.parse("+cpu", nullptr), "");
+  ArrivedEventNames failed = script_names_on_arrival(cpu, attrs);
+  EXPECT_EQ(failed.error, "Samples for 'cycles:uH' event do not have CPU attribute set. Cannot print 'cpu' field.");
 }
 
 }  // namespace
