@@ -97,16 +97,23 @@ bool CallFrame::same_as(const CallFrame& o) const {
 
 uint32_t CallFrameTable::intern(const CallFrame& f, const std::string* srcline) {
   // The key: perf's address key (the DSO object and the raw address, symbol or not) in a table by
-  // address, where the functions inlined at the address are told apart (below); else the symbol's start in its DSO for a named frame, the address for one without,
-  // and for an inlined function its name wherever it was inlined (its hash as the value, the
-  // name itself compared on a match).
+  // address, where the functions inlined at the address are told apart (below); else the
+  // symbol's start in its DSO for a named frame, the address for one without, and for an inlined
+  // function its name wherever it was inlined (its hash as the value, the name itself compared
+  // on a match). In a table by srcline, as by function and the text too: an id is what a node
+  // shows; the frames alike for the tree are those of one class (match_class()).
   static const char kInlineKey = 0;
-  const bool named = !by_address_ && f.sym != nullptr;
+  const bool by_address = key_ == FrameKey::kAddress;
+  const bool by_text = key_ == FrameKey::kSrcline;
+  const bool named = !by_address && f.sym != nullptr;
   const bool inlined = named && f.sym->inlined;
   const uint64_t value = inlined ? std::hash<std::string_view>()(f.sym->name()) : named ? f.sym_start : f.ip;
-  const void* dso = inlined ? &kInlineKey : (named || by_address_) ? static_cast<const void*>(f.dso) : nullptr;
-  const size_t h = hash_key(value, dso, named);
-  auto same = [&](const CallFrame& g) {
+  const void* dso = inlined ? &kInlineKey : (named || by_address) ? static_cast<const void*>(f.dso) : nullptr;
+  size_t h = hash_key(value, dso, named);
+  if (by_text && srcline) h ^= std::hash<std::string_view>()(*srcline) * 0x9E3779B97F4A7C15ULL;
+  auto same_text = [](const std::string* a, const std::string* b) { return a == b || (a && b && *a == *b); };
+  auto same = [&](const CallFrame& g, uint32_t id) {
+    if (by_text && !same_text(this->srcline(id), srcline)) return false;
     if (!named) return !g.sym && g.ip == f.ip;
     if (!g.sym || g.sym->inlined != inlined) return false;
     return inlined ? g.sym->name() == f.sym->name() : g.sym_start == f.sym_start && g.dso == f.dso;
@@ -117,27 +124,31 @@ uint32_t CallFrameTable::intern(const CallFrame& f, const std::string* srcline) 
   for (size_t i = h & mask;; i = (i + 1) & mask) {
     Slot& s = slots_[i];
     if (s.id == 0) {
-      s = Slot{static_cast<uint32_t>(frames_.size() + 1), tag};
+      const auto id = static_cast<uint32_t>(frames_.size());
+      s = Slot{id + 1, tag};
       if (srcline) {
         srclines_.resize(frames_.size());
         srclines_.push_back(srcline);
       }
       frames_.push_back(f);
-      return s.id - 1;
+      if (by_text) {
+        // perf's match_chain compares two frames' srclines alone when both have one: the class
+        // of a text is its first frame; a frame without (no map) is a class of its own.
+        match_.push_back(srcline ? classes_.try_emplace(std::string_view(*srcline), id).first->second : id);
+      }
+      return id;
     }
     if (s.tag != tag) continue;
     const uint32_t id = s.id - 1;
-    if (by_address_) {
+    if (by_address) {
       // The functions inlined at one address are frames of their own, each shown with its own
       // line (the address's for the innermost, the call's around it).
       const CallFrame& g = frames_[id];
       const std::string* text = this->srcline(id);
-      if (g.ip == f.ip && g.dso == f.dso && g.sym == f.sym && (text == srcline || (text && srcline && *text == *srcline))) {
-        return id;
-      }
+      if (g.ip == f.ip && g.dso == f.dso && g.sym == f.sym && same_text(text, srcline)) return id;
       continue;
     }
-    if (same(frames_[id])) return id;
+    if (same(frames_[id], id)) return id;
   }
 }
 
@@ -155,6 +166,17 @@ CallNode* CallTree::make_node(std::span<const uint32_t> ids) {
 
 void CallTree::add_child(CallNode& node, CallNode* child) {
   node.children.push_back(child->frames.ids[0], child, resource_);
+}
+
+CallNode* CallTree::find_child(const CallNode& node, uint32_t id) const {
+  if (!table_->has_classes()) return node.children.find(id);
+  // Frames of several ids alike (by srcline): the child whose first frame is of the class. Such
+  // trees are rare and small; their children are looked through.
+  const uint32_t cls = table_->match_class(id);
+  for (CallNode* c : node.children) {
+    if (table_->match_class(c->frames.ids[0]) == cls) return c;
+  }
+  return nullptr;
 }
 
 void CallTree::count_samples() {
@@ -188,10 +210,15 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::spa
     if (c.empty()) c.resize(n.frames.ids.size());
     return c;
   };
+  // Frames alike for the tree: the same id, or (by srcline) the same class.
+  const bool classes = table_->has_classes();
+  auto alike = [classes, this](uint32_t a, uint32_t b) {
+    return a == b || (classes && table_->match_class(a) == table_->match_class(b));
+  };
   CallNode* node = &root_;
   size_t pos = 0;
   while (true) {
-    CallNode* next = node->children.find(chain[pos]);
+    CallNode* next = find_child(*node, chain[pos]);
     if (!next) {
       CallNode* child = make_node(chain.subspan(pos));
       if (!branches.empty()) {
@@ -213,7 +240,7 @@ void CallTree::append(std::span<const uint32_t> chain, uint64_t period, std::spa
     const IdArray& run = next->frames.ids;
     const size_t limit = std::min(run.size(), chain.size() - pos);
     size_t k = 1;
-    while (k < limit && run[k] == chain[pos + k]) ++k;
+    while (k < limit && alike(run[k], chain[pos + k])) ++k;
     if (!branches.empty()) {
       // perf counts a branch at each frame its walk finds equal, before it splits the run.
       std::vector<BranchCounts>& counts = counts_of(*next);
@@ -336,12 +363,23 @@ std::string BranchCounts::text() const {
 // by side that is no total order, so the tree's shape decides (replay_tree). Children are kept in
 // the order they were made, perf's insertion order.
 std::vector<const CallNode*> children_in_perf_order(const CallNode& node, const CallFrameTable& table) {
-  // The address key (--branch-history) compares the DSOs, then the raw addresses.
+  // The address key (--branch-history) compares the DSOs, then the raw addresses; the srcline key
+  // the two texts (as strcmp, the greater first; a frame without one before those with one), and
+  // two frames without one as the function key.
   const bool by_address = table.by_address();
-  auto before = [by_address, &table](const CallNode* a, const CallNode* b) {
+  const bool by_srcline = table.key() == FrameKey::kSrcline;
+  auto before = [by_address, by_srcline, &table](const CallNode* a, const CallNode* b) {
     if (a->frames.empty() || b->frames.empty()) return false;
     const CallFrame& fa = table[a->frames.ids[0]];
     const CallFrame& fb = table[b->frames.ids[0]];
+    if (by_srcline) {
+      // perf's match_chain_strings(): a missing text is greater than any; two missing, no order
+      // (the function key decides).
+      const std::string* ta = table.srcline(a->frames.ids[0]);
+      const std::string* tb = table.srcline(b->frames.ids[0]);
+      if (ta && tb) return *ta > *tb;
+      if (ta || tb) return !ta;
+    }
     if (!by_address && fa.sym && fb.sym && (fa.sym->inlined || fb.sym->inlined)) return fa.sym->name() > fb.sym->name();
     if (fa.dso != fb.dso) {
       if (!fa.dso || !fb.dso) return fa.dso != nullptr;

@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <string_view>
 #include <vector>
 
 #include "analysis/branch_types.h"
@@ -66,17 +67,29 @@ struct BranchCounts {
   std::string text() const;
 };
 
-// Ids for frames: frames same_as() each other get one id and are shown as the first of them.
-// `by_address`: frames are told apart by DSO and address alone (perf's -g ...,address key,
-// which --branch-history sets).
+// What tells the frames of a chain apart: perf's -g sort key.
+enum class FrameKey : uint8_t {
+  kFunction,  // the function (its start in its DSO; an inlined one by name), else the address
+  kAddress,   // the DSO and the address alone (also what --branch-history sets)
+  kSrcline,   // the srcline text where the frame has one (a map), else as kFunction
+};
+
+// Ids for frames: frames alike by the table's key get one id and are shown as the first of them.
 class CallFrameTable {
  public:
-  explicit CallFrameTable(bool by_address = false) : by_address_(by_address) {}
-  bool by_address() const { return by_address_; }
-  // `srcline`: in a table by address, the frame's srcline, shown after its symbol's name (kept
-  // beside the frames rather than in them: most tables have none).
+  explicit CallFrameTable(FrameKey key = FrameKey::kFunction) : key_(key) {}
+  FrameKey key() const { return key_; }
+  bool by_address() const { return key_ == FrameKey::kAddress; }
+  // `srcline`: in a table by address or srcline, the frame's srcline, shown after its symbol's
+  // name (kept beside the frames rather than in them: most tables have none); by srcline it is
+  // the key of the frames that have one.
   uint32_t intern(const CallFrame& f, const std::string* srcline = nullptr);
   const std::string* srcline(uint32_t id) const { return id < srclines_.size() ? srclines_[id] : nullptr; }
+  // Whether frames of different ids can be alike for the tree (by srcline: an id stands for what a
+  // node shows, its function and text, and the tree matches frames by text); then match_class()
+  // is the id that stands for every frame alike to `id`.
+  bool has_classes() const { return key_ == FrameKey::kSrcline; }
+  uint32_t match_class(uint32_t id) const { return id < match_.size() ? match_[id] : id; }
   const CallFrame& operator[](uint32_t id) const { return frames_[id]; }
   size_t size() const { return frames_.size(); }
 
@@ -88,9 +101,11 @@ class CallFrameTable {
     uint32_t tag = 0;  // the low 32 bits of the key's hash
   };
   void grow();
-  bool by_address_ = false;
+  FrameKey key_ = FrameKey::kFunction;
   util::GrowArray<CallFrame> frames_;
   std::vector<const std::string*> srclines_;  // by id, once a frame has one
+  std::vector<uint32_t> match_;               // by id, in a table by srcline: its class
+  std::unordered_map<std::string_view, uint32_t> classes_;  // a srcline text -> its class (views of the texts)
   util::MappedVector<Slot> slots_;  // open addressing, linear probing, power-of-two size
 };
 
@@ -256,6 +271,8 @@ class CallTree {
  private:
   CallNode* make_node(std::span<const uint32_t> ids);
   void add_child(CallNode& node, CallNode* child);
+  // The child of `node` whose run begins with a frame alike to `id`.
+  CallNode* find_child(const CallNode& node, uint32_t id) const;
 
   std::pmr::memory_resource* resource_;
   const CallFrameTable* table_;

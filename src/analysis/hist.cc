@@ -906,8 +906,8 @@ Hist::~Hist() = default;
 Hist::Hist(Hist&&) noexcept = default;
 Hist& Hist::operator=(Hist&&) noexcept = default;
 
-void Hist::use_address_frames() {
-  if (!trees_) frames_ = std::make_unique<CallFrameTable>(true);
+void Hist::use_frame_key(FrameKey key) {
+  if (!trees_) frames_ = std::make_unique<CallFrameTable>(key);
 }
 
 void Hist::add_with_chain(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,

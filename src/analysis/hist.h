@@ -186,9 +186,9 @@ class Hist {
   void add_with_chain(const HistEntry& self, uint64_t period, bool cumulate, std::span<const HistEntry> callers,
                       std::span<const CallFrame> frames, unsigned member = 0, uint64_t count = 1,
                       std::span<const ChainBranch> branches = {}, std::span<const std::string* const> srclines = {});
-  // Chains' frames are told apart by DSO and address (perf's -g ...,address, which
-  // --branch-history sets); before the first chain.
-  void use_address_frames();
+  // What tells chains' frames apart (perf's -g sort key: by DSO and address for -g ...,address,
+  // which --branch-history sets, by srcline for -g ...,srcline); before the first chain.
+  void use_frame_key(FrameKey key);
   // Whether the callchain trees are built on a thread of their own (by default when the machine
   // has more than one core; `-j 1` asks for none); before the first chain.
   void use_tree_thread(bool on) { tree_thread_ = on; }

@@ -34,11 +34,11 @@
 namespace tperf::analysis {
 
 const std::string* SrclineTexts::get(symbols::Symbolizer& symbolizer, const session::Map* map, int32_t pid,
-                                     uint64_t ip, bool frame, bool with_name) {
-  const Key key{map ? map->dso : nullptr, pid, ip, frame, with_name};
+                                     uint64_t ip, bool frame, bool with_name, bool plain_unknown) {
+  const Key key{map ? map->dso : nullptr, pid, ip, frame, with_name, plain_unknown};
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  std::string text = map ? symbolizer.report_srcline(*map, pid, ip, frame, with_name) : "??:0";
-  const std::string* interned = &*texts_.insert(std::move(text)).first;
+  std::string text = map ? symbolizer.report_srcline(*map, pid, ip, frame, with_name, plain_unknown) : "??:0";
+  const std::string* interned = plain_unknown && text.empty() ? nullptr : &*texts_.insert(std::move(text)).first;
   cache_.emplace(key, interned);
   return interned;
 }
@@ -110,7 +110,11 @@ struct ReportBuilder::Impl {
   Hist make_hist(unsigned members) const {
     Hist h(opt.keys, members);
     h.collapse_by_comm(opt.comm_sort_key);
-    if (address_keyed()) h.use_address_frames();
+    if (address_keyed()) {
+      h.use_frame_key(FrameKey::kAddress);
+    } else if (srcline_keyed()) {
+      h.use_frame_key(FrameKey::kSrcline);
+    }
     h.use_tree_thread(util::job_count(opt.jobs) > 1);
     if (opt.count_chain_samples) h.count_chain_samples();
     if (opt.cpu_modes) h.count_cpu_modes();
@@ -176,6 +180,18 @@ struct ReportBuilder::Impl {
   // Chains keyed by address (-g ...,address, --branch-history): frames told apart by address, each
   // with its srcline.
   bool address_keyed() const { return opt.branch_history || opt.address_frames; }
+  // Chains keyed by srcline (-g ...,srcline): frames told apart by their srcline where they have
+  // one (perf 6.1 has none where it would show an address or offset instead), else by function;
+  // each shown with it.
+  bool srcline_keyed() const { return !address_keyed() && opt.srcline_frames; }
+  // Whether the chains' frames carry their srclines (either key above).
+  bool chain_texts_kept() const { return address_keyed() || srcline_keyed(); }
+  // A chain frame's srcline as the key shows it: perf's callchain_srcline(), for any frame with a
+  // map by srcline (the key needs it), for a named one by address (only those show it).
+  const std::string* chain_frame_srcline(const session::Map* map, const symbols::Symbol* sym, int32_t pid, uint64_t ip) {
+    if (!map || (!sym && !srcline_keyed())) return nullptr;
+    return srclines.get(symbolizer, map, pid, ip, false, false, srcline_keyed());
+  }
 
   // Whether chains are walked from the root (caller order): -G always; else -g's "caller" or
   // "callee", whose default is caller order when perf accumulates (children) and callee without.
@@ -190,11 +206,7 @@ struct ReportBuilder::Impl {
   void push_chain_frame(const Location& loc, const session::Map* map, int32_t pid, uint64_t ip,
                         const std::string* text = nullptr) {
     chain.push_back(CallFrame{ip, loc.dso, loc.sym, loc.sym_start});
-    if (address_keyed()) {
-      chain_texts.push_back(text                  ? text
-                            : map && loc.sym ? srclines.get(symbolizer, map, pid, ip, false, false)
-                                             : nullptr);
-    }
+    if (chain_texts_kept()) chain_texts.push_back(text ? text : chain_frame_srcline(map, loc.sym, pid, ip));
   }
 
   // A text kept for the life of the report (the srclines of inline frames in chains keyed by
@@ -205,9 +217,11 @@ struct ReportBuilder::Impl {
   // address when it needs it; in chains keyed by address the entry takes the frame's own text,
   // known from the start.
   const std::string* chain_entry_srcline(const session::Map* map, int32_t pid, uint64_t ip, bool* eager) {
-    if (!address_keyed() || !map) return srcline_of(map, pid, ip, true);
+    if (!chain_texts_kept() || !map) return srcline_of(map, pid, ip, true);
+    const std::string* text = srclines.get(symbolizer, map, pid, ip, false, false, srcline_keyed());
+    if (!text) return srcline_of(map, pid, ip, true);  // none in the chain (by srcline): worked out later
     *eager = true;
-    return srclines.get(symbolizer, map, pid, ip, false, false);
+    return text;
   }
 
   // The parent key: the first symbol of the chain (`callers`, in the order perf walks it) the
@@ -854,7 +868,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
     if (keep_callers) {
       callers.push_back(c);
       // In chains keyed by address an inline frame's entry takes that frame's srcline too.
-      if (text && use_srcline && chain_entries && address_keyed()) callers.back().srcline = text;
+      if (text && use_srcline && chain_entries && chain_texts_kept()) callers.back().srcline = text;
     }
     push_chain_frame(c.loc, fmap, thread.pid(), ip, text);
     if (kept_branches && opt.branch_chains) chain_branches.push_back(cb ? *cb : ChainBranch{});
@@ -885,7 +899,7 @@ void ReportBuilder::Impl::on_one_sample(const perfdata::Record& rec, const ReadD
     // In chains keyed by address each function of the expansion shows its own line: the
     // address's for the innermost, the call's for each one around it (perf's inline list).
     inline_texts.clear();
-    if (!inlined.empty() && address_keyed()) {
+    if (!inlined.empty() && chain_texts_kept()) {
       const std::vector<symbols::InlineFrame> lines = symbolizer.inline_frames(*fmap, thread.pid(), f.ip);
       if (lines.size() == inlined.size()) {
         for (const symbols::InlineFrame& l : lines) inline_texts.push_back(kept_text(l.srcline));

@@ -50,9 +50,11 @@ namespace tperf::analysis {
 // lives as long as they do.
 class SrclineTexts {
  public:
-  // `frame`, `with_name`: see Symbolizer::report_srcline (`with_name` false: a chain frame's text).
+  // `frame`, `with_name`, `plain_unknown`: see Symbolizer::report_srcline (`with_name` false: a
+  // chain frame's text; `plain_unknown` too: one in chains keyed by srcline, nullptr where perf
+  // 6.1 has none).
   const std::string* get(symbols::Symbolizer& symbolizer, const session::Map* map, int32_t pid, uint64_t ip,
-                         bool frame, bool with_name = true);
+                         bool frame, bool with_name = true, bool plain_unknown = false);
 
  private:
   struct Key {
@@ -61,12 +63,13 @@ class SrclineTexts {
     uint64_t addr;
     bool frame;
     bool with_name;
+    bool plain_unknown;
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     size_t operator()(const Key& k) const {
       return std::hash<uint64_t>()(k.addr) ^ (std::hash<const void*>()(k.dso) << 1) ^ (static_cast<size_t>(k.pid) << 7) ^
-             k.frame ^ (static_cast<size_t>(k.with_name) << 1);
+             k.frame ^ (static_cast<size_t>(k.with_name) << 1) ^ (static_cast<size_t>(k.plain_unknown) << 2);
     }
   };
   std::unordered_map<Key, const std::string*, KeyHash> cache_;
@@ -97,6 +100,8 @@ struct ReportBuildOptions {
   // -g ...,address: the chains' frames told apart by address, each shown with its srcline (as
   // --branch-history has them).
   bool address_frames = false;
+  // -g ...,srcline: the chains' frames told apart by their srcline, each shown with it.
+  bool srcline_frames = false;
   // -g ...,count: the chains' trees count their samples.
   bool count_chain_samples = false;
   // --show-cpu-utilization, -F overhead_sys...: the entries' periods split by cpumode.

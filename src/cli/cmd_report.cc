@@ -211,10 +211,6 @@ int run_hist_report(const ReportCliOptions& cli) {
     return fail(fmt::format("-g {}: {} (perf's syntax: print_type,threshold[,print_limit],order,sort_key[,branch],value)",
                             cli.callchain, e));
   }
-  if (chain_spec.key == analysis::CallchainSpec::Key::kSrcline) {
-    return fail(fmt::format("-g {}: the srcline sort key of callchains is not supported by tperf yet (function and "
-                            "address are)", cli.callchain));
-  }
   double graph_threshold = chain_spec.threshold.value_or(0.5);
   using ChainMode = analysis::CallchainSpec::Mode;
   const bool graph = chain_spec.mode == ChainMode::kGraph || chain_spec.mode == ChainMode::kFractal;
@@ -332,6 +328,7 @@ int run_hist_report(const ReportCliOptions& cli) {
   bo.flat = flat;
   bo.chain_order = chain_spec.order;
   bo.address_frames = chain_spec.key == analysis::CallchainSpec::Key::kAddress;
+  bo.srcline_frames = chain_spec.key == analysis::CallchainSpec::Key::kSrcline;
   bo.count_chain_samples = chain_spec.value == analysis::CallchainSpec::Value::kCount;
   bo.inverted = cli.inverted;
   bo.branch_history = cli.branch_history;

@@ -657,7 +657,8 @@ bool Symbolizer::source_position(const session::Map& map, int32_t pid, uint64_t 
   return true;
 }
 
-std::string Symbolizer::report_srcline(const session::Map& map, int32_t pid, uint64_t ip, bool frame, bool with_name) {
+std::string Symbolizer::report_srcline(const session::Map& map, int32_t pid, uint64_t ip, bool frame, bool with_name,
+                                       bool plain_unknown) {
   uint64_t rel = ip;
   DsoState* st = state_for_map(map, pid, &rel);
   const std::string_view short_name = map.dso ? map.dso->short_name() : std::string_view("[unknown]");
@@ -682,6 +683,7 @@ std::string Symbolizer::report_srcline(const session::Map& map, int32_t pid, uin
     objdump = ip;
   }
   auto fallback = [&] {
+    if (plain_unknown) return std::string();
     if (r.sym) return fmt::format("{}+{}", with_name ? r.sym->name() : std::string_view(), objdump - sym_start);
     return fmt::format("{}[{:x}]", st && st->kind == DsoState::Kind::kJit ? std::string_view(st->short_name) : short_name,
                        objdump);

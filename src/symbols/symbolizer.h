@@ -114,7 +114,10 @@ class Symbolizer {
   // treats as map-relative, so it never finds a line for one in a mapped file.
   // `with_name`: false for the text perf shows after a frame's symbol in chains keyed by address
   // (its callchain_srcline: the address taken as map-relative, "+OFFSET" without the name).
-  std::string report_srcline(const session::Map& map, int32_t pid, uint64_t ip, bool frame, bool with_name = true);
+  // `plain_unknown`: "" where perf's fallbacks above would come (callchain_srcline for chains
+  // keyed by srcline asks for no address; perf 6.1 then has no text at all).
+  std::string report_srcline(const session::Map& map, int32_t pid, uint64_t ip, bool frame, bool with_name = true,
+                             bool plain_unknown = false);
 
   // The inline chain at `addr` as perf --inline expands a callchain frame: empty when perf shows
   // the frame as it is (no symbol, no DWARF); otherwise the frames that replace it (one, the

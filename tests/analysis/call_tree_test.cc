@@ -13,6 +13,7 @@
 #include <map>
 #include <memory_resource>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace tperf::analysis {
@@ -127,6 +128,49 @@ TEST(CallTree, RandomChainsWithManyChildrenAsThePrefixModelSays) {
       EXPECT_GT(most, static_cast<size_t>(ChildList::kSortedFrom));
     }
   }
+}
+
+// -g ...,srcline (perf 6.1's match_chain with CCKEY_SRCLINE): frames of one source line are alike
+// whatever their address or function, and a node shows the frames of the chain that made it;
+// frames without a text (perf has none where it would show an address) go by function, never
+// alike one with a text, and come first among the children (perf's match_chain_strings takes a
+// missing text as greater than any; the greater first).
+TEST(CallTree, SrclineKeyMatchesByTextAndShowsTheFirstChain) {
+  std::pmr::unsynchronized_pool_resource arena;
+  CallFrameTable table(FrameKey::kSrcline);
+  const std::string line6 = "a.c:6", line6_again = "a.c:6", line7 = "a.c:7";
+  auto frame = [](uint64_t ip) { return CallFrame{ip, nullptr, nullptr, 0}; };
+  const uint32_t a = table.intern(frame(0x10), &line6);
+  const uint32_t b = table.intern(frame(0x20), &line6_again);  // another address, the same line
+  const uint32_t c = table.intern(frame(0x30), &line7);
+  const uint32_t none = table.intern(frame(0x40), nullptr);
+  const uint32_t none_again = table.intern(frame(0x40), nullptr);
+  EXPECT_NE(a, b);  // each is shown as it is
+  EXPECT_EQ(table.match_class(a), table.match_class(b));
+  EXPECT_NE(table.match_class(a), table.match_class(c));
+  EXPECT_EQ(none, none_again);
+  EXPECT_NE(table.match_class(none), table.match_class(a));
+  EXPECT_EQ(table.intern(frame(0x10), &line6_again), a);
+
+  CallTree tree(&table, &arena);
+  tree.append(std::vector<uint32_t>{a, c}, 5);
+  tree.append(std::vector<uint32_t>{b, c}, 3);  // alike all along: the same node, shown as a, c
+  tree.append(std::vector<uint32_t>{b, none}, 2);
+  ASSERT_EQ(tree.root().children.size(), 1u);
+  const CallNode& top = *tree.root().children[0];
+  ASSERT_EQ(top.frames.size(), 1u);
+  EXPECT_EQ(top.frames.ids[0], a);
+  EXPECT_EQ(top.children_hit, 10u);
+  ASSERT_EQ(top.children.size(), 2u);
+  EXPECT_EQ(top.children[0]->frames.ids[0], c);
+  EXPECT_EQ(top.children[0]->hit, 8u);
+  EXPECT_EQ(top.children[1]->frames.ids[0], none);
+  EXPECT_EQ(top.children[1]->hit, 2u);
+  // perf's order of the children: the one without a text first.
+  const std::vector<const CallNode*> order = children_in_perf_order(top, table);
+  ASSERT_EQ(order.size(), 2u);
+  EXPECT_EQ(order[0], top.children[1]);
+  EXPECT_EQ(order[1], top.children[0]);
 }
 
 }  // namespace

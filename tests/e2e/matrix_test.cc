@@ -197,6 +197,9 @@ const std::vector<std::string>& compared_modes() {
       "report --stdio -g folded",
       // -g's print limit, the address key (srclines beside the frames) and the period value.
       "report --stdio --no-children -g graph,0.5,caller,address,period,3",
+      // The srcline key: frames alike by source line, kernel frames and others without one by
+      // function.
+      "report --stdio -g graph,0.5,callee,srcline",
       "report --stdio -s dso,sym",
       // "symbol" spelled out: perf adds its IPC column.
       "report --stdio --no-children -s dso,symbol",

@@ -1,10 +1,12 @@
 // perf report's -g argument read as perf reads it (print_type,threshold[,print_limit],order,
 // sort_key[,branch],value; words in any order, any prefix of a word), against perf 6.1 byte for
-// byte: the print limit, the period and count values, chains keyed by address (frames with their srclines),
-// abbreviations, on a frame-pointer recording and a --call-graph dwarf one, with and without
-// --children, with the unwinding block and without it (-q: the dwarf chains must not depend on
-// it); the count value also on a -F recording (periods that differ) with entries collapsed by
-// comm, at -j 1 too. What tperf does not do yet (the srcline key) is refused by name.
+// byte: the print limit, the period and count values, chains keyed by address (frames with their
+// srclines) and by srcline (frames of one source line alike whatever function they are in, each
+// node shown as the chain that made it), abbreviations, on a frame-pointer recording and a
+// --call-graph dwarf one, with and without --children, with the unwinding block and without it
+// (-q: the dwarf chains must not depend on it); the count value also on a -F recording (periods
+// that differ) with entries collapsed by comm, at -j 1 too. Words perf does not know are refused
+// by name.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -39,6 +41,10 @@ const std::vector<std::string>& specs() {
       "count", "graph,0.5,callee,count", "fractal,0.5,count", "flat,0,count", "folded,0,count", "fractal,0,1,co",
       // Chains keyed by address: frames told apart by address, each with its srcline.
       "graph,0.5,caller,address", "address", "callee,address,period",
+      // Chains keyed by srcline: frames alike by their source line; kernel frames and others
+      // without a line (perf 6.1 has no text there) by function, before those with one.
+      "graph,0.5,caller,srcline", "srcline", "callee,srcline,period", "fractal,0.5,srcline", "flat,0,srcline",
+      "folded,0,srcline",
       // Abbreviations, words in any order, a threshold read as far as it is a number.
       "fr,c,0.5x,3", "g,1,a,pe", "graph,,callee", "caller,function,percent", "graph,0.1,callee,5,period",
   };
@@ -61,6 +67,11 @@ TEST(ReportCallchainOptions, DwarfRecordingEqualsPerf) {
   // chains and the parent key found none before.
   for (const char* g : {"flat", "flat,0,2", "folded,0,4", "graph,0.5,2"}) {
     for (const char* mode : {"--no-children -q", "--children -q"}) expect_same(rec.path, g, mode, 12);
+  }
+  // The srcline key beside the srcline sort key: a callchain entry's entry (--children) takes
+  // its frame's text where the chain has one.
+  for (const char* mode : {"--children -s sym,srcline", "--no-children -s dso,srcline"}) {
+    expect_same(rec.path, "caller,srcline", mode, 12);
   }
   const ComparedOutputs parent = compare_outputs(
       fmt::format("perf report --stdio -q -s parent -g none -i {}", shell_quote(rec.path)),
@@ -91,8 +102,7 @@ TEST(ReportCallchainOptions, WhatIsNotDoneIsRefusedByName) {
     const char* g;
     const char* message;
   };
-  for (const Case& c : {Case{"caller,srcline", "the srcline sort key of callchains is not supported by tperf yet"},
-                        Case{"graph,xyz", "'xyz' is neither a word perf knows nor a threshold"},
+  for (const Case& c : {Case{"graph,xyz", "'xyz' is neither a word perf knows nor a threshold"},
                         Case{"graph,0.5,x", "'x' is neither a word perf knows nor a print limit"}}) {
     const CommandResult r = run(fmt::format("{} report --stdio -g '{}' -i {}", TPERF_BINARY, c.g, shell_quote(rec.path)));
     EXPECT_EQ(r.status, 2) << c.g;
