@@ -721,6 +721,7 @@ void add_report_command(CLI::App& app, int& status) {
   cmd->add_option("--max-stack", opt->max_stack, "callchain frames used at most (default 127)");
   cmd->add_flag("-G,--inverted", opt->inverted, "caller-based callchains whatever -g says (as perf 6.1's -G)");
   opt->symbols.add_to(*cmd);
+  opt->symbols.add_source_path_to(*cmd);
   opt->jobs.add_to(*cmd);
   cmd->add_option("--comm,--comms", opt->comms, "only samples of these comms (comma separated)");
   cmd->add_option("-d,--dso,--dsos", opt->dsos, "only samples in these DSOs (short names, comma separated)");

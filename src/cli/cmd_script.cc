@@ -247,6 +247,7 @@ void add_script_command(CLI::App& app, int& status) {
   cmd->add_flag("-f,--force", opt->force, "accepted for perf compatibility");
   cmd->add_flag("--mem-stats", opt->mem_stats, "print what the machine model holds (threads, maps, DSOs) at the end");
   opt->symbols.add_to(*cmd);
+  opt->symbols.add_source_path_to(*cmd);
   opt->jobs.add_to(*cmd);
   opt->inline_frames.add_to(*cmd);
   cmd->add_flag("--inline-callchains", opt->inline_callchains,

@@ -93,7 +93,10 @@ struct SymbolCliOptions {
   std::string kallsyms;
   bool demangle = true;
   bool demangle_kernel = false;
+  bool full_source_path = false;  // --full-source-path (report and script, as perf)
   void add_to(CLI::App& cmd);
+  // --full-source-path, which perf's report and script take.
+  void add_source_path_to(CLI::App& cmd);
   void apply_to(symbols::SymbolizerOptions* options) const;
 };
 

@@ -48,11 +48,17 @@ void SymbolCliOptions::add_to(CLI::App& cmd) {
   cmd.add_flag("--demangle-kernel", demangle_kernel, "demangle kernel symbol names too");
 }
 
+void SymbolCliOptions::add_source_path_to(CLI::App& cmd) {
+  cmd.add_flag("--full-source-path", full_source_path,
+               "source lines with the file's whole path (as DWARF gives it) instead of its name alone");
+}
+
 void SymbolCliOptions::apply_to(symbols::SymbolizerOptions* options) const {
   options->symfs = symfs;
   options->kallsyms = kallsyms;
   options->demangle = demangle;
   options->demangle_kernel = demangle_kernel;
+  options->full_source_path = full_source_path;
   options->debug_cache = symbols::default_cache_dir();
 }
 

@@ -387,6 +387,20 @@ std::unique_ptr<DwarfLines> DwarfLines::open(const std::string& path, std::strin
 
 DwarfLines::~DwarfLines() = default;
 
+namespace {
+
+// binutils' addr2line joins a relative file name (libdw's, its line-table directory already
+// before it) to the unit's compilation directory.
+std::string addr2line_path(const char* file, Dwarf_Die* cu) {
+  if (!file || !*file) return "";
+  if (file[0] == '/' || !cu) return file;
+  Dwarf_Attribute attr;
+  const char* dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+  return dir && *dir ? std::string(dir) + "/" + file : std::string(file);
+}
+
+}  // namespace
+
 bool DwarfLines::lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFrame>* frames) {
   frames->clear();
   Impl& impl = *impl_;
@@ -454,6 +468,7 @@ bool DwarfLines::lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFra
   if (const char* primary = default_file_row_name(row, cu)) file = primary;
   SourceFrame first;
   first.file = file ? file : "";
+  first.addr2line_path = addr2line_path(file, cu);
   first.line = lineno > 0 ? static_cast<unsigned>(lineno) : 0;
   if (!with_inlines) {
     frames->push_back(std::move(first));
@@ -502,7 +517,10 @@ bool DwarfLines::lookup(uint64_t vaddr, bool with_inlines, std::vector<SourceFra
     Dwarf_Word call_file = 0, call_line = 0;
     current = SourceFrame();
     if (dwarf_formudata(dwarf_attr(scope, DW_AT_call_file, &attr), &call_file) == 0 && files && call_file < nfiles) {
-      if (const char* f = dwarf_filesrc(files, call_file, nullptr, nullptr)) current.file = f;
+      if (const char* f = dwarf_filesrc(files, call_file, nullptr, nullptr)) {
+        current.file = f;
+        current.addr2line_path = addr2line_path(f, cu);
+      }
     }
     if (dwarf_formudata(dwarf_attr(scope, DW_AT_call_line, &attr), &call_line) == 0) {
       current.line = static_cast<unsigned>(call_line);

@@ -13,6 +13,10 @@ namespace tperf::symbols {
 struct SourceFrame {
   std::string function;  // as DWARF names it (the linkage name when it has one: mangled); may be ""
   std::string file;      // full path as DWARF gives it; "" when unknown
+  // The path binutils' addr2line prints (perf --full-source-path shows it): a relative `file`
+  // after the unit's DW_AT_comp_dir, even where `file` already begins with that directory
+  // ("./elf/./elf/rtld.c"); `file` itself when it is absolute or the unit names no directory.
+  std::string addr2line_path;
   unsigned line = 0;
   // No line-table row covers the address, but a compilation unit's ranges do (code from
   // top-level asm): binutils' addr2line then names an empty file, which perf prints as ":0".

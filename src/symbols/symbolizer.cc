@@ -611,6 +611,10 @@ DwarfLines* Symbolizer::dwarf_of(DsoState& st) const {
   return st.dwarf.get();
 }
 
+std::string_view Symbolizer::source_file(const SourceFrame& frame) const {
+  return options_.full_source_path ? std::string_view(frame.addr2line_path) : basename_of(frame.file);
+}
+
 std::string Symbolizer::cached_srcline(DsoState& st, std::string_view short_name, uint64_t objdump, bool* have_dwarf) {
   std::lock_guard lock(st.dwarf_mu);
   DwarfLines* dwarf = dwarf_of(st);
@@ -623,7 +627,7 @@ std::string Symbolizer::cached_srcline(DsoState& st, std::string_view short_name
     text = fmt::format("{}[{:x}]", short_name, objdump);  // addr2line could not read the file
   } else if (dwarf->lookup(objdump, false, &frames) && !frames.empty()) {
     if (!frames[0].file.empty()) {
-      text = fmt::format("{}:{}", basename_of(frames[0].file), frames[0].line);
+      text = fmt::format("{}:{}", source_file(frames[0]), frames[0].line);
     } else if (frames[0].unit_without_row) {
       text = ":0";
     }
@@ -745,7 +749,7 @@ std::vector<InlineFrame> Symbolizer::inline_frames(const session::Map& map, int3
       frame.inlined = frame.function != r.sym->name();
     }
     if (!f.file.empty()) {
-      frame.srcline = fmt::format("{}:{}", basename_of(f.file), f.line);
+      frame.srcline = fmt::format("{}:{}", source_file(f), f.line);
     } else if (f.unit_without_row) {
       frame.srcline = ":0";
     } else {

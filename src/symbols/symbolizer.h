@@ -43,6 +43,8 @@ class WorkQueue;
 
 namespace tperf::symbols {
 
+struct SourceFrame;
+
 class DwarfLines;
 
 struct SymbolizerOptions {
@@ -64,6 +66,9 @@ struct SymbolizerOptions {
   // Where uncompressed copies of compressed debug files are kept for source lines and inline
   // chains (see debug_cache.h); "" = none, the files are inflated in memory every time.
   std::string debug_cache;
+  // Source lines name the file by its whole path as DWARF gives it (perf --full-source-path),
+  // not by its last component.
+  bool full_source_path = false;
 };
 
 // What an address resolved to.
@@ -207,6 +212,9 @@ class Symbolizer {
   DwarfLines* dwarf_of(DsoState& st) const;
   // The srcline of an ELF DSO's objdump address, cached: "file.c:12", ":0", "" (no line), or
   // "<short_name>[<addr>]" when the file has no readable DWARF (*have_dwarf false then).
+  // A source file as srclines name it: its last component, or with full_source_path its whole
+  // path as addr2line prints it.
+  std::string_view source_file(const SourceFrame& frame) const;
   std::string cached_srcline(DsoState& st, std::string_view short_name, uint64_t objdump,
                                     bool* have_dwarf = nullptr);
   void load(DsoState& state, const session::Dso& dso, bool ahead);
