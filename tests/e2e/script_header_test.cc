@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "e2e/recording_util.h"
@@ -46,17 +47,20 @@ TEST(ScriptHeader, FileModeEqualsPerf) {
   }
 }
 
-const test::e2e::Recording& recording() {
-  static const test::e2e::Recording r = [] {
-    const std::string path = test::e2e::scratch_dir() + "/script-header.data";
-    return test::e2e::record_with_perf(
-        fmt::format("timeout 60 perf record -q -e cpu-clock -g -o {} -- sh -c 'ls / >/dev/null'", shell_quote(path)), path);
-  }();
-  return r;
+// `perf record -q -e EVENTS -g` of `ls /`, made once per test program: into a file, or through
+// standard output (a pipe-mode file).
+const test::e2e::Recording& ls_recording(const std::string& name, const std::string& events, bool pipe) {
+  static std::map<std::string, test::e2e::Recording> made;
+  auto it = made.find(name);
+  if (it != made.end()) return it->second;
+  const std::string path = test::e2e::scratch_dir() + "/" + name + ".data";
+  const std::string cmd = fmt::format("timeout 60 perf record -q -e {} -g -o {} -- sh -c 'ls / >/dev/null'{}", events,
+                                      pipe ? "-" : shell_quote(path), pipe ? " > " + shell_quote(path) : "");
+  return made.emplace(name, test::e2e::record_with_perf(cmd, path)).first->second;
 }
 
 TEST(ScriptHeader, RecordingEqualsPerf) {
-  TPERF_REQUIRE_RECORDING(rec, recording());
+  TPERF_REQUIRE_RECORDING(rec, ls_recording("script-header", "cpu-clock", false));
   expect_same_as_perf(rec.path, "--header", 25);
   expect_same_as_perf(rec.path, "--header -I --show-task-events", 25);
   expect_same_as_perf(rec.path, "--header-only -I", 25);
@@ -80,19 +84,8 @@ TEST(ScriptHeader, PipeModeEqualsPerf) {
   expect_same_as_perf(group, "--header -F comm,ip", 30);
 }
 
-const test::e2e::Recording& pipe_recording() {
-  static const test::e2e::Recording r = [] {
-    const std::string path = test::e2e::scratch_dir() + "/script-header-pipe.data";
-    return test::e2e::record_with_perf(
-        fmt::format("timeout 60 perf record -q -e '{{cpu-clock:u,task-clock:u}}' -g -o - -- sh -c 'ls / >/dev/null' > {}",
-                    shell_quote(path)),
-        path);
-  }();
-  return r;
-}
-
 TEST(ScriptHeader, PipeRecordingEqualsPerfFromPathAndStandardInput) {
-  TPERF_REQUIRE_RECORDING(rec, pipe_recording());
+  TPERF_REQUIRE_RECORDING(rec, ls_recording("script-header-pipe", "'{cpu-clock:u,task-clock:u}'", true));
   expect_same_as_perf(rec.path, "--header", 25);
   expect_same_as_perf(rec.path, "--header -I", 25);
   expect_same_as_perf(rec.path, "-I", 20);
