@@ -384,15 +384,16 @@ int cpu_mode_slot(uint8_t cpumode) {
 
 }  // namespace
 
-void Hist::credit_cpu_mode(uint32_t entry, uint8_t cpumode, uint64_t period) const {
+void Hist::credit_cpu_mode(uint32_t entry, unsigned member, uint8_t cpumode, uint64_t period) const {
   const int slot = cpu_mode_slot(cpumode);
   if (slot < 0) return;
-  if (entry >= cpu_mode_periods_.size()) cpu_mode_periods_.resize(entries_.size());
-  cpu_mode_periods_[entry][static_cast<size_t>(slot)] += period;
+  const size_t at = static_cast<size_t>(entry) * members_ + member;
+  if (at >= cpu_mode_periods_.size()) cpu_mode_periods_.resize(entries_.size() * members_);
+  cpu_mode_periods_[at][static_cast<size_t>(slot)] += period;
 }
 
-uint64_t Hist::cpu_mode_period(const HistEntry& e, ReportField::Kind kind) const {
-  const size_t i = static_cast<size_t>(&e - entries_.data());
+uint64_t Hist::cpu_mode_period(const HistEntry& e, ReportField::Kind kind, unsigned member) const {
+  const size_t i = static_cast<size_t>(&e - entries_.data()) * members_ + member;
   if (i >= cpu_mode_periods_.size()) return 0;
   switch (kind) {
     case ReportField::Kind::kOverheadSys: return cpu_mode_periods_[i][0];
@@ -447,7 +448,7 @@ void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<
       if (own) {
         e.period += period;
         e.samples += count;
-        if (count_cpu_modes_) credit_cpu_mode(entry, self.cpumode, period);
+        if (count_cpu_modes_) credit_cpu_mode(entry, 0, self.cpumode, period);
       }
       if (cumulate) {
         e.children_period += period;
@@ -458,6 +459,7 @@ void Hist::add(const HistEntry& self, uint64_t period, bool cumulate, std::span<
       if (own) {
         v.period += period;
         v.samples += count;
+        if (count_cpu_modes_) credit_cpu_mode(entry, member, self.cpumode, period);
       }
       if (cumulate) v.children_period += period;
     }
@@ -981,7 +983,7 @@ bool Hist::add_again(const AddMemo& memo, uint64_t period, bool cumulate, unsign
   HistEntry& self = entries_[memo.self];
   self.period += period;
   self.samples += count;
-  if (count_cpu_modes_) credit_cpu_mode(memo.self, memo.cpumode, period);
+  if (count_cpu_modes_) credit_cpu_mode(memo.self, 0, memo.cpumode, period);
   if (cumulate) {
     self.children_period += period;
     self.children_samples += count;
@@ -1202,7 +1204,7 @@ std::vector<const HistEntry*> Hist::sorted_by(const std::vector<ReportField>& or
       case ReportField::Kind::kOverheadSys:
       case ReportField::Kind::kOverheadUs:
       case ReportField::Kind::kOverheadGuestSys:
-      case ReportField::Kind::kOverheadGuestUs: return member == 0 ? cpu_mode_period(*e, kind) : 0;
+      case ReportField::Kind::kOverheadGuestUs: return cpu_mode_period(*e, kind, member);
     }
     return 0;
   };
@@ -1238,11 +1240,13 @@ void Hist::merge_into(uint32_t into, uint32_t from) const {
   dst.samples += src.samples;
   dst.children_period += src.children_period;
   dst.children_samples += src.children_samples;
-  if (from < cpu_mode_periods_.size()) {
+  // The leader's periods by cpumode here, the other members' with their values below.
+  const size_t modes_from = static_cast<size_t>(from) * members_, dst_at = static_cast<size_t>(into) * members_;
+  if (modes_from < cpu_mode_periods_.size()) {
     for (size_t k = 0; k < 4; ++k) {
-      if (const uint64_t p = cpu_mode_periods_[from][k]) {
-        if (into >= cpu_mode_periods_.size()) cpu_mode_periods_.resize(entries_.size());
-        cpu_mode_periods_[into][k] += p;
+      if (const uint64_t p = cpu_mode_periods_[modes_from][k]) {
+        if (dst_at >= cpu_mode_periods_.size()) cpu_mode_periods_.resize(entries_.size() * members_);
+        cpu_mode_periods_[dst_at][k] += p;
       }
     }
   }
@@ -1261,6 +1265,12 @@ void Hist::add_member_values(uint32_t into, uint32_t from, unsigned m) const {
   member_values_[at_into].period += member_values_[at_from].period;
   member_values_[at_into].samples += member_values_[at_from].samples;
   member_values_[at_into].children_period += member_values_[at_from].children_period;
+  // The member's periods by cpumode go with its values.
+  const size_t modes_from = static_cast<size_t>(from) * members_ + m, modes_into = static_cast<size_t>(into) * members_ + m;
+  if (modes_from < cpu_mode_periods_.size()) {
+    if (modes_into >= cpu_mode_periods_.size()) cpu_mode_periods_.resize(entries_.size() * members_);
+    for (size_t k = 0; k < 4; ++k) cpu_mode_periods_[modes_into][k] += cpu_mode_periods_[modes_from][k];
+  }
 }
 
 namespace {

@@ -197,10 +197,11 @@ class Hist {
   void count_chain_samples() { count_samples_ = true; }
   // --show-cpu-utilization (and -F overhead_sys...): each entry's self period split by the
   // cpumode of its samples (perf's period_sys, period_us, period_guest_sys, period_guest_us),
-  // kept from the next add on. Of the leader's samples (a group's members are not split).
+  // kept from the next add on; each member of a group its own.
   void count_cpu_modes() { count_cpu_modes_ = true; }
-  // The part of `e`'s self period the cpumode field `kind` names (0 unless counted).
-  uint64_t cpu_mode_period(const HistEntry& e, ReportField::Kind kind) const;
+  // The part of `e`'s self period (of the group's member `member`) the cpumode field `kind`
+  // names (0 unless counted).
+  uint64_t cpu_mode_period(const HistEntry& e, ReportField::Kind kind, unsigned member = 0) const;
   // perf collapses its entries into a second tree (and walks them in that tree's order) when a
   // key that has a collapse comparison of its own, comm, came in through --sort or the default
   // sort order; the keys -F adds to the sort keys do not make it collapse. On by default whenever
@@ -347,12 +348,12 @@ class Hist {
   mutable bool floor_known_ = false;  // want_trees_from() was called
   bool tree_thread_ = std::thread::hardware_concurrency() > 1;
   bool count_samples_ = false;  // see count_chain_samples()
-  // count_cpu_modes(): by entry, the self period of kernel, user, guest kernel and guest user
-  // samples (made on the first add that counts).
+  // count_cpu_modes(): by entry and member (at entry * members_ + member), the self period of
+  // kernel, user, guest kernel and guest user samples (made on the first add that counts).
   bool count_cpu_modes_ = false;
   uint8_t last_cpumode_ = 0;  // of the last add (its AddMemo keeps it)
   mutable std::vector<std::array<uint64_t, 4>> cpu_mode_periods_;
-  void credit_cpu_mode(uint32_t entry, uint8_t cpumode, uint64_t period) const;
+  void credit_cpu_mode(uint32_t entry, unsigned member, uint8_t cpumode, uint64_t period) const;
   mutable TreeBatch batch_;
   // The trees' frames (on the heap: trees point at it and a Hist may move).
   std::unique_ptr<CallFrameTable> frames_ = std::make_unique<CallFrameTable>();

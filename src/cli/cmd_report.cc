@@ -476,11 +476,6 @@ int run_hist_report(const ReportCliOptions& cli) {
   const auto& group_slots = builder.group_slots();
   const auto& group_size = builder.group_size();
   const bool any_samples = std::any_of(events.begin(), events.end(), [](const auto& e) { return e.samples > 0; });
-  if (cpu_modes && std::any_of(events.begin(), events.end(), [](const auto& e) { return e.hist.members() > 1; })) {
-    return fail(fmt::format("{}: --show-cpu-utilization (and -F overhead_sys, overhead_us, ...) with event groups shown "
-                            "side by side is not supported by tperf yet (--no-group shows each event alone)",
-                            cli.path));
-  }
   if (!any_samples) {
     if (!cli.hint_replaced) output::print_report_header_hint(stdout);
     std::fflush(stdout);

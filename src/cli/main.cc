@@ -65,6 +65,15 @@ int main(int argc, char** argv) {
   tperf::cli::add_collapse_command(app, status);
   tperf::cli::add_export_command(app, status);
   tperf::cli::add_data_command(app, status);
+  // perf takes the last of a value option given twice (-s dso -s comm sorts by comm); CLI11
+  // refuses the second unless told otherwise. Lists (-F, -e) keep every value, flags count.
+  for (CLI::App* command : app.get_subcommands({})) {
+    for (CLI::Option* option : command->get_options()) {
+      if (option->get_type_size_max() >= 1 && option->get_items_expected_max() == 1) {
+        option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+      }
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

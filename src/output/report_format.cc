@@ -139,7 +139,7 @@ struct HierarchyNode {
   const HistEntry* rep = nullptr;  // the first entry (in output order) under the node: its keys
   size_t first = 0;                // that entry's place in the output order
   std::vector<uint64_t> period, samples;  // by member
-  std::array<uint64_t, 4> cpu_modes{};     // the leader's, by --show-cpu-utilization column
+  std::vector<std::array<uint64_t, 4>> cpu_modes;  // by member, by --show-cpu-utilization column
   std::vector<std::unique_ptr<HierarchyNode>> children;
   bool leaf = false;
 };
@@ -199,7 +199,10 @@ void print_hierarchy(std::FILE* out, const analysis::Hist& hist, const std::vect
         at->period[m] += hist.member_period(*e, m);
         at->samples[m] += hist.member_samples(*e, m);
       }
-      for (size_t k = 0; k < kCpuModeKinds.size(); ++k) at->cpu_modes[k] += hist.cpu_mode_period(*e, kCpuModeKinds[k]);
+      at->cpu_modes.resize(members);
+      for (unsigned m = 0; m < members; ++m) {
+        for (size_t k = 0; k < kCpuModeKinds.size(); ++k) at->cpu_modes[m][k] += hist.cpu_mode_period(*e, kCpuModeKinds[k], m);
+      }
     }
   }
   // Siblings by overhead (a group's members in turn), then by their own key as perf's output
@@ -287,7 +290,7 @@ void print_hierarchy(std::FILE* out, const analysis::Hist& hist, const std::vect
         case Kind::kOverheadGuestSys:
         case Kind::kOverheadGuestUs: {
           const size_t k = static_cast<size_t>(f.kind) - static_cast<size_t>(Kind::kOverheadSys);
-          return percent(m == 0 ? n.cpu_modes[k] : 0, total, width);
+          return percent(m < n.cpu_modes.size() ? n.cpu_modes[m][k] : 0, total, width);
         }
         default: return "N/A";
       }
@@ -616,7 +619,7 @@ void print_report_section(std::FILE* out, std::string_view event_name, uint64_t 
             case Kind::kOverheadSys:
             case Kind::kOverheadUs:
             case Kind::kOverheadGuestSys:
-            case Kind::kOverheadGuestUs: return percent(hist.cpu_mode_period(*e, f.kind), total, width);
+            case Kind::kOverheadGuestUs: return percent(hist.cpu_mode_period(*e, f.kind, m), total, width);
           }
           return "";
         };

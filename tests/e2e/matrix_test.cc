@@ -157,8 +157,8 @@ const std::vector<std::string>& reading_commands() {
       "report {} --stdio -b -s comm,dso_from,symbol_to,srcline_from,srcline_to,cycles",
       // Branch stacks (or callchains) as chains keyed by address; a file with neither is refused.
       "report {} --stdio --branch-history",
-      // The hierarchy with the cpumode columns, and the field separator (groups side by side and
-      // branch mode are refused by name).
+      // The hierarchy with the cpumode columns (groups side by side too), and the field separator
+      // (branch mode is refused by name).
       "report {} --stdio --hierarchy --show-cpu-utilization -n -s dso,pid,sym",
       "report {} --stdio -t , --show-cpu-utilization -n",
       "collapse {}",

@@ -4,7 +4,8 @@
 // -F sorting by them), with Children, -n, --show-total-period, --hierarchy and a filter; on a
 // system-wide recording (kernel and user samples in one entry when the keys do not split them),
 // a frame-pointer one at -j 1 and -j 2 (samples added again as repeats), a pipe-mode stream and
-// the corpus. Event groups shown side by side are refused by name.
+// the corpus; event groups side by side (each member's sys and usr in its own share of the
+// columns) on recordings of groups and the corpus's.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -71,26 +72,29 @@ TEST(ReportCpuUtilization, CorpusEqualsPerf) {
     // Branch stacks make perf's branch mode; perf decodes the Intel PT trace into samples of its
     // own, which tperf does not.
     if (rel.find("branch") != std::string::npos || rel.find("intel_pt") != std::string::npos) continue;
-    const std::string args = "--show-cpu-utilization -s comm,dso -g none";
-    // A file with event groups (shown side by side) is refused, and says so.
-    const CommandResult t = run(fmt::format("{} report --stdio {} -i {}", TPERF_BINARY, args, shell_quote(path)));
-    if (t.err.find("with event groups shown side by side is not supported by tperf yet") != std::string::npos) {
-      EXPECT_EQ(t.status, 2) << rel;
-      continue;
-    }
-    expect_same(path, args, 1);
+    expect_same(path, "--show-cpu-utilization -s comm,dso -g none", 1);
     ++compared;
   }
   EXPECT_GE(compared, 10u);
 }
 
-TEST(ReportCpuUtilization, EventGroupsAreRefusedByName) {
+TEST(ReportCpuUtilization, EventGroupsEqualPerf) {
+  // A group of two time events (the same samples) and one of a time event and page faults (the
+  // member's samples of their own, kernel and user), system-wide.
+  TPERF_REQUIRE_RECORDING(same, workload_recording("cpu-util-group", "deep_nofp", "-e '{cpu-clock,task-clock}' -c 100000 -g"));
+  TPERF_REQUIRE_RECORDING(faults,
+                          workload_recording("cpu-util-group-faults", "spin", "-a -e '{cpu-clock,page-faults}' -g"));
+  for (const Recording* rec : {&same, &faults}) {
+    for (const char* args :
+         {"--show-cpu-utilization", "--show-cpu-utilization --no-children -n -g none", "--show-cpu-utilization -s comm,dso",
+          "--show-cpu-utilization --hierarchy -s comm,dso -g none", "--show-cpu-utilization -t , --no-children -g none",
+          "-F overhead_us,overhead,overhead_sys,comm,dso -g none"}) {
+      expect_same(rec->path, args, 8);
+    }
+  }
+  // The corpus's group.
   TPERF_REQUIRE_CORPUS();
-  const CommandResult r = run(fmt::format("{} report --stdio --show-cpu-utilization -i {}", TPERF_BINARY,
-                                          shell_quote(corpus_dir() + "/quipper/testdata/perf.data.group_desc-4.14")));
-  EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.out, "");
-  EXPECT_NE(r.err.find("with event groups shown side by side is not supported by tperf yet"), std::string::npos) << r.err;
+  expect_same(corpus_dir() + "/quipper/testdata/perf.data.group_desc-4.14", "--show-cpu-utilization -s comm,dso -g none", 8);
 }
 
 }  // namespace
