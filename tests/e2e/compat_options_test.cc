@@ -68,5 +68,22 @@ TEST(CompatOptions, ScriptOptionsThatChangeNothingEqualPerf) {
   }
 }
 
+// perf takes the last of a value option given more than once.
+TEST(CompatOptions, ValueOptionGivenTwiceTakesTheLastAsPerf) {
+  TPERF_REQUIRE_RECORDING(rec, recording());
+  const std::string q = shell_quote(rec.path);
+  for (const char* args : {"--stdio -s dso -s comm -g none", "--stdio --no-children -s sym -s dso,sym --percent-limit 5 "
+                                                             "--percent-limit 1 -g none"}) {
+    test::e2e::ComparedOutputs c = test::e2e::compare_outputs(
+        fmt::format("perf report {} -i {} 2>/dev/null | {}", args, q, test::e2e::kStripPerfTip),
+        fmt::format("{} report --no-unwind-summary {} -i {}", TPERF_BINARY, args, q), rec.path);
+    test::e2e::expect_same_outputs(c, std::string("report ") + args, 8);
+  }
+  test::e2e::ComparedOutputs script = test::e2e::compare_outputs(
+      fmt::format("perf script --max-stack 3 --max-stack 2 -i {} 2>/dev/null", q),
+      fmt::format("{} script --max-stack 3 --max-stack 2 -i {}", TPERF_BINARY, q), rec.path);
+  test::e2e::expect_same_outputs(script, "script --max-stack 3 --max-stack 2", 20);
+}
+
 }  // namespace
 }  // namespace tperf
