@@ -15,8 +15,8 @@
 #include <memory_resource>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/branch_types.h"

@@ -392,6 +392,14 @@ void Hist::credit_cpu_mode(uint32_t entry, unsigned member, uint8_t cpumode, uin
   cpu_mode_periods_[at][static_cast<size_t>(slot)] += period;
 }
 
+void Hist::add_cpu_modes(uint32_t into, uint32_t from, unsigned member) const {
+  const size_t at_from = static_cast<size_t>(from) * members_ + member;
+  const size_t at_into = static_cast<size_t>(into) * members_ + member;
+  if (at_from >= cpu_mode_periods_.size()) return;  // nothing counted there
+  if (at_into >= cpu_mode_periods_.size()) cpu_mode_periods_.resize(entries_.size() * members_);
+  for (size_t k = 0; k < 4; ++k) cpu_mode_periods_[at_into][k] += cpu_mode_periods_[at_from][k];
+}
+
 uint64_t Hist::cpu_mode_period(const HistEntry& e, ReportField::Kind kind, unsigned member) const {
   const size_t i = static_cast<size_t>(&e - entries_.data()) * members_ + member;
   if (i >= cpu_mode_periods_.size()) return 0;
@@ -1241,15 +1249,7 @@ void Hist::merge_into(uint32_t into, uint32_t from) const {
   dst.children_period += src.children_period;
   dst.children_samples += src.children_samples;
   // The leader's periods by cpumode here, the other members' with their values below.
-  const size_t modes_from = static_cast<size_t>(from) * members_, dst_at = static_cast<size_t>(into) * members_;
-  if (modes_from < cpu_mode_periods_.size()) {
-    for (size_t k = 0; k < 4; ++k) {
-      if (const uint64_t p = cpu_mode_periods_[modes_from][k]) {
-        if (dst_at >= cpu_mode_periods_.size()) cpu_mode_periods_.resize(entries_.size() * members_);
-        cpu_mode_periods_[dst_at][k] += p;
-      }
-    }
-  }
+  add_cpu_modes(into, from, 0);
   for (unsigned m = 1; m < members_; ++m) add_member_values(into, from, m);
   if (trees_) {
     finish_trees();
@@ -1266,11 +1266,7 @@ void Hist::add_member_values(uint32_t into, uint32_t from, unsigned m) const {
   member_values_[at_into].samples += member_values_[at_from].samples;
   member_values_[at_into].children_period += member_values_[at_from].children_period;
   // The member's periods by cpumode go with its values.
-  const size_t modes_from = static_cast<size_t>(from) * members_ + m, modes_into = static_cast<size_t>(into) * members_ + m;
-  if (modes_from < cpu_mode_periods_.size()) {
-    if (modes_into >= cpu_mode_periods_.size()) cpu_mode_periods_.resize(entries_.size() * members_);
-    for (size_t k = 0; k < 4; ++k) cpu_mode_periods_[modes_into][k] += cpu_mode_periods_[modes_from][k];
-  }
+  add_cpu_modes(into, from, m);
 }
 
 namespace {

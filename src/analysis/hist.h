@@ -354,6 +354,8 @@ class Hist {
   uint8_t last_cpumode_ = 0;  // of the last add (its AddMemo keeps it)
   mutable std::vector<std::array<uint64_t, 4>> cpu_mode_periods_;
   void credit_cpu_mode(uint32_t entry, unsigned member, uint8_t cpumode, uint64_t period) const;
+  // Adds member `member`'s periods by cpumode of entry `from` to entry `into`'s.
+  void add_cpu_modes(uint32_t into, uint32_t from, unsigned member) const;
   mutable TreeBatch batch_;
   // The trees' frames (on the heap: trees point at it and a Hist may move).
   std::unique_ptr<CallFrameTable> frames_ = std::make_unique<CallFrameTable>();

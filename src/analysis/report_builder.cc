@@ -110,11 +110,7 @@ struct ReportBuilder::Impl {
   Hist make_hist(unsigned members) const {
     Hist h(opt.keys, members);
     h.collapse_by_comm(opt.comm_sort_key);
-    if (address_keyed()) {
-      h.use_frame_key(FrameKey::kAddress);
-    } else if (srcline_keyed()) {
-      h.use_frame_key(FrameKey::kSrcline);
-    }
+    if (frame_key() != FrameKey::kFunction) h.use_frame_key(frame_key());
     h.use_tree_thread(util::job_count(opt.jobs) > 1);
     if (opt.count_chain_samples) h.count_chain_samples();
     if (opt.cpu_modes) h.count_cpu_modes();
@@ -183,9 +179,12 @@ struct ReportBuilder::Impl {
   // Chains keyed by srcline (-g ...,srcline): frames told apart by their srcline where they have
   // one (perf 6.1 has none where it would show an address or offset instead), else by function;
   // each shown with it.
-  bool srcline_keyed() const { return !address_keyed() && opt.srcline_frames; }
+  bool srcline_keyed() const { return frame_key() == FrameKey::kSrcline; }
+  FrameKey frame_key() const {
+    return address_keyed() ? FrameKey::kAddress : opt.srcline_frames ? FrameKey::kSrcline : FrameKey::kFunction;
+  }
   // Whether the chains' frames carry their srclines (either key above).
-  bool chain_texts_kept() const { return address_keyed() || srcline_keyed(); }
+  bool chain_texts_kept() const { return frame_key() != FrameKey::kFunction; }
   // A chain frame's srcline as the key shows it: perf's callchain_srcline(), for any frame with a
   // map by srcline (the key needs it), for a named one by address (only those show it).
   const std::string* chain_frame_srcline(const session::Map* map, const symbols::Symbol* sym, int32_t pid, uint64_t ip) {

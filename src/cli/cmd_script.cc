@@ -89,8 +89,7 @@ std::optional<int> print_script_header(const ScriptCliOptions& cli, const std::s
   format.block = cli.header || cli.header_only;
   format.pipe_features = reader->is_pipe() && !cli.header_only;
   format.on_pipe_attrs = [&fields](const std::vector<perfdata::EventAttr>& attrs) {
-    output::ArrivedEventNames arrived = output::script_names_on_arrival(fields, attrs);
-    return output::HeaderFormatOptions::ArrivedEvents{std::move(arrived.names), std::move(arrived.error)};
+    return output::script_names_on_arrival(fields, attrs);
   };
   if (!format.block && !format.pipe_features) return std::nullopt;
   if (print_file_header("script", *reader, input, format) != 0) return 2;

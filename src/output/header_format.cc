@@ -326,11 +326,11 @@ class HeaderPrinter {
     }
   }
 
-  // A HEADER_FEATURE record of pipe mode. perf prints a feature only when it could process
-  // it; an unreadable EVENT_DESC still gets its "not available" line.
   // The names a pipe's events got as they arrived (HeaderFormatOptions::on_pipe_attrs).
   void set_arrived_names(std::vector<std::string> names) { arrived_names_ = std::move(names); }
 
+  // A HEADER_FEATURE record of pipe mode. perf prints a feature only when it could process
+  // it; an unreadable EVENT_DESC still gets its "not available" line.
   void pipe_feature(unsigned bit) {
     if (bit == 0 || bit >= kPerfLastFeature) return;
     if (!f_.parsed.test(bit) && bit != kFeatEventDesc) return;
@@ -680,7 +680,7 @@ std::string print_header(Reader& reader, const std::string& input, const HeaderF
       if (pipe && !attrs_done && rec.type != kRecordHeaderAttr) {
         attrs_done = true;
         if (opt.on_pipe_attrs) {
-          HeaderFormatOptions::ArrivedEvents arrived = opt.on_pipe_attrs(reader.attrs());
+          ArrivedEventNames arrived = opt.on_pipe_attrs(reader.attrs());
           if (!arrived.error.empty()) {
             error = arrived.error;
             break;

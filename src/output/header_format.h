@@ -14,6 +14,14 @@ struct EventAttr;
 
 namespace tperf::output {
 
+// What perf script made of a pipe's ATTR records as they arrived, before any feature: the name
+// each event got from its attr (by attr index; "" none), or the message of the output-field
+// check that failed (see script_names_on_arrival()).
+struct ArrivedEventNames {
+  std::vector<std::string> names;
+  std::string error;
+};
+
 struct HeaderFormatOptions {
   bool full = false;       // -I: also the features perf prints only with --header-only -I
   bool no_extras = false;  // only perf's block, without tperf's section
@@ -26,15 +34,10 @@ struct HeaderFormatOptions {
   bool block = true;
   bool pipe_features = true;
   // perf script's handling of a pipe's ATTR records, run once they are read (at the first record
-  // of another type), before any feature: the name each event got from its attr as it arrived
-  // ("" none; the EVENT_DESC feature does not replace such a name, so the group line shows it
-  // until an EVENT_UPDATE renames the event), or the message of the check that failed, which
-  // ends the reading there. Unset: nothing is done (perf report).
-  struct ArrivedEvents {
-    std::vector<std::string> names;  // by attr index
-    std::string error;
-  };
-  std::function<ArrivedEvents(const std::vector<perfdata::EventAttr>&)> on_pipe_attrs;
+  // of another type), before any feature. The EVENT_DESC feature does not replace the names it
+  // gives, so the group line shows them until an EVENT_UPDATE renames the event; an error ends
+  // the reading there. Unset: nothing is done (perf report).
+  std::function<ArrivedEventNames(const std::vector<perfdata::EventAttr>&)> on_pipe_attrs;
 };
 
 // Prints the header block of `reader`'s file to standard output, reading every record (pipe-mode

@@ -21,6 +21,7 @@
 
 #include "analysis/sample_filter.h"
 #include "analysis/time_filter.h"
+#include "output/header_format.h"
 #include "output/mem_format.h"
 #include "analysis/sample_read.h"
 #include "perfdata/reader.h"
@@ -155,10 +156,6 @@ std::string check_script_fields(ScriptFields& fields, const std::vector<perfdata
 // all), and that name stays until an EVENT_UPDATE names the event: the EVENT_DESC feature does
 // not rename it, so the header's group line shows it. `names`: those names by attr index ("" for
 // the others); `error`: the check's message when it failed (perf stops at that record).
-struct ArrivedEventNames {
-  std::vector<std::string> names;
-  std::string error;
-};
 ArrivedEventNames script_names_on_arrival(const ScriptFields& fields, const std::vector<perfdata::EventAttr>& attrs);
 
 // perf's event name when the file did not store one (no EVENT_DESC): the generic name plus the
