@@ -138,8 +138,9 @@ const std::vector<std::string>& reading_commands() {
       "script -F comm,pid,tid,cpu,time,event,ip,sym,dso {}",
       // Inline chains of the recorded callchains' frames too (tperf's own), and none at all.
       "script --inline-callchains {}",
-      // Source lines looked up and read per thread.
+      // Source lines looked up and read per thread; with the files' whole paths.
       "script -F comm,tid,ip,sym,srcline,srccode {}",
+      "script -F comm,tid,ip,sym,srcline --full-source-path {}",
       "script --deltatime --show-task-events --show-mmap-events {}",
       // The header block first (a pipe-mode file's features after it, as the stream has them).
       "script --header -I {}",
@@ -200,6 +201,8 @@ const std::vector<std::string>& compared_modes() {
       // The srcline key: frames alike by source line, kernel frames and others without one by
       // function.
       "report --stdio -g graph,0.5,callee,srcline",
+      // Source lines with the files' whole paths, as addr2line prints them.
+      "report --stdio --no-children -s sym,srcline -g caller,srcline --full-source-path",
       "report --stdio -s dso,sym",
       // "symbol" spelled out: perf adds its IPC column.
       "report --stdio --no-children -s dso,symbol",
