@@ -912,7 +912,10 @@ class Hist::TreeBuilder {
   bool done_ = false;
 };
 
-Hist::~Hist() = default;
+// The builder first: make_ahead()'s thread may still be making the trees, which reads frames_
+// (declared after trees_, so by default freed before the builder joins that thread). A moved-to
+// Hist assigns trees_ first too, so its old builder is done before its old frames_ go.
+Hist::~Hist() { trees_.reset(); }
 Hist::Hist(Hist&&) noexcept = default;
 Hist& Hist::operator=(Hist&&) noexcept = default;
 

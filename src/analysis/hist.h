@@ -357,7 +357,8 @@ class Hist {
   // Adds member `member`'s periods by cpumode of entry `from` to entry `into`'s.
   void add_cpu_modes(uint32_t into, uint32_t from, unsigned member) const;
   mutable TreeBatch batch_;
-  // The trees' frames (on the heap: trees point at it and a Hist may move).
+  // The trees' frames (on the heap: trees point at it and a Hist may move). The builder's threads
+  // read it until it is gone: ~Hist destroys trees_ first.
   std::unique_ptr<CallFrameTable> frames_ = std::make_unique<CallFrameTable>();
   std::vector<uint32_t> chain_ids_;  // the current sample's chain, interned
   // hash of the keys -> entry: open addressing, linear probing, power-of-two size; a slot holds
