@@ -26,6 +26,16 @@ void expect_same(const std::string& path, const std::string& args, size_t min_li
   expect_same_outputs(c, fmt::format("report {} {}", tperf_args, args), min_lines);
 }
 
+// On a system-wide recording the graphs are drawn of the workload's own chains: the recording
+// also holds whatever else ran (other suites' perf, tperf, clang or node under ctest -j2), and
+// perf 6.1's tree walk draws some of those chains apart where tperf merges them (README, "known
+// difference in callchain graphs"), which made this suite fail now and then. The columns are
+// still compared over the whole machine wherever no graph is drawn.
+std::string graphs_of_workload(const std::string& args, const char* comm) {
+  if (args.find("-g none") != std::string::npos || args.find("--comm") != std::string::npos) return args;
+  return args + " --comm " + comm;
+}
+
 const std::vector<std::string>& option_sets() {
   static const std::vector<std::string> s = {
       "--show-cpu-utilization",
@@ -42,7 +52,7 @@ const std::vector<std::string>& option_sets() {
 
 TEST(ReportCpuUtilization, SystemWideRecordingEqualsPerf) {
   TPERF_REQUIRE_RECORDING(rec, workload_recording("cpu-util-sys", "spin", "-a -g -e cpu-clock -c 100000"));
-  for (const std::string& args : option_sets()) expect_same(rec.path, args, 8);
+  for (const std::string& args : option_sets()) expect_same(rec.path, graphs_of_workload(args, "spin"), 8);
 }
 
 TEST(ReportCpuUtilization, FramePointerRecordingEqualsPerfAtEveryJobCount) {
@@ -60,7 +70,7 @@ TEST(ReportCpuUtilization, PipeEqualsPerf) {
   const std::string pipe = dir.file("pipe.data");
   ASSERT_EQ(run(fmt::format("{} convert --pipe {} {}", TPERF_BINARY, shell_quote(rec.path), shell_quote(pipe))).status, 0);
   for (const char* args : {"--show-cpu-utilization -s comm,dso", "-F overhead_sys,overhead_us,comm -g none"}) {
-    expect_same(pipe, args, 8);
+    expect_same(pipe, graphs_of_workload(args, "spin"), 8);
   }
 }
 
@@ -89,7 +99,7 @@ TEST(ReportCpuUtilization, EventGroupsEqualPerf) {
          {"--show-cpu-utilization", "--show-cpu-utilization --no-children -n -g none", "--show-cpu-utilization -s comm,dso",
           "--show-cpu-utilization --hierarchy -s comm,dso -g none", "--show-cpu-utilization -t , --no-children -g none",
           "-F overhead_us,overhead,overhead_sys,comm,dso -g none"}) {
-      expect_same(rec->path, args, 8);
+      expect_same(rec->path, rec == &faults ? graphs_of_workload(args, "spin") : std::string(args), 8);
     }
   }
   // The corpus's group.
